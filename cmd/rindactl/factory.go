@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Factory hands commands what they need from the outside world. Tests build
+// one over buffers and a chosen environment.
+type Factory struct {
+	IO     *cliio.IO
+	Getenv func(string) string
+	Now    func() time.Time
+
+	// Set from global flags before any command runs.
+	DatabaseURL string
+	LogFormat   string
+	LogLevel    string
+
+	logger *slog.Logger
+}
+
+func newFactory(ios *cliio.IO, getenv func(string) string) *Factory {
+	return &Factory{IO: ios, Getenv: getenv, Now: time.Now}
+}
+
+// Logger writes JSON lines (or text on a terminal) to stderr.
+func (f *Factory) Logger() *slog.Logger {
+	if f.logger == nil {
+		f.logger = newLogger(f.IO.ErrOut, f.LogFormat, f.LogLevel, f.IO.IsStderrTTY())
+	}
+	return f.logger
+}
+
+// OpenDB connects to the configured database with the safety settings of
+// store.Open (statement and lock timeouts on every connection).
+func (f *Factory) OpenDB(ctx context.Context) (*pgxpool.Pool, error) {
+	return store.Open(ctx, store.Config{URL: f.DatabaseURL})
+}
+
+// Env reads an environment variable through the factory, so tests control it.
+func (f *Factory) Env(key string) string { return f.Getenv(key) }
+
+func newLogger(w io.Writer, format, level string, tty bool) *slog.Logger {
+	var lvl slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		lvl = slog.LevelDebug
+	case "warn", "warning":
+		lvl = slog.LevelWarn
+	case "error":
+		lvl = slog.LevelError
+	default:
+		lvl = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	if format == "text" || (format == "" && tty) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// hostname names this process in leases (locked_by) and tick history.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return h
+}

@@ -1,0 +1,57 @@
+package enrich
+
+import "context"
+
+// Lead is what a provider needs to look for an address.
+type Lead struct {
+	ID          int64
+	WorkspaceID int64
+	FirstName   string
+	LastName    string
+	Company     string
+	Domain      string
+}
+
+// Valid reports whether a provider could search for the lead at all; an
+// invalid lead becomes not_found without any call.
+func (l Lead) Valid() bool {
+	return l.Domain != "" && (l.FirstName != "" || l.LastName != "")
+}
+
+// Finding is a finder's answer. Found false with a nil error is a clean miss.
+type Finding struct {
+	Email string
+	Found bool
+	// Score is the provider's confidence 0-100 when it gives one, else 0.
+	Score int
+}
+
+// Finder looks up a lead's email address. Implementations return either a
+// Finding or a *ProviderError, never a bare error.
+type Finder interface {
+	Name() string
+	FindEmail(ctx context.Context, lead Lead) (Finding, error)
+}
+
+// Verdict is a verifier's opinion of an address.
+type Verdict string
+
+const (
+	VerdictOK         Verdict = "ok"
+	VerdictCatchAll   Verdict = "catch_all"
+	VerdictUnknown    Verdict = "unknown"
+	VerdictInvalid    Verdict = "invalid"
+	VerdictDisposable Verdict = "disposable"
+)
+
+// Deliverable reports whether an address with this verdict may be used.
+// catch_all is accepted: the domain takes any address, so a found address is
+// as good as it gets.
+func (v Verdict) Deliverable() bool { return v == VerdictOK || v == VerdictCatchAll }
+
+// Verifier checks whether an address is deliverable. Implementations return
+// either a Verdict or a *ProviderError.
+type Verifier interface {
+	Name() string
+	Verify(ctx context.Context, email string) (Verdict, error)
+}
