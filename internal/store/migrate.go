@@ -30,7 +30,9 @@ func migrator(pool *pgxpool.Pool) (*goose.Provider, *sql.DB, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	locker, err := lock.NewPostgresSessionLocker()
+	// Retry the lock every second for up to 5 minutes: a concurrent migrate
+	// finishes in well under that, and waiting runs should not idle 5 s.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return nil, nil, err
 	}

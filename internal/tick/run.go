@@ -1,0 +1,98 @@
+// Package tick holds what every kind of tick shares: its identity (used as
+// the lease holder, locked_by), its row in tick_runs, and the grouping of
+// outcomes into few, short transactions.
+package tick
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Kinds of tick, as stored in tick_runs.kind.
+const (
+	KindEnrich = "enrich"
+	KindEmail  = "email"
+	KindEvents = "events"
+)
+
+// recordTimeout bounds the writes a tick makes after it was told to stop:
+// they must not hang, but they must not be cancelled by the signal either.
+const recordTimeout = 10 * time.Second
+
+// NewID names one tick: host, pid and a random suffix, so leases taken by
+// two ticks of one process (tests) or a reused pid stay distinct.
+func NewID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// Run is one tick's row in tick_runs.
+type Run struct {
+	ID      string
+	Kind    string
+	Started time.Time
+	db      store.DBTX
+}
+
+// Result is what a finished tick records.
+type Result struct {
+	Claimed int
+	// Counts by outcome (enriched, sent, ...); stored as JSON.
+	Counts map[string]int
+	// ExitStatus is the process exit code the tick will return.
+	ExitStatus int
+	Err        error
+}
+
+// Start records a tick's start. The row's finished_at stays NULL until
+// Finish, so a crashed tick is visible as one that never finished.
+func Start(ctx context.Context, db store.DBTX, kind, id string) (*Run, error) {
+	host, _ := os.Hostname()
+	r := &Run{ID: id, Kind: kind, db: db}
+	err := db.QueryRow(ctx,
+		`INSERT INTO tick_runs (kind, tick_id, host, pid) VALUES ($1, $2, $3, $4) RETURNING started_at`,
+		kind, id, host, os.Getpid()).Scan(&r.Started)
+	if err != nil {
+		return nil, fmt.Errorf("recording %s tick start: %w", kind, err)
+	}
+	return r, nil
+}
+
+// Finish records the outcome. It runs even when ctx was cancelled by a
+// signal: a tick that shut down cleanly must say so.
+func (r *Run) Finish(ctx context.Context, res Result) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	counts := res.Counts
+	if counts == nil {
+		counts = map[string]int{}
+	}
+	cj, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	var errText *string
+	if res.Err != nil {
+		s := res.Err.Error()
+		errText = &s
+	}
+	_, err = r.db.Exec(ctx,
+		`UPDATE tick_runs SET finished_at = now(), claimed = $2, counts = $3, exit_status = $4, error = $5 WHERE tick_id = $1`,
+		r.ID, res.Claimed, cj, res.ExitStatus, errText)
+	if err != nil {
+		return fmt.Errorf("recording %s tick finish: %w", r.Kind, err)
+	}
+	return nil
+}
