@@ -8,3 +8,8 @@ import "embed"
 //
 //go:embed migrations/*.sql
 var Migrations embed.FS
+
+// Roles creates the least-privilege role ticks run as (rindactl_tick).
+//
+//go:embed roles.sql
+var Roles string

@@ -185,3 +185,27 @@ func TestOpenWrongPassword(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestTickRoleHasNoDDLAndNoOperatorTables(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	tick := db.TickPool(t)
+	ctx := context.Background()
+	if _, err := tick.Exec(ctx, "SELECT count(*) FROM lead_enrichment"); err != nil {
+		t.Fatalf("tick role cannot read its queue: %v", err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE sneaky (id int)",
+		"DROP TABLE leads",
+		"ALTER TABLE leads ADD COLUMN x int",
+		"DELETE FROM audit_log",
+		"UPDATE workspaces SET monthly_usd_ceiling = 1e9",
+		"UPDATE leads SET first_name = 'x'",
+	} {
+		_, err := tick.Exec(ctx, q)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && pgErr.Code != "42P01") {
+			t.Errorf("%s as the tick role: got %v, want insufficient_privilege", q, err)
+		}
+	}
+}

@@ -58,10 +58,36 @@ func run(m *testing.M) int {
 
 // DB is one test's database.
 type DB struct {
+	// Pool connects as the superuser: for seeding and for operator commands.
 	Pool *pgxpool.Pool
 	// URL connects to this test's database (for subprocesses).
 	URL  string
 	Name string
+}
+
+// TickRole is the least-privilege role from sql/roles.sql.
+const TickRole = "rindactl_tick"
+
+// TickURL connects to this test's database as the least-privilege tick role,
+// so tick tests prove the ticks need no more than sql/roles.sql grants.
+func (db *DB) TickURL() string {
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		return db.URL
+	}
+	u.User = url.User(TickRole)
+	return u.String()
+}
+
+// TickPool opens a pool as the tick role, closed when t ends.
+func (db *DB) TickPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := store.Open(context.Background(), store.Config{URL: db.TickURL(), MaxConns: 10})
+	if err != nil {
+		t.Fatalf("storetest: open as %s: %v", TickRole, err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 // New creates a fresh migrated database for t and drops it when t ends.
@@ -134,6 +160,9 @@ func ensureTemplate(ctx context.Context) (string, error) {
 		return "", err
 	}
 	_, err = store.Migrate(ctx, pool)
+	if err == nil {
+		_, err = pool.Exec(ctx, schema.Roles)
+	}
 	pool.Close()
 	if err != nil {
 		return "", err
@@ -156,6 +185,7 @@ func migrationsHash() string {
 		h.Write(b)
 		return nil
 	})
+	h.Write([]byte(schema.Roles))
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 

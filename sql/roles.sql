@@ -1,0 +1,36 @@
+-- Least-privilege role for ticks (enrich tick, email tick, events deliver).
+-- Ticks run DML on the tables they need and nothing else: no DDL, no
+-- workspace or campaign changes, no audit log rewrites. Apply it after
+-- `rindactl migrate` as an owner/superuser:
+--
+--   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f sql/roles.sql
+--   ALTER ROLE rindactl_tick PASSWORD '...';   -- then connect ticks as it
+--
+-- The test suite clones every test database from a template with these
+-- grants applied, and runs tick tests as this role.
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'rindactl_tick') THEN
+        CREATE ROLE rindactl_tick LOGIN;
+    END IF;
+END
+$$;
+
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO rindactl_tick;
+
+-- Read-only configuration and profile data.
+GRANT SELECT ON workspaces, campaigns, sequence_steps, campaign_mailboxes, goose_db_version TO rindactl_tick;
+
+-- Leads: read profiles, write back only what enrichment finds.
+GRANT SELECT ON leads TO rindactl_tick;
+GRANT UPDATE (email, email_source, updated_at) ON leads TO rindactl_tick;
+
+-- Queue state the ticks claim and record.
+GRANT SELECT, UPDATE ON lead_enrichment, enrollments TO rindactl_tick;
+GRANT SELECT, UPDATE (status, paused_until, pause_reason, updated_at) ON mailboxes TO rindactl_tick;
+
+-- Guards, ledgers, outbox and history the ticks append to.
+GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, sends, events, tick_runs TO rindactl_tick;
+GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
