@@ -1,0 +1,168 @@
+// Package hunter is the Hunter.io v2 Email Finder adapter.
+//
+// Wire format, from https://hunter.io/api-documentation/v2 (Errors and Email
+// Finder sections):
+//   - GET https://api.hunter.io/v2/email-finder?domain=&first_name=&last_name=&api_key=
+//   - success: {"data":{"email":...,"score":...},"meta":{...}}; a null
+//     data.email is a clean miss.
+//   - errors: {"errors":[{"id":"wrong_params","code":400,"details":"..."}]}
+//   - 401 no valid API key; 403 "You have reached the rate limit" (per
+//     second/minute); 429 "You have reached your usage limit" (the billing
+//     period's searches, e.g. id too_many_requests, "You've reached the limit
+//     for the number of searches per billing period included in your plan");
+//     451 the person asked not to be processed; 5xx Hunter's side.
+//
+// Note the inversion: at Hunter 429 is the quota and 403 the rate limit.
+package hunter
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+)
+
+const (
+	// Name is the provider name used in flags, errors and RINDA_HUNTER_*.
+	Name = "hunter"
+	// BaseURLDefault is Hunter's public API host.
+	BaseURLDefault = "https://api.hunter.io"
+	// FinderPath is the Email Finder endpoint.
+	FinderPath = "/v2/email-finder"
+)
+
+// Finder finds addresses with Hunter's Email Finder.
+type Finder struct {
+	c *providerhttp.Client
+}
+
+var _ enrich.Finder = (*Finder)(nil)
+
+// New returns a Finder for cfg (Provider is forced to Name).
+func New(cfg providerhttp.Config) *Finder {
+	cfg.Provider = Name
+	return &Finder{c: providerhttp.New(cfg)}
+}
+
+// FromEnv configures the Finder from RINDA_HUNTER_API_KEY and
+// RINDA_HUNTER_BASE_URL.
+func FromEnv(getenv func(string) string) (*Finder, error) {
+	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg), nil
+}
+
+func (f *Finder) Name() string { return Name }
+
+// FindEmail asks Hunter for the lead's most likely address.
+func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Finding, error) {
+	q := url.Values{
+		"domain":     {lead.Domain},
+		"first_name": {lead.FirstName},
+		"last_name":  {lead.LastName},
+		"api_key":    {f.c.APIKey()},
+	}
+	target := f.c.URL(FinderPath, q)
+	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
+		NewRequest: func(ctx context.Context) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+			if err == nil {
+				req.Header.Set("Accept", "application/json")
+			}
+			return req, err
+		},
+		Parse:    func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.c, resp) },
+		LogAttrs: providerhttp.LeadAttrs(lead),
+	})
+}
+
+// answer is the union of Hunter's success and error documents.
+type answer struct {
+	Data *struct {
+		Email *string `json:"email"`
+		Score *int    `json:"score"`
+	} `json:"data"`
+	Errors []struct {
+		ID      string `json:"id"`
+		Code    int    `json:"code"`
+		Details string `json:"details"`
+	} `json:"errors"`
+}
+
+func (a *answer) message() string {
+	var parts []string
+	for _, e := range a.Errors {
+		parts = append(parts, strings.TrimSpace(e.ID+": "+e.Details))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// parse classifies one Hunter answer.
+func parse(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Finding, error) {
+	var a answer
+	decodeErr := c.DecodeJSON(resp, &a)
+	msg := c.Text(a.message())
+	status := resp.Status
+	if status == http.StatusOK && decodeErr == nil && len(a.Errors) > 0 && a.Data == nil {
+		// A 200 with an error inside: classify by the code the error names.
+		status = a.Errors[0].Code
+	}
+	switch {
+	case status == http.StatusOK:
+		if decodeErr != nil {
+			return enrich.Finding{}, decodeErr
+		}
+		if a.Data == nil {
+			return enrich.Finding{}, c.Error(enrich.KindUnavailable, resp, "answer has neither data nor errors", nil)
+		}
+		if a.Data.Email == nil || strings.TrimSpace(*a.Data.Email) == "" {
+			return enrich.Finding{}, nil
+		}
+		email := strings.TrimSpace(*a.Data.Email)
+		if !providerhttp.PlausibleEmail(email) {
+			return enrich.Finding{}, c.Error(enrich.KindUnavailable, resp, "answer's email is not an address", nil)
+		}
+		f := enrich.Finding{Email: email, Found: true}
+		if a.Data.Score != nil {
+			f.Score = min(max(*a.Data.Score, 0), 100)
+		}
+		return f, nil
+	case status == http.StatusTooManyRequests:
+		if msg == "" {
+			msg = "usage limit of the billing period reached"
+		}
+		return enrich.Finding{}, c.Error(enrich.KindQuota, resp, msg, nil)
+	case status == http.StatusForbidden:
+		if msg == "" {
+			msg = "rate limit reached"
+		}
+		return enrich.Finding{}, c.RateLimited(resp, msg)
+	case status == http.StatusUnauthorized:
+		return enrich.Finding{}, c.Error(enrich.KindAuth, resp, join(msg, "check "+providerhttp.KeyEnv(Name)), nil)
+	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
+		if decodeErr != nil { // a proxy's error page, not Hunter judging the lead
+			return enrich.Finding{}, decodeErr
+		}
+		return enrich.Finding{}, c.Error(enrich.KindInvalidLead, resp, msg, nil)
+	case status == http.StatusUnavailableForLegalReasons:
+		// The person asked Hunter not to process their address: a miss.
+		return enrich.Finding{}, nil
+	case status == http.StatusNotFound:
+		return enrich.Finding{}, c.Error(enrich.KindAuth, resp, "endpoint not found; check "+providerhttp.BaseURLEnv(Name), nil)
+	case decodeErr != nil && status < 500:
+		return enrich.Finding{}, decodeErr
+	}
+	return enrich.Finding{}, c.Unexpected(resp, msg)
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,85 @@
+package providerhttp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+)
+
+// Op is one logical provider call: how to build its request and how to read
+// its answer. Parse returns either a result or a *enrich.ProviderError.
+type Op[T any] struct {
+	NewRequest func(ctx context.Context) (*http.Request, error)
+	Parse      func(*Response) (T, error)
+	// LogAttrs identify the call in log lines (lead_id, workspace_id).
+	LogAttrs []slog.Attr
+}
+
+// Do runs op: it refuses at once without a key, then tries up to
+// 1+MaxRetries times, sleeping in between only for a transient answer whose
+// Retry-After is at most MaxRetryWait, and lifts the last domain error. It
+// returns a *enrich.ProviderError and never a bare error.
+func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
+	var zero T
+	if c.cfg.APIKey == "" {
+		return zero, c.Error(enrich.KindAuth, nil, KeyEnv(c.cfg.Provider)+" is not set", nil)
+	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		out, err := once(ctx, c, op)
+		if err == nil {
+			return out, nil
+		}
+		pe, ok := enrich.AsProviderError(err)
+		if !ok { // an adapter bug; still never hand the tick a bare error
+			pe = c.Error(enrich.KindUnavailable, nil, "unclassified failure", err)
+		}
+		if attempt < c.cfg.MaxRetries && pe.Transient() && pe.RetryAfter > 0 && pe.RetryAfter <= c.cfg.MaxRetryWait {
+			c.log(ctx, "provider asked for a short wait; retrying inside the call", pe, start, op.LogAttrs, slog.Int("attempt", attempt+1))
+			if sleep(ctx, pe.RetryAfter) {
+				continue
+			}
+		}
+		c.log(ctx, "provider call blocked", pe, start, op.LogAttrs)
+		return zero, pe
+	}
+}
+
+// once is a single attempt: send, then parse.
+func once[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
+	resp, err := c.attempt(ctx, op.NewRequest)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return op.Parse(resp)
+}
+
+// sleep waits d or until ctx ends; it reports whether the full wait elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (c *Client) log(ctx context.Context, msg string, pe *enrich.ProviderError, start time.Time, attrs []slog.Attr, extra ...slog.Attr) {
+	all := append([]slog.Attr{
+		slog.String("component", "adapter"),
+		slog.String("provider", c.cfg.Provider),
+		slog.String("kind", string(pe.Kind)),
+		slog.Int("status", pe.Status),
+		slog.Int64("retry_after_ms", pe.RetryAfter.Milliseconds()),
+		slog.Bool("is_transient", pe.Transient()),
+		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+		slog.String("error", pe.Error()),
+	}, attrs...)
+	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, msg, append(all, extra...)...)
+}

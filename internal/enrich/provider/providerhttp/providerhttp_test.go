@@ -1,0 +1,326 @@
+package providerhttp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+)
+
+const secret = "sk-live-SECRET-0123456789"
+
+// newClient points a client at srv with the key in the query string, as
+// Hunter and MillionVerifier do.
+func newClient(t *testing.T, srv *httptest.Server, mod func(*providerhttp.Config)) *providerhttp.Client {
+	t.Helper()
+	base, err := providerhttp.ParseBaseURL("RINDA_TEST_BASE_URL", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := providerhttp.Config{Provider: "test", APIKey: secret, BaseURL: base, MaxRetries: -1}
+	if mod != nil {
+		mod(&cfg)
+	}
+	return providerhttp.New(cfg)
+}
+
+// get runs one call whose parse returns the body for a 200, and a
+// rate-limit error (with the answer's Retry-After) for a 429.
+func get(ctx context.Context, c *providerhttp.Client) (string, error) {
+	target := c.URL("/v1/find", url.Values{"api_key": {c.APIKey()}})
+	return providerhttp.Do(ctx, c, providerhttp.Op[string]{
+		NewRequest: func(ctx context.Context) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		},
+		Parse: func(resp *providerhttp.Response) (string, error) {
+			if resp.Status == http.StatusTooManyRequests {
+				return "", c.RateLimited(resp, "slow down")
+			}
+			if resp.Status != http.StatusOK {
+				return "", c.Unexpected(resp, c.Text(string(resp.Body)))
+			}
+			return string(resp.Body), nil
+		},
+	})
+}
+
+// requireKind asserts err is a ProviderError of kind and that no text
+// reachable from it carries the key.
+func requireKind(t *testing.T, err error, kind enrich.ErrorKind) *enrich.ProviderError {
+	t.Helper()
+	pe, ok := enrich.AsProviderError(err)
+	if !ok {
+		t.Fatalf("error %v (%T) is not a *enrich.ProviderError", err, err)
+	}
+	if pe.Kind != kind {
+		t.Fatalf("kind = %s, want %s (error: %v)", pe.Kind, kind, err)
+	}
+	for e := error(pe); e != nil; e = errors.Unwrap(e) {
+		if strings.Contains(e.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", e), secret) {
+			t.Fatalf("API key leaked in error text %q", e.Error())
+		}
+	}
+	return pe
+}
+
+func TestDoSuccess(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("api_key") != secret {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte("hello"))
+	}))
+	t.Cleanup(srv.Close)
+	got, err := get(t.Context(), newClient(t, srv, nil))
+	if err != nil || got != "hello" {
+		t.Fatalf("get = %q, %v; want hello, nil", got, err)
+	}
+}
+
+func TestDoMissingKeySendsNothing(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.APIKey = "" }))
+	pe := requireKind(t, err, enrich.KindAuth)
+	if !strings.Contains(pe.Message, "RINDA_TEST_API_KEY") {
+		t.Errorf("message %q should name the variable to set", pe.Message)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("server saw %d requests, want 0", hits.Load())
+	}
+}
+
+func TestDoTimeoutIsUnavailable(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv, func(c *providerhttp.Config) { c.Timeout = 50 * time.Millisecond })
+	_, err := get(t.Context(), c)
+	pe := requireKind(t, err, enrich.KindUnavailable)
+	if !errors.Is(err, context.DeadlineExceeded) || !pe.Transient() {
+		t.Errorf("err = %v; want a transient deadline error", err)
+	}
+}
+
+func TestDoSlowBodyPastTimeout(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"data":`))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv, func(c *providerhttp.Config) { c.Timeout = 50 * time.Millisecond })
+	_, err := get(t.Context(), c)
+	pe := requireKind(t, err, enrich.KindUnavailable)
+	if pe.Status != http.StatusOK || !strings.Contains(pe.Message, "reading response body") {
+		t.Errorf("error = %v; want a body-read failure after a 200", pe)
+	}
+}
+
+func TestDoCallerCancelled(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := get(ctx, newClient(t, srv, nil))
+	requireKind(t, err, enrich.KindUnavailable)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v; want it to wrap context.Canceled", err)
+	}
+}
+
+func TestDoBodyLimit(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("x", 2048)))
+	}))
+	t.Cleanup(srv.Close)
+	_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.MaxBody = 1024 }))
+	pe := requireKind(t, err, enrich.KindUnavailable)
+	if !strings.Contains(pe.Message, "larger than 1024 bytes") {
+		t.Errorf("message = %q; want it to name the limit", pe.Message)
+	}
+}
+
+func TestDoRefusesRedirectToAnotherHost(t *testing.T) {
+	t.Parallel()
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
+	t.Cleanup(other.Close)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusFound)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := get(t.Context(), newClient(t, srv, nil))
+	requireKind(t, err, enrich.KindAuth)
+	if elsewhere.Load() != 0 {
+		t.Fatalf("the other host received %d requests carrying the key", elsewhere.Load())
+	}
+}
+
+func TestDoFollowsSameHostRedirect(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/find" {
+			http.Redirect(w, r, "/v1/found?"+r.URL.RawQuery, http.StatusFound)
+			return
+		}
+		_, _ = w.Write([]byte("moved"))
+	}))
+	t.Cleanup(srv.Close)
+	got, err := get(t.Context(), newClient(t, srv, nil))
+	if err != nil || got != "moved" {
+		t.Fatalf("get = %q, %v; want moved, nil", got, err)
+	}
+}
+
+func TestDoConnectionRefusedDoesNotLeakKey(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	c := newClient(t, srv, nil)
+	srv.Close()
+	_, err := get(t.Context(), c)
+	requireKind(t, err, enrich.KindUnavailable)
+}
+
+func TestDoRetriesShortRetryAfter(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	got, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.MaxRetries = 2 }))
+	if err != nil || got != "ok" || hits.Load() != 2 {
+		t.Fatalf("get = %q, %v after %d requests; want ok, nil after 2", got, err, hits.Load())
+	}
+}
+
+func TestDoRetryIsBounded(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.MaxRetries = 1 }))
+	pe := requireKind(t, err, enrich.KindRateLimited)
+	if pe.RetryAfter != time.Second || hits.Load() != 2 {
+		t.Fatalf("RetryAfter %s after %d requests; want 1s after 2 (one retry)", pe.RetryAfter, hits.Load())
+	}
+}
+
+func TestDoDoesNotRetryLongRetryAfter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		retryAfter string
+		kind       enrich.ErrorKind
+	}{
+		{"30", enrich.KindRateLimited},                      // transient, but the tick's job
+		{"600", enrich.KindQuota},                           // 10 minutes: the quota rule
+		{"Mon, 02 Jan 2006 16:04:05 GMT", enrich.KindQuota}, // HTTP-date an hour ahead
+	} {
+		t.Run(tc.retryAfter, func(t *testing.T) {
+			t.Parallel()
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.Header().Set("Retry-After", tc.retryAfter)
+				w.WriteHeader(http.StatusTooManyRequests)
+			}))
+			t.Cleanup(srv.Close)
+			now := time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC)
+			_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) {
+				c.MaxRetries = 2
+				c.Now = func() time.Time { return now }
+			}))
+			requireKind(t, err, tc.kind)
+			if hits.Load() != 1 {
+				t.Fatalf("%d requests; want 1 (no in-call retry)", hits.Load())
+			}
+		})
+	}
+}
+
+func TestDoRetryHonoursContext(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	// The tick's deadline ends while the adapter waits out Retry-After.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	t.Cleanup(cancel)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Retry-After", "3")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := get(ctx, newClient(t, srv, func(c *providerhttp.Config) { c.MaxRetries = 2 }))
+	requireKind(t, err, enrich.KindRateLimited)
+	if hits.Load() != 1 {
+		t.Fatalf("%d requests; want 1", hits.Load())
+	}
+}
+
+func TestTextSanitises(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv, nil)
+	got := c.Text("bad key " + secret + "\r\nlevel=error injected" + strings.Repeat("y", 500))
+	if strings.Contains(got, secret) || strings.ContainsAny(got, "\r\n") || len(got) > 210 {
+		t.Fatalf("Text = %q; want key removed, no CR/LF, capped", got)
+	}
+}
+
+func TestMalformedNamesHTML(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("<html><body>maintenance</body></html>"))
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv, nil)
+	target := c.URL("/", nil)
+	_, err := providerhttp.Do(t.Context(), c, providerhttp.Op[map[string]any]{
+		NewRequest: func(ctx context.Context) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		},
+		Parse: func(resp *providerhttp.Response) (map[string]any, error) {
+			var v map[string]any
+			if pe := c.DecodeJSON(resp, &v); pe != nil {
+				return nil, pe
+			}
+			return v, nil
+		},
+	})
+	pe := requireKind(t, err, enrich.KindUnavailable)
+	if !strings.Contains(pe.Message, "text/html") {
+		t.Errorf("message %q should name the content type", pe.Message)
+	}
+}

@@ -1,0 +1,81 @@
+package providertest
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+)
+
+// hunterWire speaks Hunter v2's Email Finder: errors are
+// {"errors":[{"id","code","details"}]}, 429 is the billing-period quota and
+// 403 the per-second/minute rate limit.
+type hunterWire struct{}
+
+func (hunterWire) route(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == hunter.FinderPath
+}
+
+func (hunterWire) read(r *http.Request) Request {
+	q := r.URL.Query()
+	key := q.Get("api_key")
+	if key == "" {
+		key = r.Header.Get("X-API-KEY")
+	}
+	return Request{Key: key, FirstName: q.Get("first_name"), LastName: q.Get("last_name"), Domain: q.Get("domain")}
+}
+
+func hunterError(w http.ResponseWriter, status int, id, details string) {
+	body, _ := json.Marshal(map[string]any{"errors": []map[string]any{{"id": id, "code": status, "details": details}}})
+	writeRaw(w, status, "application/json; charset=utf-8", string(body))
+}
+
+func (hunterWire) unauthorized(w http.ResponseWriter, _ Request) {
+	hunterError(w, http.StatusUnauthorized, "authentication_failed", "No user found for the API key supplied")
+}
+
+func (hunterWire) invalid(w http.ResponseWriter, req Request) bool {
+	switch {
+	case req.Domain == "":
+		hunterError(w, http.StatusBadRequest, "wrong_params", "You are missing the domain parameter")
+	case req.FirstName == "" && req.LastName == "":
+		hunterError(w, http.StatusBadRequest, "wrong_params", "You are missing the first_name or last_name parameter")
+	default:
+		return false
+	}
+	return true
+}
+
+func (hunterWire) quota(w http.ResponseWriter, _ Request, _ bool) {
+	hunterError(w, http.StatusTooManyRequests, "too_many_requests",
+		"You've reached the limit for the number of searches per billing period included in your plan.")
+}
+
+func (hunterWire) rateLimited(w http.ResponseWriter, retryAfter string) {
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	hunterError(w, http.StatusForbidden, "rate_limited", "You have reached the rate limit.")
+}
+
+func (hunterWire) answer(w http.ResponseWriter, req Request, s *Server) {
+	email, found := s.find(req.FirstName, req.LastName, req.Domain)
+	data := map[string]any{
+		"first_name": req.FirstName, "last_name": req.LastName, "email": nil, "score": nil,
+		"domain": req.Domain, "accept_all": false, "position": nil, "twitter": nil,
+		"linkedin_url": nil, "phone_number": nil, "company": nil, "sources": []any{},
+		"verification": map[string]any{"date": nil, "status": nil},
+	}
+	if found {
+		data["email"], data["score"] = email, 94
+		data["verification"] = map[string]any{"date": "2026-05-01", "status": "valid"}
+	}
+	body, _ := json.Marshal(map[string]any{
+		"data": data,
+		"meta": map[string]any{"params": map[string]any{
+			"first_name": req.FirstName, "last_name": req.LastName, "full_name": nil,
+			"domain": req.Domain, "company": nil, "max_duration": nil,
+		}},
+	})
+	writeRaw(w, http.StatusOK, "application/json; charset=utf-8", string(body))
+}

@@ -1,0 +1,158 @@
+package providertest
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
+	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+)
+
+// wire is one provider's dialect.
+type wire interface {
+	// route reports whether r targets the provider's endpoint.
+	route(r *http.Request) bool
+	// read extracts the key and the lead or address from r.
+	read(r *http.Request) Request
+	unauthorized(w http.ResponseWriter, req Request)
+	// invalid answers and reports true when the input is unusable.
+	invalid(w http.ResponseWriter, req Request) bool
+	quota(w http.ResponseWriter, req Request, incident bool)
+	rateLimited(w http.ResponseWriter, retryAfter string)
+	answer(w http.ResponseWriter, req Request, s *Server)
+}
+
+func (s *Server) wire() wire {
+	switch s.provider {
+	case hunter.Name:
+		return hunterWire{}
+	case findymail.Name:
+		return findymailWire{}
+	}
+	return millionVerifierWire{}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	wr := s.wire()
+	if !wr.route(r) {
+		writeHTML(w, http.StatusNotFound, "404 Not Found")
+		return
+	}
+	req := wr.read(r)
+	req.At, req.Provider = time.Now(), s.provider
+
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	mode, retryAfter, latency, slowDelay, keys := s.mode, s.retryAfter, s.latency, s.slowDelay, s.keys
+	s.mu.Unlock()
+
+	s.wait(r.Context(), latency)
+	switch mode {
+	case ModeServerError:
+		writeHTML(w, http.StatusBadGateway, "502 Bad Gateway")
+		return
+	case ModeSlow:
+		s.wait(r.Context(), slowDelay)
+	case ModeMalformed:
+		writeRaw(w, http.StatusOK, "application/json", `{"data":{"email":"jo`)
+		return
+	case ModeHugeBody:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = fmt.Fprintf(w, `{"data":{"email":null,"pad":"%s"}}`, strings.Repeat("x", 2<<20))
+		return
+	case ModeTruncated:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "4096")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"data":{"email":"trunc`))
+		return
+	case ModeRedirect:
+		http.Redirect(w, r, s.elsewhere.URL+r.URL.RequestURI(), http.StatusFound)
+		return
+	}
+	if req.Key == "" || (keys != nil && !keys[req.Key]) {
+		wr.unauthorized(w, req)
+		return
+	}
+	switch mode {
+	case ModeQuotaExhausted, ModeQuota429:
+		wr.quota(w, req, mode == ModeQuota429)
+		return
+	case ModeRateLimited:
+		wr.rateLimited(w, retryAfter)
+		return
+	}
+	if wr.invalid(w, req) {
+		return
+	}
+	if !s.serveWithinQuota() {
+		wr.quota(w, req, false)
+		return
+	}
+	wr.answer(w, req, s)
+}
+
+// serveWithinQuota counts a normal answer, or reports that QuotaAfter's
+// allowance is used up.
+func (s *Server) serveWithinQuota() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.quotaAfter >= 0 && s.served >= s.quotaAfter {
+		return false
+	}
+	s.served++
+	return true
+}
+
+func (s *Server) find(first, last, domain string) (string, bool) {
+	s.mu.Lock()
+	d := s.directory
+	s.mu.Unlock()
+	return d(first, last, domain)
+}
+
+// DefaultDirectory finds first.last@domain (lower-case, letters and digits
+// only) except for one lead in five, chosen by a hash of the name and
+// domain, which is a clean miss. It is deterministic so tests can predict it.
+func DefaultDirectory(first, last, domain string) (string, bool) {
+	if IsDefaultMiss(first, last, domain) {
+		return "", false
+	}
+	local := strings.Trim(clean(first)+"."+clean(last), ".")
+	if local == "" || domain == "" {
+		return "", false
+	}
+	return local + "@" + strings.ToLower(domain), true
+}
+
+// IsDefaultMiss reports whether DefaultDirectory misses this lead.
+func IsDefaultMiss(first, last, domain string) bool {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(first + "|" + last + "|" + domain)))
+	return h.Sum32()%5 == 0
+}
+
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
+}
+
+func writeRaw(w http.ResponseWriter, status int, contentType, body string) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}
+
+func writeHTML(w http.ResponseWriter, status int, title string) {
+	writeRaw(w, status, "text/html; charset=utf-8", "<html>\r\n<head><title>"+title+"</title></head>\r\n<body>\r\n<center><h1>"+title+
+		"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
+}

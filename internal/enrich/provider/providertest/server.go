@@ -1,0 +1,261 @@
+// Package providertest runs in-process stand-ins for Hunter, Findymail and
+// MillionVerifier that speak their wire formats, real error bodies and
+// headers included. They are plain httptest servers with no dependency on
+// package testing, so the demo can run them too. Every control is safe for
+// concurrent use and takes effect on the next request.
+package providertest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
+	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+)
+
+// Mode is how a stand-in answers.
+type Mode string
+
+const (
+	// ModeHealthy answers from the directory (and QuotaAfter, if set).
+	ModeHealthy Mode = "healthy"
+	// ModeQuotaExhausted gives the provider's real quota answer: Hunter 429
+	// too_many_requests, Findymail 402 "Not enough credits", MillionVerifier
+	// 200 with resultcode 4 "Insufficient credits".
+	ModeQuotaExhausted Mode = "quota_exhausted"
+	// ModeQuota429 is the incident's answer: 429, no Retry-After, a body
+	// about the plan's credit limit (Findymail). Other providers answer as
+	// ModeQuotaExhausted.
+	ModeQuota429 Mode = "quota_429"
+	// ModeRateLimited gives the provider's throttling answer with the
+	// Retry-After set by SetRetryAfter: Hunter 403, others 429.
+	ModeRateLimited Mode = "rate_limited"
+	// ModeServerError answers 502 with an HTML page, as a proxy does.
+	ModeServerError Mode = "server_error"
+	// ModeSlow holds every request for SlowDelay or until the client leaves.
+	ModeSlow Mode = "slow"
+	// ModeMalformed answers 200 with JSON cut in the middle.
+	ModeMalformed Mode = "malformed"
+	// ModeHugeBody answers 200 with a JSON document over 2 MiB.
+	ModeHugeBody Mode = "huge_body"
+	// ModeTruncated announces a longer body than it sends.
+	ModeTruncated Mode = "truncated"
+	// ModeRedirect redirects to another host (see RedirectHits).
+	ModeRedirect Mode = "redirect"
+)
+
+// SlowDelayDefault is how long ModeSlow holds a request.
+const SlowDelayDefault = 30 * time.Second
+
+// Directory decides who is findable: the address for a lead, or false for a
+// clean miss.
+type Directory func(first, last, domain string) (email string, found bool)
+
+// Verdicts decides MillionVerifier's verdict for an address.
+type Verdicts func(email string) enrich.Verdict
+
+// Request is one request a stand-in received.
+type Request struct {
+	At       time.Time
+	Provider string
+	// Key is the API key the request carried: workspaces with their own keys
+	// can be told apart by it.
+	Key                 string
+	FirstName, LastName string
+	Domain, Email       string
+}
+
+// Server is one provider's stand-in.
+type Server struct {
+	provider  string
+	ts        *httptest.Server
+	elsewhere *httptest.Server
+	closing   chan struct{}
+	closeOnce sync.Once
+
+	mu           sync.Mutex
+	mode         Mode
+	retryAfter   string
+	latency      time.Duration
+	slowDelay    time.Duration
+	quotaAfter   int
+	served       int
+	directory    Directory
+	verdicts     Verdicts
+	keys         map[string]bool
+	requests     []Request
+	redirectHits int
+}
+
+// NewHunter starts a Hunter stand-in.
+func NewHunter() *Server { return start(hunter.Name) }
+
+// NewFindymail starts a Findymail stand-in.
+func NewFindymail() *Server { return start(findymail.Name) }
+
+// NewMillionVerifier starts a MillionVerifier stand-in.
+func NewMillionVerifier() *Server { return start(millionverifier.Name) }
+
+func start(provider string) *Server {
+	s := &Server{
+		provider:   provider,
+		closing:    make(chan struct{}),
+		mode:       ModeHealthy,
+		slowDelay:  SlowDelayDefault,
+		quotaAfter: -1,
+		directory:  DefaultDirectory,
+		verdicts:   func(string) enrich.Verdict { return enrich.VerdictOK },
+	}
+	s.elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.redirectHits++
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":{"email":"leaked@elsewhere.test","score":100}}`))
+	}))
+	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Provider is the provider this server stands in for.
+func (s *Server) Provider() string { return s.provider }
+
+// URL is the base URL (scheme and host) for RINDA_<PROVIDER>_BASE_URL.
+func (s *Server) URL() string { return s.ts.URL }
+
+// Env returns the environment that points the adapter at this server with
+// key: RINDA_<PROVIDER>_BASE_URL and RINDA_<PROVIDER>_API_KEY.
+func (s *Server) Env(key string) map[string]string {
+	return map[string]string{
+		providerhttp.BaseURLEnv(s.provider): s.ts.URL,
+		providerhttp.KeyEnv(s.provider):     key,
+	}
+}
+
+// Close stops the server, releasing held (slow) requests first.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.ts.Close()
+	s.elsewhere.Close()
+}
+
+// SetMode switches how the server answers.
+func (s *Server) SetMode(m Mode) { s.locked(func() { s.mode = m }) }
+
+// SetRetryAfter sets the Retry-After value ModeRateLimited sends, in either
+// form ("30" or an HTTP-date); "" sends none.
+func (s *Server) SetRetryAfter(v string) { s.locked(func() { s.retryAfter = v }) }
+
+// RateLimit switches to ModeRateLimited with the given Retry-After.
+func (s *Server) RateLimit(retryAfter string) {
+	s.locked(func() { s.mode, s.retryAfter = ModeRateLimited, retryAfter })
+}
+
+// SetLatency delays every answer by d.
+func (s *Server) SetLatency(d time.Duration) { s.locked(func() { s.latency = d }) }
+
+// SetSlowDelay sets how long ModeSlow holds a request.
+func (s *Server) SetSlowDelay(d time.Duration) { s.locked(func() { s.slowDelay = d }) }
+
+// QuotaAfter makes a healthy server answer with its quota error once n
+// calls have been answered normally (found or missed); n < 0 disables.
+func (s *Server) QuotaAfter(n int) { s.locked(func() { s.quotaAfter, s.served = n, 0 }) }
+
+// SetDirectory replaces who is findable (finders only).
+func (s *Server) SetDirectory(d Directory) { s.locked(func() { s.directory = d }) }
+
+// SetVerdicts replaces the verdict rule (MillionVerifier only).
+func (s *Server) SetVerdicts(v Verdicts) { s.locked(func() { s.verdicts = v }) }
+
+// SetKeys restricts the accepted API keys; with none set any non-empty key
+// is accepted. Other keys get the provider's real authentication error.
+func (s *Server) SetKeys(keys ...string) {
+	s.locked(func() {
+		s.keys = make(map[string]bool, len(keys))
+		for _, k := range keys {
+			s.keys[k] = true
+		}
+	})
+}
+
+// Reset forgets recorded requests and the QuotaAfter count.
+func (s *Server) Reset() {
+	s.locked(func() { s.requests, s.served, s.redirectHits = nil, 0, 0 })
+}
+
+// Requests returns a copy of every request received, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Count is the number of requests received.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// CountKey is the number of requests that carried key.
+func (s *Server) CountKey(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.requests {
+		if r.Key == key {
+			n++
+		}
+	}
+	return n
+}
+
+// MaxInWindow is the largest number of requests that arrived within any
+// window of length d: a token bucket of rate r and burst b must keep it at
+// or below b + r·d.
+func (s *Server) MaxInWindow(d time.Duration) int {
+	reqs := s.Requests()
+	best, lo := 0, 0
+	for hi := range reqs {
+		for reqs[hi].At.Sub(reqs[lo].At) >= d {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// RedirectHits counts requests that followed a ModeRedirect answer to the
+// other host: a client that keeps the key at home leaves it at zero.
+func (s *Server) RedirectHits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.redirectHits
+}
+
+func (s *Server) locked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
+// wait sleeps d unless the client leaves or the server closes first.
+func (s *Server) wait(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.closing:
+	}
+}

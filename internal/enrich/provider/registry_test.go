@@ -1,0 +1,64 @@
+package provider_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+)
+
+func TestNewFinderAndVerifier(t *testing.T) {
+	t.Parallel()
+	set := providertest.StartAll()
+	t.Cleanup(set.Close)
+	lead := enrich.Lead{FirstName: "Ada", LastName: "Lovelace", Domain: "example.com"}
+	set.Hunter.SetDirectory(func(string, string, string) (string, bool) { return "ada@example.com", true })
+	set.Findymail.SetDirectory(func(string, string, string) (string, bool) { return "ada@example.com", true })
+	for _, name := range provider.Finders() {
+		f, err := provider.NewFinder(strings.ToUpper(name), set.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.FindEmail(t.Context(), lead)
+		if err != nil || f.Name() != name || got.Email != "ada@example.com" {
+			t.Fatalf("%s: %+v, %v", name, got, err)
+		}
+	}
+	v, err := provider.NewVerifier("millionverifier", set.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := v.Verify(t.Context(), "ada@example.com"); err != nil || got != enrich.VerdictOK {
+		t.Fatalf("Verify = %q, %v", got, err)
+	}
+}
+
+func TestNewRejectsUnknownAndWrongRole(t *testing.T) {
+	t.Parallel()
+	getenv := func(string) string { return "" }
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{second(provider.NewFinder("clearbit", getenv)), `unknown finder "clearbit"; known finders: findymail, hunter`},
+		{second(provider.NewFinder("millionverifier", getenv)), `provider "millionverifier" is not a finder`},
+		{second(provider.NewVerifier("hunter", getenv)), `provider "hunter" is not a verifier`},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("err = %v; want it to contain %q", tc.err, tc.want)
+		}
+	}
+}
+
+func TestNewRejectsBadBaseURL(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"RINDA_HUNTER_BASE_URL": "https://api.hunter.io/v2"}
+	_, err := provider.NewFinder("hunter", func(k string) string { return env[k] })
+	if err == nil || !strings.Contains(err.Error(), "RINDA_HUNTER_BASE_URL") {
+		t.Fatalf("err = %v; want it to name RINDA_HUNTER_BASE_URL", err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
