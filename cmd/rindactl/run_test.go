@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/schedule"
+)
+
+// runLog collects what the scheduler and its children write to stderr from
+// several goroutines.
+type runLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *runLog) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *runLog) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// eventually polls cond; the deadline guards against a hang and asserts
+// nothing about speed.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRunFiresTicksAsChildProcessesAndStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	var stderr runLog
+	ios := &cliio.IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &stderr}
+	f := newFactory(ios, func(string) string { return "" })
+	f.LogFormat, f.LogLevel = "json", "info"
+	f.DatabaseURL = "postgres://rinda:Sup3r-S3cret@127.0.0.1:5432/rinda"
+
+	var opts *RunOptions
+	cmd := newCmdRun(f, func(_ context.Context, o *RunOptions) error { opts = o; return nil })
+	cmd.SetArgs([]string{"--enrich", "* * * * * *", "--email", "off", "--events", "off", "--shutdown-timeout", "20s"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if opts.ShutdownTimeout != 20*time.Second || opts.Enrich != "* * * * * *" || opts.Email != "off" {
+		t.Fatalf("flags parsed into %+v", opts)
+	}
+
+	dir := t.TempDir()
+	var argvs [][]string // written before the scheduler starts, read after it returns
+	opts.TickArgv = func(tick schedule.Tick) []string {
+		argvs = append(argvs, tick.Command())
+		// Outlasts the one-second interval, so overlapping firings happen.
+		return []string{"sh", "-c", `echo $$ >> "$0/pids"; printf %s "$DATABASE_URL" > "$0/env"; sleep 1.5`, dir}
+	}
+	signals := make(chan os.Signal, 1)
+	opts.Signals = signals
+	done := make(chan error, 1)
+	go func() { done <- runRun(context.Background(), opts) }()
+
+	pids := func() []string {
+		data, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		return strings.Fields(string(data))
+	}
+	eventually(t, "two enrich ticks and a skipped firing", func() bool {
+		return len(pids()) >= 2 && strings.Contains(stderr.String(), "skipping firing")
+	})
+	signals <- syscall.SIGTERM
+	var err error
+	eventually(t, "run to return after SIGTERM", func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err != nil {
+		t.Fatalf("run returned %v after SIGTERM, want nil (exit 0)", err)
+	}
+
+	got := pids()
+	if len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+		t.Errorf("ticks shared a process: pids %v", got)
+	}
+	for _, p := range got {
+		pid, _ := strconv.Atoi(p)
+		if pid == os.Getpid() {
+			t.Errorf("a tick ran in-process")
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("tick %d outlived run (kill 0: %v)", pid, err)
+		}
+	}
+	if len(argvs) != 1 || strings.Join(argvs[0], " ") != "enrich tick --max-duration=1s" {
+		t.Errorf("commands built for %v, want only the enrich tick", argvs)
+	}
+	env, _ := os.ReadFile(filepath.Join(dir, "env"))
+	if string(env) != f.DatabaseURL {
+		t.Errorf("child saw DATABASE_URL %q, want the --database-url value", env)
+	}
+	if strings.Contains(stderr.String(), "Sup3r-S3cret") {
+		t.Errorf("the database password reached the log:\n%s", stderr.String())
+	}
+}
+
+func TestRunRejectsBadInputWithExit2(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--enrich", "61 * * * * *"}, `--enrich: cron spec "61 * * * * *": second field`},
+		{[]string{"--email", "* * * *"}, `--email: cron spec "* * * *": expected 5 fields`},
+		{[]string{"--events", "@every 5s"}, `--events: cron spec "@every 5s"`},
+		{[]string{"--shutdown-timeout", "0s"}, "--shutdown-timeout 0s"},
+		{[]string{"--enrich", "off", "--email", "off", "--events", "off"}, "every tick is off"},
+	}
+	for _, tt := range tests {
+		res := runCLI(t, nil, append([]string{"run"}, tt.args...)...)
+		if res.code != 2 || !strings.Contains(res.stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tt.args, res.code, res.stderr, tt.want)
+		}
+	}
+}
+
+func TestRunReexecutesItselfPerTick(t *testing.T) {
+	t.Parallel()
+	ios, _, _, _ := cliio.Test()
+	f := newFactory(ios, func(string) string { return "" })
+	f.LogFormat, f.LogLevel = "json", "debug"
+	argv, err := selfTickArgv(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := schedule.ParseWithSeconds("*/30 * * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := argv(schedule.Tick{Kind: schedule.KindEmail, Spec: spec})
+	want := []string{exe, "email", "tick", "--max-duration=20s", "--log-format=json", "--log-level=debug"}
+	if !slices.Equal(got, want) {
+		t.Errorf("argv = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,149 @@
+package schedule
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRejectsBadSpecNamingFieldAndReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec        string
+		seconds     bool
+		field       string
+		reasonParts []string
+	}{
+		{spec: "61 * * * *", field: "minute", reasonParts: []string{`"61"`, "above maximum (59)"}},
+		{spec: "* 24 * * *", field: "hour", reasonParts: []string{"above maximum (23)"}},
+		{spec: "0 0 0 * *", field: "day-of-month", reasonParts: []string{"below minimum (1)"}},
+		{spec: "0 0 * 13 *", field: "month", reasonParts: []string{"above maximum (12)"}},
+		{spec: "0 0 * * 7", field: "day-of-week", reasonParts: []string{"above maximum (6)"}},
+		{spec: "0 0 * * MON-FOO", field: "day-of-week", reasonParts: []string{"FOO"}},
+		{spec: "10-5 * * * *", field: "minute", reasonParts: []string{"beyond end of range"}},
+		{spec: "*/0 * * * *", field: "minute", reasonParts: []string{"positive"}},
+		{spec: "60 * * * * *", seconds: true, field: "second", reasonParts: []string{"above maximum (59)"}},
+		{spec: "* * * *", reasonParts: []string{"expected 5 fields", "found 4"}},
+		{spec: "* * * * * *", reasonParts: []string{"expected 5 fields", "found 6"}},
+		{spec: "* * * * * * *", seconds: true, reasonParts: []string{"or 6 with a leading second", "found 7"}},
+		{spec: "", reasonParts: []string{"empty"}},
+		{spec: "@every 1m", reasonParts: []string{"unknown descriptor"}},
+		{spec: "CRON_TZ=UTC * * * * *", reasonParts: []string{"time zone"}},
+		{spec: "0 0 30 2 *", reasonParts: []string{"never fires"}},
+		{spec: "0 0 */2 * 1", field: "day-of-month", reasonParts: []string{"Vixie cron", "robfig/cron"}},
+		{spec: "0 0 1 * */2", field: "day-of-week", reasonParts: []string{"Vixie cron"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			t.Parallel()
+			parse := Parse
+			if tt.seconds {
+				parse = ParseWithSeconds
+			}
+			_, err := parse(tt.spec)
+			var specErr *SpecError
+			if !errors.As(err, &specErr) {
+				t.Fatalf("Parse(%q) error = %v, want a *SpecError", tt.spec, err)
+			}
+			if specErr.Field != tt.field {
+				t.Errorf("field = %q, want %q (error: %v)", specErr.Field, tt.field, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, `cron spec "`+tt.spec+`"`) {
+				t.Errorf("error %q does not quote the spec", msg)
+			}
+			for _, part := range tt.reasonParts {
+				if !strings.Contains(specErr.Reason, part) {
+					t.Errorf("reason %q does not contain %q", specErr.Reason, part)
+				}
+			}
+		})
+	}
+}
+
+func TestParseAcceptsStandardSpecs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec    string
+		seconds bool
+		want    string // normalised text
+	}{
+		{spec: "* * * * *", want: "* * * * *"},
+		{spec: "  */5   9-17 * *  MON-FRI ", want: "*/5 9-17 * * MON-FRI"},
+		{spec: "0 0 1,15 * *", want: "0 0 1,15 * *"},
+		{spec: "@hourly", want: "@hourly"},
+		{spec: "*/10 * * * * *", seconds: true, want: "*/10 * * * * *"},
+		{spec: "* * * * *", seconds: true, want: "* * * * *"},
+	}
+	for _, tt := range tests {
+		parse := Parse
+		if tt.seconds {
+			parse = ParseWithSeconds
+		}
+		spec, err := parse(tt.spec)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.spec, err)
+			continue
+		}
+		if spec.String() != tt.want {
+			t.Errorf("Parse(%q).String() = %q, want %q", tt.spec, spec.String(), tt.want)
+		}
+		if spec.HasSeconds() != (len(strings.Fields(tt.want)) == 6) {
+			t.Errorf("Parse(%q).HasSeconds() = %v", tt.spec, spec.HasSeconds())
+		}
+	}
+}
+
+func TestIntervalAndMaxDuration(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec        string
+		interval    time.Duration
+		maxDuration time.Duration
+	}{
+		{"* * * * *", time.Minute, 50 * time.Second},
+		{"*/5 * * * *", 5 * time.Minute, 290 * time.Second},
+		{"0,1 * * * *", time.Minute, 50 * time.Second}, // shortest gap, not the average
+		{"*/5 9-17 * * 1-5", 5 * time.Minute, 290 * time.Second},
+		{"@hourly", time.Hour, time.Hour - 10*time.Second},
+		{"0 0 * * 1-5", 24 * time.Hour, 24*time.Hour - 10*time.Second},
+		{"* * * * * *", time.Second, time.Second},             // half of 1s, floored at 1s
+		{"*/12 * * * * *", 12 * time.Second, 6 * time.Second}, // 12s-10s is under the 5s floor: half
+		{"*/20 * * * * *", 20 * time.Second, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		spec, err := ParseWithSeconds(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spec.Interval(); got != tt.interval {
+			t.Errorf("%q: Interval() = %v, want %v", tt.spec, got, tt.interval)
+		}
+		if got := spec.MaxDuration(); got != tt.maxDuration {
+			t.Errorf("%q: MaxDuration() = %v, want %v", tt.spec, got, tt.maxDuration)
+		}
+		if got := spec.MaxDuration(); got >= spec.Interval() && spec.Interval() > time.Second {
+			t.Errorf("%q: MaxDuration() %v is not below the interval %v", tt.spec, got, spec.Interval())
+		}
+	}
+}
+
+func TestTickCommand(t *testing.T) {
+	t.Parallel()
+	spec, err := Parse("*/2 * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Kind]string{
+		KindEnrich: "enrich tick --max-duration=110s",
+		KindEmail:  "email tick --max-duration=110s",
+		KindEvents: "events deliver --max-duration=110s",
+	}
+	for _, kind := range Kinds {
+		got := strings.Join(Tick{Kind: kind, Spec: spec}.Command(), " ")
+		if got != want[kind] {
+			t.Errorf("%s: Command() = %q, want %q", kind, got, want[kind])
+		}
+	}
+}
