@@ -1,9 +1,120 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/sequence"
+)
 
 func newCmdEmail(f *Factory) *cobra.Command {
 	return groupCommand("email", "Sequence email: run one bounded sending tick",
 		"Sequence email sends due campaign steps through the campaign's mailboxes.",
-		&cobra.Command{Use: "tick", Short: "Claim a bounded batch of due sequence steps, send them, schedule the next, exit", RunE: notImplemented})
+		newCmdEmailTick(f, nil))
+}
+
+// EmailTickOptions holds the flags of `rindactl email tick`.
+type EmailTickOptions struct {
+	f           *Factory
+	Batch       int
+	Concurrency int
+	MaxDuration time.Duration
+	Lease       time.Duration
+	Output      string
+}
+
+func newCmdEmailTick(f *Factory, runF func(context.Context, *EmailTickOptions) error) *cobra.Command {
+	opts := &EmailTickOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "tick",
+		Short: "Claim a bounded batch of due sequence steps, send them, schedule the next, exit",
+		Long: `Claim due sequence steps (FOR UPDATE SKIP LOCKED, with a lease), send them
+over one SMTP connection per mailbox, record every outcome and schedule the
+next step inside the sending window, then exit. Run it every minute from
+cron or a systemd timer; any number may run at once.
+
+A mailbox its provider limits (quota, throttling, failed login) is paused or
+disabled at its first refusal, with a mailbox_paused event: it is not tried
+again this tick, and its unsent step-1 leads move to healthy mailboxes. A
+paused mailbox is a deliberate block, not a failure: the exit code is 0.
+Each step is sent at most once; see docs/email.md.`,
+		Example: `  rindactl email tick
+  rindactl email tick --batch 500 --concurrency 18 --output json`,
+		Args: exactArgs(0, "none"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 || opts.Lease <= opts.MaxDuration {
+				return usageError("--batch, --concurrency and --max-duration must be positive, and --lease longer than --max-duration")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return emailTickRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
+	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
+	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	mailer := sequence.NewMailer(sequence.MailerOptions{
+		LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+	})
+	defer mailer.Close()
+	rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
+		Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
+		Mailer: mailer, Logger: opts.f.Logger(),
+	})
+	if rep != nil {
+		if format == cliio.FormatJSON {
+			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {
+				err = werr
+			}
+		} else {
+			printTickReport(opts.f, rep)
+		}
+	}
+	return err
+}
+
+func printTickReport(f *Factory, rep *sequence.TickReport) {
+	fmt.Fprintf(f.IO.Out, "claimed %d, sent %d in %dms\n", rep.Claimed, rep.Sent, rep.DurationMS)
+	fmt.Fprintf(f.IO.Out, "outcomes: %s\n", joinCounts(rep.Outcomes))
+	if len(rep.ByMailbox) > 0 {
+		fmt.Fprintf(f.IO.Out, "by mailbox: %s\n", joinCounts(rep.ByMailbox))
+	}
+}
+
+func joinCounts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+func writeCampaign(t *testing.T, srv *smtptest.Server, extra string) string {
+	t.Helper()
+	doc := fmt.Sprintf(`workspace: acme
+name: q4
+mailboxes:
+  - address: sdr01@acme.test
+    smtp_url: %s
+    password_env: RINDA_SMTP_PASSWORD_SDR01
+  - address: sdr02@acme.test
+    smtp_url: %s
+    password_env: RINDA_SMTP_PASSWORD_SDR02
+steps:
+  - subject: "Hi {{.FirstName}}"
+    body: "Hello"
+  - delay: 72h
+    body: "Following up"
+%s`, srv.URL("sdr01"), srv.URL("sdr02"), extra)
+	path := filepath.Join(t.TempDir(), "campaign.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestImportEnrollEmailTick(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1-s3cret", "sdr02": "pw2-s3cret"}})
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1-s3cret", "RINDA_SMTP_PASSWORD_SDR02": "pw2-s3cret"}
+	file := writeCampaign(t, srv, "")
+
+	res := runCLI(t, env, "import", "campaign", file)
+	if res.code != 0 || !strings.Contains(res.stdout, "created campaign acme/q4: 2 mailboxes, 2 steps") {
+		t.Fatalf("import = %+v", res)
+	}
+	if res := runCLI(t, env, "import", "campaign", file, "-o", "json"); res.code != 0 || !strings.Contains(res.stdout, `"created": false`) {
+		t.Fatalf("re-import = %+v", res)
+	}
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO leads (workspace_id, external_id, first_name, email)
+		SELECT w.id, 'ext-' || g, 'F' || g, 'lead' || g || '@example.test' FROM workspaces w, generate_series(1, 6) g`); err != nil {
+		t.Fatal(err)
+	}
+	leads := filepath.Join(t.TempDir(), "leads.txt")
+	os.WriteFile(leads, []byte("# vip\next-1\nLEAD2@example.test\n\n"), 0o600)
+	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--leads", leads); res.code != 0 || !strings.Contains(res.stdout, "enrolled 2 leads") {
+		t.Fatalf("enroll --leads = %+v", res)
+	}
+	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != 0 || !strings.Contains(res.stdout, "enrolled 4 leads") {
+		t.Fatalf("enroll --all-leads = %+v", res)
+	}
+	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != 0 || !strings.Contains(res.stdout, "enrolled 0 leads") {
+		t.Fatalf("second enroll = %+v", res)
+	}
+
+	res = runCLI(t, env, "email", "tick", "--output", "json")
+	if res.code != 0 {
+		t.Fatalf("email tick = %+v", res)
+	}
+	var rep struct {
+		Claimed    int            `json:"claimed"`
+		Sent       int            `json:"sent"`
+		Outcomes   map[string]int `json:"outcomes"`
+		ByMailbox  map[string]int `json:"by_mailbox"`
+		DurationMS *int64         `json:"duration_ms"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatalf("tick JSON %q: %v", res.stdout, err)
+	}
+	if rep.Claimed != 6 || rep.Sent != 6 || rep.Outcomes["sent"] != 6 || rep.DurationMS == nil ||
+		rep.ByMailbox["sdr01@acme.test"]+rep.ByMailbox["sdr02@acme.test"] != 6 || rep.ByMailbox["sdr01@acme.test"] == 0 || rep.ByMailbox["sdr02@acme.test"] == 0 {
+		t.Errorf("tick report = %+v", rep)
+	}
+	if srv.Accepted() != 6 {
+		t.Errorf("server accepted %d, want 6", srv.Accepted())
+	}
+	if strings.Contains(res.stdout+res.stderr, "s3cret") {
+		t.Error("the SMTP password was printed")
+	}
+}
+
+func TestImportCampaignRejectsWithFieldPath(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	srv := smtptest.New(t, smtptest.Options{})
+	file := writeCampaign(t, srv, "  - delay: 3x\n    body: late\n")
+	res := runCLI(t, map[string]string{"DATABASE_URL": db.URL}, "import", "campaign", file)
+	if res.code != exitUsage || !strings.Contains(res.stderr, `steps[2].delay: invalid duration "3x"`) {
+		t.Fatalf("import = %+v", res)
+	}
+	var n int
+	db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM campaigns`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d campaigns written after a rejected import", n)
+	}
+	if res := runCLI(t, nil, "enroll", "--workspace", "acme", "--campaign", "q4"); res.code != exitUsage || !strings.Contains(res.stderr, "--all-leads or --leads") {
+		t.Errorf("enroll without a lead selection = %+v", res)
+	}
+}

@@ -1,0 +1,166 @@
+package sequence
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+func mailboxLoads(n int) []MailboxLoad {
+	mbs := make([]MailboxLoad, n)
+	for i := range mbs {
+		mbs[i] = MailboxLoad{ID: fmt.Sprintf("sdr%02d@acme.test", i+1), Healthy: true}
+	}
+	return mbs
+}
+
+func leadIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("lead-%d", i+1)
+	}
+	return ids
+}
+
+func coefficientOfVariation(bound map[string]string, mailboxes []MailboxLoad) float64 {
+	counts := make(map[string]int)
+	for _, mb := range bound {
+		counts[mb]++
+	}
+	var sum, sq float64
+	for _, mb := range mailboxes {
+		sum += float64(counts[mb.ID])
+	}
+	mean := sum / float64(len(mailboxes))
+	for _, mb := range mailboxes {
+		d := float64(counts[mb.ID]) - mean
+		sq += d * d
+	}
+	return math.Sqrt(sq/float64(len(mailboxes))) / mean
+}
+
+func TestBindSendersBalance(t *testing.T) {
+	t.Parallel()
+	// The incident's campaigns (33,132 and 29,903 leads over 18 mailboxes)
+	// and smaller ones down to the 1,000-lead floor.
+	cases := []struct {
+		leads, mailboxes int
+		maxCV            float64
+	}{
+		{33132, 18, 0.01},
+		{29903, 18, 0.03},
+		{1000, 18, 0.03},
+		{1000, 3, 0.03},
+		{2500, 7, 0.03},
+		{5000, 25, 0.03},
+		{12345, 40, 0.03},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d_leads_%d_mailboxes", tc.leads, tc.mailboxes), func(t *testing.T) {
+			t.Parallel()
+			mbs := mailboxLoads(tc.mailboxes)
+			bound := BindSenders("campaign-1", leadIDs(tc.leads), mbs, BindingEpsilonDefault)
+			if len(bound) != tc.leads {
+				t.Fatalf("bound %d leads, want %d", len(bound), tc.leads)
+			}
+			cv := coefficientOfVariation(bound, mbs)
+			t.Logf("coefficient of variation %.4f", cv)
+			if cv > tc.maxCV {
+				t.Errorf("coefficient of variation %.4f > %.2f", cv, tc.maxCV)
+			}
+		})
+	}
+}
+
+func TestBindSendersDeterministic(t *testing.T) {
+	t.Parallel()
+	a := BindSenders("c", leadIDs(2000), mailboxLoads(18), BindingEpsilonDefault)
+	b := BindSenders("c", leadIDs(2000), mailboxLoads(18), BindingEpsilonDefault)
+	other := BindSenders("other-campaign", leadIDs(2000), mailboxLoads(18), BindingEpsilonDefault)
+	same := 0
+	for lead, mb := range a {
+		if b[lead] != mb {
+			t.Fatalf("lead %s bound to %s then %s", lead, mb, b[lead])
+		}
+		if other[lead] == mb {
+			same++
+		}
+	}
+	// A different campaign hashes differently: about 1/18 agree by chance.
+	if same > 2000/6 {
+		t.Errorf("%d of 2000 leads share a mailbox across campaigns; campaign ID is not in the hash", same)
+	}
+}
+
+func TestBindSendersRemoveMailbox(t *testing.T) {
+	t.Parallel()
+	mbs := mailboxLoads(18)
+	leads := leadIDs(20000)
+	bound := BindSenders("c", leads, mbs, BindingEpsilonDefault)
+
+	// sdr05 is paused: only its leads are rebound, against the stored loads
+	// of the others.
+	removed := mbs[4].ID
+	var orphans []string
+	loads := make(map[string]int)
+	for _, lead := range leads {
+		if bound[lead] == removed {
+			orphans = append(orphans, lead)
+		} else {
+			loads[bound[lead]]++
+		}
+	}
+	if len(orphans) == 0 {
+		t.Fatal("removed mailbox had no leads")
+	}
+	remaining := mailboxLoads(18)
+	for i := range remaining {
+		remaining[i].Load = loads[remaining[i].ID]
+		remaining[i].Healthy = remaining[i].ID != removed
+	}
+	rebound := BindSenders("c", orphans, remaining, BindingEpsilonDefault)
+	after := make(map[string]string, len(bound))
+	for lead, mb := range bound {
+		after[lead] = mb
+	}
+	for lead, mb := range rebound {
+		if mb == removed {
+			t.Fatalf("lead %s rebound to the removed mailbox", lead)
+		}
+		after[lead] = mb
+	}
+	moved := 0
+	for lead := range bound {
+		if after[lead] != bound[lead] {
+			moved++
+		}
+	}
+	if moved != len(orphans) {
+		t.Errorf("%d leads moved, want only the removed mailbox's %d", moved, len(orphans))
+	}
+	var healthy []MailboxLoad
+	for _, mb := range remaining {
+		if mb.Healthy {
+			healthy = append(healthy, mb)
+		}
+	}
+	if cv := coefficientOfVariation(after, healthy); len(after) != len(leads) || cv > 0.03 {
+		t.Errorf("after removal: %d bound, cv %.4f", len(after), cv)
+	}
+}
+
+func TestBindSenderNoHealthyMailbox(t *testing.T) {
+	t.Parallel()
+	mbs := mailboxLoads(3)
+	for i := range mbs {
+		mbs[i].Healthy = false
+	}
+	if id, ok := BindSender("c", "l", mbs, BindingEpsilonDefault); ok {
+		t.Errorf("bound to %s with no healthy mailbox", id)
+	}
+	mbs[2].Healthy = true
+	mbs[2].Load = 1000
+	if id, ok := BindSender("c", "l", mbs, BindingEpsilonDefault); !ok || id != mbs[2].ID {
+		t.Errorf("BindSender = %s, %v; want the only healthy mailbox", id, ok)
+	}
+}

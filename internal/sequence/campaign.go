@@ -1,0 +1,262 @@
+// Package sequence is the email domain: campaigns and their steps, sender
+// binding, sending windows, templates, SMTP delivery and the classification of
+// SMTP replies into domain errors.
+package sequence
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// CampaignFileMaxBytesDefault bounds a campaign file: a campaign is a handful
+// of mailboxes and steps, so anything larger is a mistake, not a campaign.
+const CampaignFileMaxBytesDefault = 1 << 20
+
+// Campaign is a validated campaign definition, as imported from YAML.
+type Campaign struct {
+	Workspace string
+	Name      string
+	Mailboxes []Mailbox
+	// Window is nil when the campaign may send at any time.
+	Window *Window
+	Steps  []Step
+	// UnsubscribeURL is a template (lead fields are query-escaped); empty
+	// means no List-Unsubscribe headers.
+	UnsubscribeURL string
+
+	unsubscribe *fieldTemplate
+}
+
+// Mailbox is one sender account of a campaign.
+type Mailbox struct {
+	Address string
+	// Name is the optional display name of the From header.
+	Name string
+	SMTP SMTPEndpoint
+	// PasswordEnv names the environment variable holding the SMTP password;
+	// the password itself is never stored.
+	PasswordEnv string
+	// DailyCap is the most messages this mailbox sends in a day; 0 = no cap.
+	DailyCap int
+}
+
+// Step is one message of the sequence. Step 0 opens the thread; later steps
+// reply in it.
+type Step struct {
+	// Delay is counted from enrollment for step 0 and from the previous
+	// step's send for the others.
+	Delay   time.Duration
+	Subject string
+	Body    string
+
+	subject *fieldTemplate
+	body    *fieldTemplate
+}
+
+type campaignFile struct {
+	Workspace      string        `yaml:"workspace"`
+	Name           string        `yaml:"name"`
+	UnsubscribeURL string        `yaml:"unsubscribe_url"`
+	Mailboxes      []mailboxFile `yaml:"mailboxes"`
+	Window         *windowFile   `yaml:"window"`
+	Steps          []stepFile    `yaml:"steps"`
+}
+
+type mailboxFile struct {
+	Address     string `yaml:"address"`
+	Name        string `yaml:"name"`
+	SMTPURL     string `yaml:"smtp_url"`
+	PasswordEnv string `yaml:"password_env"`
+	DailyCap    int    `yaml:"daily_cap"`
+}
+
+type windowFile struct {
+	Timezone string   `yaml:"timezone"`
+	Days     []string `yaml:"days"`
+	Start    string   `yaml:"start"`
+	End      string   `yaml:"end"`
+}
+
+type stepFile struct {
+	Delay   string `yaml:"delay"`
+	Subject string `yaml:"subject"`
+	Body    string `yaml:"body"`
+}
+
+// ParseCampaign reads and validates a campaign YAML document. Every error
+// names the offending field's path, e.g. `steps[1].delay: invalid duration "3x"`.
+func ParseCampaign(r io.Reader) (*Campaign, error) {
+	data, err := io.ReadAll(io.LimitReader(r, CampaignFileMaxBytesDefault+1))
+	if err != nil {
+		return nil, fmt.Errorf("read campaign: %w", err)
+	}
+	if len(data) > CampaignFileMaxBytesDefault {
+		return nil, fmt.Errorf("campaign file is larger than %d bytes; a campaign is a few mailboxes and steps", CampaignFileMaxBytesDefault)
+	}
+
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("campaign YAML: %w", err)
+	}
+	if len(root.Content) == 0 {
+		return nil, errors.New("campaign YAML is empty")
+	}
+	if err := checkKnownFields(root.Content[0], "", campaignFields); err != nil {
+		return nil, err
+	}
+
+	var file campaignFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("campaign YAML: %w", err)
+	}
+	return file.validate(true)
+}
+
+// validate checks the file; stored campaigns may have lost every mailbox
+// (their follow-ups keep their own), so requireMailboxes is for YAML only.
+func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
+	c := &Campaign{Workspace: strings.TrimSpace(f.Workspace), Name: strings.TrimSpace(f.Name)}
+	if c.Workspace == "" {
+		return nil, errors.New("workspace: required")
+	}
+	if c.Name == "" {
+		return nil, errors.New("name: required")
+	}
+
+	if f.UnsubscribeURL != "" {
+		u, err := url.Parse(f.UnsubscribeURL)
+		if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+			return nil, fmt.Errorf("unsubscribe_url: %q is not an http(s) URL", f.UnsubscribeURL)
+		}
+		t, err := parseFieldTemplate("unsubscribe_url", f.UnsubscribeURL)
+		if err != nil {
+			return nil, err
+		}
+		c.UnsubscribeURL, c.unsubscribe = f.UnsubscribeURL, t
+	}
+
+	if requireMailboxes && len(f.Mailboxes) == 0 {
+		return nil, errors.New("mailboxes: at least one mailbox is required")
+	}
+	seen := make(map[string]int, len(f.Mailboxes))
+	for i, mf := range f.Mailboxes {
+		mb, err := mf.validate(fmt.Sprintf("mailboxes[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		key := strings.ToLower(mb.Address)
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("mailboxes[%d].address: %q is already mailboxes[%d]", i, mb.Address, j)
+		}
+		seen[key] = i
+		c.Mailboxes = append(c.Mailboxes, mb)
+	}
+
+	if f.Window != nil {
+		w, err := f.Window.validate("window")
+		if err != nil {
+			return nil, err
+		}
+		c.Window = w
+	}
+
+	if len(f.Steps) == 0 {
+		return nil, errors.New("steps: at least one step is required")
+	}
+	for i, sf := range f.Steps {
+		st, err := sf.validate(fmt.Sprintf("steps[%d]", i), i)
+		if err != nil {
+			return nil, err
+		}
+		c.Steps = append(c.Steps, st)
+	}
+	return c, nil
+}
+
+func (f mailboxFile) validate(path string) (Mailbox, error) {
+	addr, err := mail.ParseAddress(f.Address)
+	if err != nil || addr.Name != "" || addr.Address != f.Address {
+		return Mailbox{}, fmt.Errorf("%s.address: %q is not a bare email address", path, f.Address)
+	}
+	if strings.ContainsAny(f.Name, "\r\n") {
+		return Mailbox{}, fmt.Errorf("%s.name: must be a single line", path)
+	}
+	ep, err := ParseSMTPURL(f.SMTPURL)
+	if err != nil {
+		return Mailbox{}, fmt.Errorf("%s.smtp_url: %w", path, err)
+	}
+	if ep.Username != "" && f.PasswordEnv == "" {
+		return Mailbox{}, fmt.Errorf("%s.password_env: required when smtp_url has a user; name the environment variable holding the password", path)
+	}
+	if f.PasswordEnv != "" && !isEnvName(f.PasswordEnv) {
+		return Mailbox{}, fmt.Errorf("%s.password_env: %q is not an environment variable name", path, f.PasswordEnv)
+	}
+	if f.DailyCap < 0 {
+		return Mailbox{}, fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
+	}
+	return Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap}, nil
+}
+
+func (f stepFile) validate(path string, index int) (Step, error) {
+	d, err := time.ParseDuration(f.Delay)
+	if f.Delay == "" {
+		d, err = 0, nil
+	}
+	if err != nil {
+		return Step{}, fmt.Errorf("%s.delay: invalid duration %q (use Go durations such as 0s, 90m, 72h)", path, f.Delay)
+	}
+	if d < 0 {
+		return Step{}, fmt.Errorf("%s.delay: %q is negative", path, f.Delay)
+	}
+	st := Step{Delay: d, Subject: f.Subject, Body: f.Body}
+	switch {
+	case index == 0 && strings.TrimSpace(f.Subject) == "":
+		return Step{}, fmt.Errorf("%s.subject: required on the first step", path)
+	case index > 0 && f.Subject != "":
+		return Step{}, fmt.Errorf("%s.subject: follow-ups reply in the thread as \"Re: <first subject>\"; remove this subject", path)
+	}
+	if strings.TrimSpace(f.Body) == "" {
+		return Step{}, fmt.Errorf("%s.body: required", path)
+	}
+	if index == 0 {
+		if st.subject, err = parseFieldTemplate(path+".subject", f.Subject); err != nil {
+			return Step{}, err
+		}
+	}
+	if st.body, err = parseFieldTemplate(path+".body", f.Body); err != nil {
+		return Step{}, err
+	}
+	return st, nil
+}
+
+func isEnvName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// MailboxByAddress returns the campaign's mailbox with that address.
+func (c *Campaign) MailboxByAddress(address string) (Mailbox, bool) {
+	for _, mb := range c.Mailboxes {
+		if strings.EqualFold(mb.Address, address) {
+			return mb, true
+		}
+	}
+	return Mailbox{}, false
+}

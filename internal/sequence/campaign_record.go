@@ -1,0 +1,56 @@
+package sequence
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Record is the campaign as the store keeps it.
+func (c *Campaign) Record() store.CampaignRecord {
+	rec := store.CampaignRecord{Workspace: c.Workspace, Name: c.Name, UnsubscribeURL: c.UnsubscribeURL}
+	if w := c.Window; w != nil {
+		rec.WindowTimezone, rec.WindowDays = w.Timezone, w.DayNames()
+		rec.WindowStart, rec.WindowEnd = Clock(w.Start), Clock(w.End)
+	}
+	for i, st := range c.Steps {
+		rec.Steps = append(rec.Steps, store.StepRecord{Step: i + 1, Delay: st.Delay, Subject: st.Subject, Body: st.Body})
+	}
+	for _, mb := range c.Mailboxes {
+		rec.Mailboxes = append(rec.Mailboxes, store.MailboxRecord{
+			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
+			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
+		})
+	}
+	return rec
+}
+
+// campaignFromRecord rebuilds a stored campaign, validated and with its
+// templates compiled exactly as at import.
+func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
+	f := campaignFile{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL}
+	if rec.WindowTimezone != "" {
+		f.Window = &windowFile{Timezone: rec.WindowTimezone, Days: rec.WindowDays, Start: rec.WindowStart, End: rec.WindowEnd}
+	}
+	for _, st := range rec.Steps {
+		f.Steps = append(f.Steps, stepFile{Delay: st.Delay.String(), Subject: st.Subject, Body: st.Body})
+	}
+	for _, mb := range rec.Mailboxes {
+		f.Mailboxes = append(f.Mailboxes, mailboxFromRecordFile(mb))
+	}
+	c, err := f.validate(false)
+	if err != nil {
+		return nil, fmt.Errorf("stored campaign %s/%s: %w (re-import it)", rec.Workspace, rec.Name, err)
+	}
+	return c, nil
+}
+
+func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
+	return mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap}
+}
+
+// mailboxFromRecord validates a stored mailbox as import did.
+func mailboxFromRecord(mb store.MailboxRecord) (Mailbox, error) {
+	return mailboxFromRecordFile(mb).validate("mailbox " + strings.ToLower(mb.Address))
+}

@@ -1,0 +1,169 @@
+package sequence
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// ImportResult says what an import did.
+type ImportResult struct {
+	CampaignID int64 `json:"campaign_id"`
+	Created    bool  `json:"created"`
+	// Rebound counts unsent step-1 enrollments moved off a removed mailbox.
+	Rebound int `json:"rebound"`
+}
+
+// ImportCampaign creates or updates a campaign in one transaction: on any
+// error nothing is written.
+func ImportCampaign(ctx context.Context, pool *pgxpool.Pool, c *Campaign) (ImportResult, error) {
+	var res ImportResult
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		id, created, err := store.UpsertCampaign(ctx, tx, c.Record())
+		if err != nil {
+			return err
+		}
+		res.CampaignID, res.Created = id, created
+		res.Rebound, err = rebindOrphans(ctx, tx, id, "")
+		return err
+	})
+	return res, err
+}
+
+// EnrollRequest selects the leads to enroll.
+type EnrollRequest struct {
+	Workspace string
+	Campaign  string
+	// Keys are external ids or email addresses; nil enrolls every lead of
+	// the workspace.
+	Keys []string
+}
+
+// EnrollResult says what an enrollment did.
+type EnrollResult struct {
+	Enrolled int `json:"enrolled"`
+	// Rebound counts unsent step-1 enrollments moved off a paused, disabled
+	// or removed mailbox.
+	Rebound int `json:"rebound"`
+	// Unbound counts leads enrolled without a mailbox because none is
+	// healthy; they are bound when one recovers and the campaign is
+	// enrolled again.
+	Unbound int `json:"unbound"`
+}
+
+// Enroll enrolls leads in a campaign, binding each to a mailbox with the
+// balanced binder and scheduling step 1 inside the window. Enrolling a lead
+// twice is a no-op. The campaign row is locked, so concurrent enrollments
+// bind against consistent loads.
+func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time.Time) (EnrollResult, error) {
+	var res EnrollResult
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		campaignID, workspaceID, err := store.LockCampaign(ctx, tx, req.Workspace, req.Campaign)
+		if err != nil {
+			return err
+		}
+		rec, err := store.LoadCampaign(ctx, tx, campaignID)
+		if err != nil {
+			return err
+		}
+		c, err := campaignFromRecord(rec)
+		if err != nil {
+			return err
+		}
+		if res.Rebound, err = rebindOrphans(ctx, tx, campaignID, ""); err != nil {
+			return err
+		}
+		var keys []string
+		for _, k := range req.Keys {
+			keys = append(keys, k, strings.ToLower(k))
+		}
+		candidates, err := store.EnrollCandidates(ctx, tx, workspaceID, campaignID, keys)
+		if err != nil || len(candidates) == 0 {
+			return err
+		}
+		loads, err := store.MailboxLoads(ctx, tx, campaignID)
+		if err != nil {
+			return err
+		}
+		leadIDs := make([]string, len(candidates))
+		for i, cand := range candidates {
+			leadIDs[i] = strconv.FormatInt(cand.LeadID, 10)
+		}
+		bound := BindSenders(strconv.FormatInt(campaignID, 10), leadIDs, binderView(loads), BindingEpsilonDefault)
+		ids := mailboxIDsByAddress(loads)
+		rows := make([]store.NewEnrollment, len(candidates))
+		for i, cand := range candidates {
+			rows[i] = store.NewEnrollment{
+				LeadID:     cand.LeadID,
+				NextSendAt: c.Window.Next(now.Add(c.Steps[0].Delay), cand.Timezone),
+				MailboxID:  ids[bound[leadIDs[i]]],
+			}
+			if rows[i].MailboxID == 0 {
+				res.Unbound++
+			}
+		}
+		n, err := store.InsertEnrollments(ctx, tx, campaignID, workspaceID, rows)
+		res.Enrolled = int(n)
+		return err
+	})
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll in %s/%s: %w", req.Workspace, req.Campaign, err)
+	}
+	return res, nil
+}
+
+// rebindOrphans moves the campaign's unsent step-1 enrollments off mailboxes
+// that cannot send (paused, disabled, removed) onto healthy ones, with the
+// same balanced binder. Enrollments that sent step 1 never move: their
+// thread belongs to their mailbox.
+func rebindOrphans(ctx context.Context, tx pgx.Tx, campaignID int64, tickID string) (int, error) {
+	orphans, err := store.RebindCandidates(ctx, tx, campaignID, tickID)
+	if err != nil || len(orphans) == 0 {
+		return 0, err
+	}
+	loads, err := store.MailboxLoads(ctx, tx, campaignID)
+	if err != nil {
+		return 0, err
+	}
+	leadIDs := make([]string, len(orphans))
+	for i, o := range orphans {
+		leadIDs[i] = strconv.FormatInt(o.LeadID, 10)
+	}
+	bound := BindSenders(strconv.FormatInt(campaignID, 10), leadIDs, binderView(loads), BindingEpsilonDefault)
+	ids := mailboxIDsByAddress(loads)
+	var enrollmentIDs, mailboxIDs []int64
+	for i, o := range orphans {
+		if mb, ok := bound[leadIDs[i]]; ok {
+			enrollmentIDs, mailboxIDs = append(enrollmentIDs, o.EnrollmentID), append(mailboxIDs, ids[mb])
+		}
+	}
+	if len(enrollmentIDs) == 0 {
+		return 0, nil
+	}
+	return len(enrollmentIDs), store.RebindEnrollments(ctx, tx, enrollmentIDs, mailboxIDs)
+}
+
+// binderView keys mailboxes by address: stable across re-imports, unlike
+// database ids, so bindings hash the same everywhere.
+func binderView(loads []store.MailboxLoad) []MailboxLoad {
+	view := make([]MailboxLoad, len(loads))
+	for i, l := range loads {
+		view[i] = MailboxLoad{ID: strings.ToLower(l.Address), Load: l.Load, Healthy: l.Healthy}
+	}
+	return view
+}
+
+func mailboxIDsByAddress(loads []store.MailboxLoad) map[string]int64 {
+	ids := make(map[string]int64, len(loads))
+	for _, l := range loads {
+		ids[strings.ToLower(l.Address)] = l.ID
+	}
+	return ids
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ClaimedEnrollment is a due enrollment leased to one tick, with what it
+// takes to send its step.
+type ClaimedEnrollment struct {
+	ID          int64
+	CampaignID  int64
+	WorkspaceID int64
+	LeadID      int64
+	MailboxID   int64
+	Step        int // 1-based, the step to send
+	Attempts    int
+	DueAt       time.Time
+
+	FirstName, LastName, Company, Domain, Email, Timezone string
+
+	// Thread holds the Message-IDs of the steps already sent, in order.
+	Thread []string
+	// StepSend is the status of a sends row already present for this step
+	// ("sending" after a crash), or empty.
+	StepSend string
+	// Suppressed is the suppression reason of the lead's address, if any.
+	Suppressed string
+}
+
+// ClaimEnrollments leases up to batch due enrollments to tickID for lease.
+func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Duration, tickID string) ([]ClaimedEnrollment, error) {
+	rows, err := db.Query(ctx, emailQuery("claim"), batch, lease, tickID)
+	if err != nil {
+		return nil, fmt.Errorf("claim enrollments: %w", err)
+	}
+	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedEnrollment, error) {
+		var c ClaimedEnrollment
+		var stepSend, suppressed *string
+		err := r.Scan(&c.ID, &c.CampaignID, &c.WorkspaceID, &c.LeadID, &c.MailboxID, &c.Step, &c.Attempts, &c.DueAt,
+			&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
+			&c.Thread, &stepSend, &suppressed)
+		if stepSend != nil {
+			c.StepSend = *stepSend
+		}
+		if suppressed != nil {
+			c.Suppressed = *suppressed
+		}
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim enrollments: %w", err)
+	}
+	return claimed, nil
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MailboxLoad is a campaign mailbox as the sender binder sees it.
+type MailboxLoad struct {
+	ID      int64
+	Address string
+	Healthy bool
+	Load    int
+}
+
+// MailboxLoads lists the campaign's mailboxes with the number of active
+// enrollments bound to each.
+func MailboxLoads(ctx context.Context, db DBTX, campaignID int64) ([]MailboxLoad, error) {
+	rows, err := db.Query(ctx, emailQuery("mailbox_loads"), campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d mailbox loads: %w", campaignID, err)
+	}
+	loads, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MailboxLoad, error) {
+		var l MailboxLoad
+		err := r.Scan(&l.ID, &l.Address, &l.Healthy, &l.Load)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d mailbox loads: %w", campaignID, err)
+	}
+	return loads, nil
+}
+
+// EnrollCandidate is a lead that may be enrolled.
+type EnrollCandidate struct {
+	LeadID   int64
+	Timezone string
+}
+
+// EnrollCandidates lists the workspace's leads not yet in the campaign, by
+// lead id; keys (external ids or lower-cased emails) narrow the list, nil
+// means every lead.
+func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
+	rows, err := tx.Query(ctx, emailQuery("enroll_candidates"), workspaceID, campaignID, keys)
+	if err != nil {
+		return nil, fmt.Errorf("enroll candidates: %w", err)
+	}
+	c, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (EnrollCandidate, error) {
+		var c EnrollCandidate
+		err := r.Scan(&c.LeadID, &c.Timezone)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enroll candidates: %w", err)
+	}
+	return c, nil
+}
+
+// NewEnrollment is one enrollment to insert.
+type NewEnrollment struct {
+	LeadID     int64
+	NextSendAt time.Time
+	MailboxID  int64
+}
+
+// enrollChunk bounds one INSERT's arrays.
+const enrollChunk = 5000
+
+// InsertEnrollments enrolls leads; already enrolled leads are skipped. It
+// returns how many rows were inserted.
+func InsertEnrollments(ctx context.Context, tx pgx.Tx, campaignID, workspaceID int64, es []NewEnrollment) (int64, error) {
+	var inserted int64
+	for start := 0; start < len(es); start += enrollChunk {
+		chunk := es[start:min(start+enrollChunk, len(es))]
+		leads, due, mbs := make([]int64, len(chunk)), make([]time.Time, len(chunk)), make([]int64, len(chunk))
+		for i, e := range chunk {
+			leads[i], due[i], mbs[i] = e.LeadID, e.NextSendAt, e.MailboxID
+		}
+		tag, err := tx.Exec(ctx, emailQuery("enroll_insert"), campaignID, workspaceID, leads, due, mbs)
+		if err != nil {
+			return inserted, fmt.Errorf("enroll: %w", err)
+		}
+		inserted += tag.RowsAffected()
+	}
+	return inserted, nil
+}
+
+// RebindCandidate is an unsent step-1 enrollment whose mailbox cannot send.
+type RebindCandidate struct {
+	EnrollmentID int64
+	LeadID       int64
+}
+
+// RebindCandidates lists (and locks) the campaign's step-1 enrollments that
+// sent nothing and sit on a paused, disabled or removed mailbox. tickID lets
+// a tick move rows it holds itself; pass "" otherwise.
+func RebindCandidates(ctx context.Context, tx pgx.Tx, campaignID int64, tickID string) ([]RebindCandidate, error) {
+	rows, err := tx.Query(ctx, emailQuery("rebind_candidates"), campaignID, tickID)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d rebind candidates: %w", campaignID, err)
+	}
+	c, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RebindCandidate, error) {
+		var c RebindCandidate
+		err := r.Scan(&c.EnrollmentID, &c.LeadID)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d rebind candidates: %w", campaignID, err)
+	}
+	return c, nil
+}
+
+// RebindEnrollments stores new mailboxes for enrollments.
+func RebindEnrollments(ctx context.Context, tx pgx.Tx, enrollmentIDs, mailboxIDs []int64) error {
+	if _, err := tx.Exec(ctx, emailQuery("enrollments_rebind"), enrollmentIDs, mailboxIDs); err != nil {
+		return fmt.Errorf("rebind enrollments: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+SELECT step, delay_seconds, coalesce(subject, ''), body
+FROM sequence_steps
+WHERE campaign_id = $1
+ORDER BY step

@@ -1,0 +1,10 @@
+-- Returns the workspace's id, creating it on first use.
+WITH ins AS (
+    INSERT INTO workspaces (name) VALUES ($1)
+    ON CONFLICT (name) DO NOTHING
+    RETURNING id
+)
+SELECT id FROM ins
+UNION ALL
+SELECT id FROM workspaces WHERE name = $1
+LIMIT 1
