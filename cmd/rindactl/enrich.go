@@ -1,9 +1,178 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/store"
+)
 
 func newCmdEnrich(f *Factory) *cobra.Command {
 	return groupCommand("enrich", "Lead enrichment: run one bounded enrichment tick",
 		"Lead enrichment finds email addresses for leads through providers (Hunter, Findymail, MillionVerifier).",
-		&cobra.Command{Use: "tick", Short: "Claim a bounded batch of due leads, enrich them, record outcomes, exit", RunE: notImplemented})
+		newCmdEnrichTick(f, nil))
+}
+
+// EnrichTickOptions holds the flags of `rindactl enrich tick`.
+type EnrichTickOptions struct {
+	f             *Factory
+	Providers     []string
+	Verify        string
+	Batch         int
+	Concurrency   int
+	MaxDuration   time.Duration
+	Lease         time.Duration
+	NegativeCache time.Duration
+	MaxAttempts   int
+	Workspace     string
+	Output        string
+	// Guard guards every provider call (breaker, bucket, ceiling); nil
+	// admits every call.
+	Guard enrich.Guard
+}
+
+func newCmdEnrichTick(f *Factory, runF func(context.Context, *EnrichTickOptions) error) *cobra.Command {
+	opts := &EnrichTickOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "tick",
+		Short: "Claim a bounded batch of due leads, enrich them, record outcomes, exit",
+		Long: `Run one bounded enrichment tick: claim due leads in rounds of --batch (with
+FOR UPDATE SKIP LOCKED and a --lease, so any number of ticks may run at
+once), try the --providers in order for each lead with at most
+--concurrency calls in flight, record the outcomes, and exit. At
+--max-duration or on SIGTERM the tick stops claiming, releases the leads
+it has not worked, records its run and exits 0.
+
+Outcomes: enriched (address found, and deliverable when --verify is set:
+an undeliverable address counts as that provider's miss and the next one
+is tried); not_found (every provider missed, or the lead has no domain or
+name: no call is made); pending (a transient failure, retried after
+max(Retry-After, exponential backoff with full jitter from 30s to 1h));
+enrichment_failed (after --max-attempts transient failures; only
+"rindactl requeue" revives it); unreachable (a provider's quota is used up:
+parked for --negative-cache, then retried by itself).
+
+A provider that answers with a quota error gets no more calls from this
+tick for that workspace; until a provider has answered once, the tick sends
+it one call at a time. Provider keys come from RINDA_<PROVIDER>_API_KEY.
+
+See docs/enrichment.md for the state machine.`,
+		Example: `  # what cron runs every minute
+  rindactl enrich tick
+
+  # Hunter only, verified, one workspace, machine-readable summary
+  rindactl enrich tick --providers hunter --verify millionverifier --workspace acme --output json`,
+		Args: exactArgs(0, "none"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return enrichTickRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Providers, "providers", []string{"findymail", "hunter"}, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
+	fl.StringVar(&opts.Verify, "verify", "", "verifier for found addresses: "+strings.Join(provider.Verifiers(), ", ")+" (default: none)")
+	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
+	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
+	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
+	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved (must exceed --max-duration)")
+	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
+	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
+	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
+	fl.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
+	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	switch {
+	case opts.Batch < 1 || opts.Batch > 10000:
+		return usageError("invalid --batch %d: use 1 to 10000", opts.Batch)
+	case opts.Concurrency < 1 || opts.Concurrency > 1000:
+		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
+	case opts.MaxDuration <= 0:
+		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
+	case opts.Lease <= opts.MaxDuration:
+		return usageError("--lease %s must exceed --max-duration %s, or other ticks could take leads this one still works", opts.Lease, opts.MaxDuration)
+	case opts.NegativeCache <= 0:
+		return usageError("invalid --negative-cache %s: use a positive duration like 24h", opts.NegativeCache)
+	case opts.MaxAttempts < 1:
+		return usageError("invalid --max-attempts %d: use 1 or more", opts.MaxAttempts)
+	}
+	cfg := enrich.TickConfig{
+		Guard: opts.Guard, Batch: opts.Batch, Concurrency: opts.Concurrency,
+		MaxDuration: opts.MaxDuration, Lease: opts.Lease, NegativeCache: opts.NegativeCache,
+		MaxAttempts: opts.MaxAttempts, Logger: opts.f.Logger(),
+	}
+	var seen []string
+	for _, name := range opts.Providers {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if slices.Contains(seen, name) {
+			return usageError("--providers names %q twice", name)
+		}
+		seen = append(seen, name)
+		fd, err := provider.NewFinder(name, opts.f.Getenv)
+		if err != nil {
+			return usageError("--providers: %v", err)
+		}
+		cfg.Finders = append(cfg.Finders, fd)
+	}
+	if len(cfg.Finders) == 0 {
+		return usageError("--providers is empty: name at least one of %s", strings.Join(provider.Finders(), ", "))
+	}
+	if opts.Verify != "" {
+		if cfg.Verifier, err = provider.NewVerifier(opts.Verify, opts.f.Getenv); err != nil {
+			return usageError("--verify: %v", err)
+		}
+	}
+
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if opts.Workspace != "" {
+		if cfg.WorkspaceID, err = store.EnrichWorkspaceID(ctx, pool, opts.Workspace); err != nil {
+			if errors.Is(err, store.ErrUnknownWorkspace) {
+				return usageError("--workspace: %v", err)
+			}
+			return err
+		}
+	}
+
+	rep, err := enrich.RunTick(ctx, pool, cfg)
+	if err != nil {
+		return err
+	}
+	ios := opts.f.IO
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(rep)
+	}
+	names := make([]string, 0, len(rep.ProviderCalls))
+	for n := range rep.ProviderCalls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	calls := make([]string, len(names))
+	for i, n := range names {
+		calls[i] = fmt.Sprintf("%s=%d", n, rep.ProviderCalls[n])
+	}
+	o := rep.Outcomes
+	fmt.Fprintf(ios.Out, "tick %s claimed %d: %d enriched, %d not_found, %d pending, %d unreachable, %d enrichment_failed; calls %s; %dms\n",
+		rep.TickID, rep.Claimed, o.Enriched, o.NotFound, o.Pending, o.Unreachable, o.EnrichmentFailed, strings.Join(calls, " "), rep.DurationMS)
+	return nil
 }

@@ -1,0 +1,93 @@
+package enrich
+
+import (
+	"context"
+	"time"
+)
+
+// Guard decides, around every provider call a tick makes, whether the call
+// may go out (circuit breaker, token bucket, spend ceiling) and learns how it
+// went. The tick calls Admit right before a call and Settle right after it,
+// for finders and verifiers alike. Implementations keep their state where
+// every process sees it (Postgres), because a cron tick remembers nothing.
+//
+// A blocked call is a deliberate block, not a failure: the waterfall skips
+// that provider for the lead without calling it and without charging the
+// lead; when no provider is left, the lead waits until the earliest Until.
+type Guard interface {
+	// Admit asks whether call may be made now. An error means the guard could
+	// not decide (e.g. the database is unreachable): the tick then makes no
+	// call and puts the lead back to be retried later.
+	Admit(ctx context.Context, call Call) (Admission, error)
+	// Settle reports the result of an admitted call (Allowed true). It is
+	// called exactly once per admitted call, also when the call failed or the
+	// tick is shutting down. A Settle error is logged; the lead's outcome
+	// stands.
+	Settle(ctx context.Context, a Admission, res CallResult) error
+}
+
+// Call identifies one intended provider call.
+type Call struct {
+	// TickID is the calling tick (the lease owner, locked_by); a guard may
+	// use it as the half-open probe owner or in its call ledger.
+	TickID      string
+	WorkspaceID int64
+	// Provider is the finder's or verifier's Name().
+	Provider string
+	LeadID   int64
+}
+
+// Admission is a guard's answer to Admit.
+type Admission struct {
+	// Call is the call this admission answers; Settle gets it back.
+	Call Call
+	// Allowed: the call may go out now.
+	Allowed bool
+	// Until is, when not Allowed, the earliest time the call could be
+	// admitted (breaker end, next token, next month). The tick moves the
+	// lead's next_attempt_at there when no other provider can serve it.
+	Until time.Time
+	// Reason says why a call was not allowed, for logs and last_error:
+	// e.g. "breaker_open", "rate_limited", "ceiling_reached".
+	Reason string
+	// Probe marks the single half-open call let through after a breaker
+	// expired; its result decides whether the breaker closes.
+	Probe bool
+	// Ref is the guard's own reference for Settle (e.g. its ledger row id).
+	// The tick passes it back untouched.
+	Ref int64
+}
+
+// CallOutcome is how an admitted call ended, as recorded by guards.
+type CallOutcome string
+
+const (
+	// CallFound: a finder found an address, or a verifier judged it
+	// deliverable.
+	CallFound CallOutcome = "found"
+	// CallNotFound: the provider answered cleanly without a usable address
+	// (a finder's miss, or an undeliverable verdict).
+	CallNotFound CallOutcome = "not_found"
+	// CallFailed: the call ended in Err.
+	CallFailed CallOutcome = "failed"
+)
+
+// CallResult is what Settle learns about an admitted call.
+type CallResult struct {
+	Outcome CallOutcome
+	// Err is the classified failure when Outcome is CallFailed, else nil.
+	// Err.Kind == KindQuota is what opens a breaker.
+	Err *ProviderError
+	// Duration is the call's wall time.
+	Duration time.Duration
+}
+
+// OpenGuard admits every call and records nothing: the tick's guard when no
+// real one is wired in.
+type OpenGuard struct{}
+
+func (OpenGuard) Admit(_ context.Context, call Call) (Admission, error) {
+	return Admission{Call: call, Allowed: true}, nil
+}
+
+func (OpenGuard) Settle(context.Context, Admission, CallResult) error { return nil }

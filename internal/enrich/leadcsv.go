@@ -1,0 +1,219 @@
+package enrich
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+const (
+	// ImportMaxBytesDefault bounds a lead CSV file: 100k leads weigh about
+	// 15 MiB, so this leaves room while keeping one import one transaction.
+	ImportMaxBytesDefault int64 = 256 << 20
+	// ImportMaxFieldLen is the longest value any column accepts; longer
+	// values are a broken export, not a name or a domain.
+	ImportMaxFieldLen = 1000
+)
+
+// LeadColumns are the columns a lead CSV may have; the first three are
+// required in the header (values may still be empty where allowed).
+var LeadColumns = []string{"first_name", "last_name", "company_domain", "email", "external_id", "company", "timezone"}
+
+var requiredLeadColumns = LeadColumns[:3]
+
+// LeadRecord is one valid CSV line, normalised (trimmed, lower-case domain
+// and email). Empty optional values are "".
+type LeadRecord struct {
+	Line       int
+	ExternalID string
+	FirstName  string
+	LastName   string
+	Company    string
+	Domain     string
+	Email      string
+	Timezone   string
+}
+
+// LineError is one rejected CSV line.
+type LineError struct {
+	Line   int
+	Reason string
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// LeadFile is a parsed lead CSV: the good lines and every bad one.
+type LeadFile struct {
+	Records []LeadRecord
+	Invalid []LineError
+}
+
+// ParseLeadCSV reads a lead CSV with a header line. It checks every line
+// and reports all bad ones instead of stopping at the first, so one run
+// tells the operator everything to fix. A broken header or a CSV syntax
+// error (an unclosed quote) is returned as an error: past it, lines cannot
+// be trusted.
+func ParseLeadCSV(r io.Reader) (*LeadFile, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // checked per line, so the error names the line
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("the file is empty; it needs a header line: " + strings.Join(requiredLeadColumns, ","))
+	}
+	if err != nil {
+		return nil, csvError(err)
+	}
+	cols, err := leadColumns(header)
+	if err != nil {
+		return nil, err
+	}
+
+	out := &LeadFile{}
+	seen := map[string]int{} // external_id -> first line
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		lr, reasons := parseLeadLine(rec, cols, line)
+		if lr.ExternalID != "" {
+			if first, dup := seen[lr.ExternalID]; dup {
+				reasons = append(reasons, fmt.Sprintf("external_id %q already appears on line %d", lr.ExternalID, first))
+			} else {
+				seen[lr.ExternalID] = line
+			}
+		}
+		if len(reasons) > 0 {
+			out.Invalid = append(out.Invalid, LineError{Line: line, Reason: strings.Join(reasons, "; ")})
+			continue
+		}
+		out.Records = append(out.Records, lr)
+	}
+}
+
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("line %d: %v (fix the quoting; nothing was imported)", pe.StartLine, pe.Err)
+	}
+	return fmt.Errorf("reading CSV: %w", err)
+}
+
+// leadColumns maps each known column to its index in the header.
+func leadColumns(header []string) (map[string]int, error) {
+	cols := make(map[string]int, len(header))
+	for i, h := range header {
+		name := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		if !slices.Contains(LeadColumns, name) {
+			return nil, fmt.Errorf("unknown column %q in the header; allowed columns: %s", h, strings.Join(LeadColumns, ", "))
+		}
+		if _, dup := cols[name]; dup {
+			return nil, fmt.Errorf("column %q appears twice in the header", name)
+		}
+		cols[name] = i
+	}
+	var missing []string
+	for _, c := range requiredLeadColumns {
+		if _, ok := cols[c]; !ok {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the header lacks required column(s) %s; it needs at least %s", strings.Join(missing, ", "), strings.Join(requiredLeadColumns, ","))
+	}
+	return cols, nil
+}
+
+func parseLeadLine(rec []string, cols map[string]int, line int) (LeadRecord, []string) {
+	var reasons []string
+	if len(rec) != len(cols) {
+		return LeadRecord{Line: line}, []string{fmt.Sprintf("has %d fields, the header has %d", len(rec), len(cols))}
+	}
+	get := func(name string) string {
+		i, ok := cols[name]
+		if !ok {
+			return ""
+		}
+		v := strings.TrimSpace(rec[i])
+		if !utf8.ValidString(v) {
+			reasons = append(reasons, name+" is not valid UTF-8")
+			return ""
+		}
+		if n := utf8.RuneCountInString(v); n > ImportMaxFieldLen {
+			reasons = append(reasons, fmt.Sprintf("%s is %d characters long (at most %d)", name, n, ImportMaxFieldLen))
+			return ""
+		}
+		return v
+	}
+	lr := LeadRecord{
+		Line:       line,
+		ExternalID: get("external_id"),
+		FirstName:  get("first_name"),
+		LastName:   get("last_name"),
+		Company:    get("company"),
+		Domain:     strings.ToLower(get("company_domain")),
+		Email:      strings.ToLower(get("email")),
+		Timezone:   get("timezone"),
+	}
+	if lr.Email != "" && !validEmail(lr.Email) {
+		reasons = append(reasons, fmt.Sprintf("email %q is not an address like name@example.com", lr.Email))
+	}
+	if lr.Domain != "" && !validDomain(lr.Domain) {
+		reasons = append(reasons, fmt.Sprintf("company_domain %q is not a domain like example.com (no scheme, path or spaces)", lr.Domain))
+	}
+	if lr.Email == "" {
+		switch {
+		case lr.Domain == "":
+			reasons = append(reasons, "no email and no company_domain: nothing to enrich from")
+		case lr.FirstName == "" && lr.LastName == "":
+			reasons = append(reasons, "no email and no first_name or last_name: nothing to enrich from")
+		}
+	}
+	if lr.Timezone != "" {
+		if _, err := time.LoadLocation(lr.Timezone); err != nil || strings.EqualFold(lr.Timezone, "local") {
+			reasons = append(reasons, fmt.Sprintf("timezone %q is not an IANA zone like Europe/Paris", lr.Timezone))
+		}
+	}
+	return lr, reasons
+}
+
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || a.Name != "" {
+		return false
+	}
+	_, domain, _ := strings.Cut(s, "@")
+	return validDomain(domain)
+}
+
+// validDomain accepts host names with at least one dot: letters (IDN
+// included), digits, hyphens and dots, labels not starting or ending with a
+// hyphen.
+func validDomain(s string) bool {
+	if len(s) > 253 || !strings.Contains(s, ".") {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r > unicode.MaxASCII && unicode.IsLetter(r)) {
+				return false
+			}
+		}
+	}
+	return true
+}

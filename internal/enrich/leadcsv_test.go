@@ -1,0 +1,72 @@
+package enrich_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+)
+
+func TestParseLeadCSVReportsEveryBadLine(t *testing.T) {
+	t.Parallel()
+	in := "\ufefffirst_name,last_name,company_domain,email,external_id,timezone\n" +
+		"Ada,Lovelace,analytical.example,,a1,Europe/London\n" + // line 2 ok
+		"Alan,Turing,,,a2,\n" + // 3: nothing to enrich from
+		"Grace,Hopper,navy.example,grace@,a3,\n" + // 4: bad email
+		"Edsger,Dijkstra,tue.example,,a4,Mars/Olympus\n" + // 5: bad zone
+		"Barbara," + strings.Repeat("L", 1001) + ",mit.example,,a5,\n" + // 6: too long
+		"Ken,Thompson,https://bell.example/,,a6,\n" + // 7: URL, not a domain
+		"Dennis,Ritchie,bell.example,,a1,\n" + // 8: repeated external_id
+		"Linus,Torvalds,linux.example\n" + // 9: short line
+		"\"Multi\nline\",Name,multi.example,,a9,\n" + // 10-11: quoted newline, ok
+		",,,rob@plan9.example,a10,\n" // 12: email only, ok
+	f, err := enrich.ParseLeadCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLines := map[int]string{3: "nothing to enrich from", 4: "email", 5: "timezone", 6: "1001 characters", 7: "company_domain", 8: "line 2", 9: "fields"}
+	if len(f.Invalid) != len(wantLines) {
+		t.Fatalf("invalid lines %v, want %d", f.Invalid, len(wantLines))
+	}
+	for _, le := range f.Invalid {
+		if want, ok := wantLines[le.Line]; !ok || !strings.Contains(le.Reason, want) {
+			t.Errorf("line %d: %q, want a reason mentioning %q", le.Line, le.Reason, want)
+		}
+	}
+	if len(f.Records) != 3 || f.Records[1].Line != 10 || f.Records[2].Email != "rob@plan9.example" {
+		t.Fatalf("records %+v", f.Records)
+	}
+}
+
+func TestParseLeadCSVHeaderErrors(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"first_name,last_name,company_domain,phone\n":       `unknown column "phone"`,
+		"first_name,company_domain\n":                       "lacks required column(s) last_name",
+		"first_name,last_name,company_domain,email,email\n": "twice",
+		"": "empty",
+		"first_name,last_name,company_domain\n\"Ada,Lovelace,x.example\n": "line 2",
+	}
+	for in, want := range cases {
+		_, err := enrich.ParseLeadCSV(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error mentioning %q", in, err, want)
+		}
+	}
+}
+
+func TestBackoffFullJitterWithinCap(t *testing.T) {
+	t.Parallel()
+	b := enrich.Backoff{}
+	for attempt := 1; attempt <= 40; attempt++ {
+		ceiling := min(enrich.BackoffCapDefault, enrich.BackoffBaseDefault<<min(attempt-1, 20))
+		for range 50 {
+			if d := b.Delay(attempt); d < 0 || d > ceiling {
+				t.Fatalf("attempt %d: delay %s outside [0, %s]", attempt, d, ceiling)
+			}
+		}
+	}
+	if d := b.Retry(1, 2*enrich.BackoffCapDefault); d != 2*enrich.BackoffCapDefault {
+		t.Fatalf("Retry-After %s not honoured: %s", 2*enrich.BackoffCapDefault, d)
+	}
+}

@@ -1,0 +1,58 @@
+package enrich
+
+// Lead enrichment states (lead_enrichment.status).
+const (
+	StatusPending          = "pending"
+	StatusInProgress       = "in_progress"
+	StatusEnriched         = "enriched"
+	StatusNotFound         = "not_found"
+	StatusUnreachable      = "unreachable"
+	StatusEnrichmentFailed = "enrichment_failed"
+)
+
+// Outcomes counts a tick's leads by the state it left them in. Every key is
+// always present in JSON so scripts need not guess.
+type Outcomes struct {
+	Enriched         int `json:"enriched"`
+	NotFound         int `json:"not_found"`
+	Pending          int `json:"pending"`
+	Unreachable      int `json:"unreachable"`
+	EnrichmentFailed int `json:"enrichment_failed"`
+}
+
+func (o *Outcomes) add(status string) {
+	switch status {
+	case StatusEnriched:
+		o.Enriched++
+	case StatusNotFound:
+		o.NotFound++
+	case StatusPending:
+		o.Pending++
+	case StatusUnreachable:
+		o.Unreachable++
+	case StatusEnrichmentFailed:
+		o.EnrichmentFailed++
+	}
+}
+
+// Map is the counts keyed by status, as stored in tick_runs.counts.
+func (o Outcomes) Map() map[string]int {
+	return map[string]int{
+		StatusEnriched: o.Enriched, StatusNotFound: o.NotFound, StatusPending: o.Pending,
+		StatusUnreachable: o.Unreachable, StatusEnrichmentFailed: o.EnrichmentFailed,
+	}
+}
+
+// Report is what one tick did; `enrich tick --output json` prints it.
+type Report struct {
+	TickID   string   `json:"-"`
+	Claimed  int      `json:"claimed"`
+	Outcomes Outcomes `json:"outcomes"`
+	// ProviderCalls counts requests made per provider (finders and the
+	// verifier); every configured provider has a key.
+	ProviderCalls map[string]int `json:"provider_calls"`
+	DurationMS    int64          `json:"duration_ms"`
+	// Lost counts outcomes not written because another tick took the lease
+	// over (this tick ran past its lease).
+	Lost int `json:"-"`
+}

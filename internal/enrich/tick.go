@@ -1,0 +1,244 @@
+package enrich
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
+)
+
+// Defaults for TickConfig, also the `enrich tick` flag defaults.
+const (
+	BatchDefault       = 200
+	ConcurrencyDefault = 25
+	// MaxDurationDefault leaves a cron minute room for start-up and records.
+	MaxDurationDefault = 50 * time.Second
+	// LeaseDefault must outlast MaxDuration plus one provider call, so a
+	// live tick never loses its leads to another.
+	LeaseDefault = 5 * time.Minute
+	// NegativeCacheDefault is the memo's one-day wait after a quota answer,
+	// after which the lead recovers by itself (billing cycles renew).
+	NegativeCacheDefault = 24 * time.Hour
+	// MaxAttemptsDefault is how many transiently failed attempts a lead gets
+	// before it becomes enrichment_failed (only requeue revives it).
+	MaxAttemptsDefault = 5
+	// AuthRetryDefault is how long a lead waits when every provider left was
+	// refused for its credentials: an operator must act first.
+	AuthRetryDefault = 15 * time.Minute
+)
+
+// TickConfig configures one enrichment tick.
+type TickConfig struct {
+	// Finders are tried in order (the waterfall); at least one.
+	Finders []Finder
+	// Verifier, when set, checks each found address; an undeliverable one
+	// counts as that finder's miss and the waterfall moves on.
+	Verifier Verifier
+	// Guard is consulted around every provider call; nil admits all.
+	Guard         Guard
+	Batch         int
+	Concurrency   int
+	MaxDuration   time.Duration
+	Lease         time.Duration
+	NegativeCache time.Duration
+	MaxAttempts   int
+	Backoff       Backoff
+	// WorkspaceID limits the tick to one workspace; 0 works all.
+	WorkspaceID int64
+	// TickID names the tick (the lease holder); "" generates one.
+	TickID string
+	Logger *slog.Logger
+}
+
+func (c *TickConfig) setDefaults() {
+	if c.Guard == nil {
+		c.Guard = OpenGuard{}
+	}
+	if c.Batch <= 0 {
+		c.Batch = BatchDefault
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = ConcurrencyDefault
+	}
+	if c.MaxDuration <= 0 {
+		c.MaxDuration = MaxDurationDefault
+	}
+	if c.Lease <= 0 {
+		c.Lease = LeaseDefault
+	}
+	if c.NegativeCache <= 0 {
+		c.NegativeCache = NegativeCacheDefault
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = MaxAttemptsDefault
+	}
+	if c.TickID == "" {
+		c.TickID = tick.NewID()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// RunTick runs one bounded enrichment tick: it claims due leads in rounds of
+// Batch until none is due or MaxDuration has passed, works each through the
+// provider waterfall with at most Concurrency in flight, records outcomes in
+// grouped statements, and records the run in tick_runs. Cancelling ctx
+// (SIGTERM) stops it like MaxDuration does: calls in flight are abandoned,
+// their leads and the unstarted ones are released uncharged, and the run is
+// still recorded. An error means outcomes could not be claimed or recorded.
+func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, error) {
+	cfg.setDefaults()
+	if len(cfg.Finders) == 0 {
+		return Report{}, errors.New("enrich tick: no finder configured")
+	}
+	started := time.Now()
+	r := &tickRun{
+		cfg:      cfg,
+		log:      cfg.Logger.With("tick_id", cfg.TickID),
+		calls:    map[string]*atomic.Int64{},
+		disabled: map[string]*ProviderError{},
+	}
+	for _, f := range cfg.Finders {
+		r.calls[f.Name()] = &atomic.Int64{}
+	}
+	if cfg.Verifier != nil {
+		r.calls[cfg.Verifier.Name()] = &atomic.Int64{}
+	}
+
+	run, err := tick.Start(ctx, pool, tick.KindEnrich, cfg.TickID)
+	if err != nil {
+		return Report{}, err
+	}
+	r.out = tick.NewBatcher(ctx, tick.BatchSizeDefault, tick.BatchEveryDefault,
+		func(ctx context.Context, outs []store.EnrichOutcome) error {
+			n, err := store.RecordEnrichment(ctx, pool, cfg.TickID, outs)
+			if err != nil {
+				return err
+			}
+			if lost := len(outs) - n; lost > 0 {
+				r.lost.Add(int64(lost))
+				r.log.Warn("outcomes not recorded: another tick took over their leases",
+					"component", "tick", "lost", lost)
+			}
+			return nil
+		})
+
+	claimed, runErr := r.loop(ctx, pool, run.Started)
+	if err := r.out.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("recording enrichment outcomes: %w", err)
+	}
+
+	rep := r.report(claimed, started)
+	res := tick.Result{Claimed: claimed, Counts: rep.Outcomes.Map(), Err: runErr}
+	if runErr != nil {
+		res.ExitStatus = 1
+	}
+	if err := run.Finish(ctx, res); err != nil && runErr == nil {
+		runErr = err
+	}
+	level := slog.LevelInfo
+	if runErr != nil {
+		level = slog.LevelError
+	}
+	r.log.Log(context.WithoutCancel(ctx), level, "enrich tick finished", "component", "tick",
+		"claimed", rep.Claimed, "enriched", rep.Outcomes.Enriched, "not_found", rep.Outcomes.NotFound,
+		"pending", rep.Outcomes.Pending, "unreachable", rep.Outcomes.Unreachable,
+		"enrichment_failed", rep.Outcomes.EnrichmentFailed, "provider_calls", rep.ProviderCalls,
+		"lost", rep.Lost, "duration_ms", rep.DurationMS, "error", errText(runErr))
+	return rep, runErr
+}
+
+// tickRun is one tick's working state.
+type tickRun struct {
+	cfg   TickConfig
+	log   *slog.Logger
+	pairs pairs
+	// calls counts requests per provider; the map itself is read-only.
+	calls map[string]*atomic.Int64
+	out   *tick.Batcher[store.EnrichOutcome]
+	lost  atomic.Int64
+
+	mu       sync.Mutex
+	outcomes Outcomes
+	// disabled providers answered with an auth error: unusable this tick.
+	disabled map[string]*ProviderError
+}
+
+// loop claims rounds until nothing is due, the duration is up, ctx ends, or
+// outcomes cannot be recorded. It returns how many leads it claimed.
+func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time.Time) (int, error) {
+	stop, cancel := context.WithTimeout(ctx, r.cfg.MaxDuration)
+	defer cancel()
+	claimed := 0
+	for stop.Err() == nil && r.out.Err() == nil {
+		leads, err := store.ClaimEnrichment(stop, pool, store.EnrichClaim{
+			TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
+			WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted,
+		})
+		if err != nil {
+			if stop.Err() != nil {
+				return claimed, nil // stopping; the claim rolled back
+			}
+			return claimed, err
+		}
+		claimed += len(leads)
+		var g errgroup.Group
+		g.SetLimit(r.cfg.Concurrency)
+		for _, l := range leads {
+			g.Go(func() error {
+				r.work(ctx, stop, l)
+				return nil
+			})
+		}
+		_ = g.Wait()
+		if len(leads) < r.cfg.Batch {
+			break // nothing more is due
+		}
+	}
+	return claimed, nil
+}
+
+// finish queues a lead's outcome for the next grouped flush.
+func (r *tickRun) finish(o store.EnrichOutcome) {
+	r.mu.Lock()
+	r.outcomes.add(o.Status)
+	r.mu.Unlock()
+	r.out.Add(o)
+}
+
+// release gives an unworked lead back exactly as it was due, uncharged.
+func (r *tickRun) release(l store.ClaimedLead) {
+	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusPending, DueAt: l.PrevDue, Refund: true})
+}
+
+func (r *tickRun) report(claimed int, started time.Time) Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep := Report{
+		TickID: r.cfg.TickID, Claimed: claimed, Outcomes: r.outcomes,
+		ProviderCalls: make(map[string]int, len(r.calls)),
+		DurationMS:    time.Since(started).Milliseconds(),
+		Lost:          int(r.lost.Load()),
+	}
+	for name, n := range r.calls {
+		rep.ProviderCalls[name] = int(n.Load())
+	}
+	return rep
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

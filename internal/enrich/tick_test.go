@@ -1,0 +1,311 @@
+package enrich_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 1)
+	e.set.Findymail.RateLimit(time.Now().Add(5 * time.Minute).UTC().Format(http.TimeFormat))
+	rep := e.tick(t, e.config(t, "findymail"))
+	r := e.row(t, ids[0])
+	if rep.Outcomes.Pending != 1 || r.DueIn < 4*time.Minute || r.DueIn > time.Hour {
+		t.Fatalf("lead %+v: want pending, due no sooner than the HTTP-date (~5 min)", r)
+	}
+}
+
+func TestMillionVerifierErrorIn200(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 2)
+	e.set.MillionVerifier.SetMode(providertest.ModeQuotaExhausted) // HTTP 200, resultcode 4
+	cfg := e.config(t, "hunter", "findymail")
+	cfg.Verifier = e.verifier(t)
+	rep := e.tick(t, cfg)
+	r := e.row(t, ids[0])
+	if rep.Outcomes.Unreachable != 2 || r.Provider != "millionverifier" || r.Email != "" {
+		t.Fatalf("report %+v, lead %+v: a 200 carrying an error is the verifier's quota, not a verdict", rep.Outcomes, r)
+	}
+	// Without the verifier no address is accepted, so Findymail is not asked.
+	if n := e.set.Findymail.Count(); n != 0 {
+		t.Fatalf("findymail got %d calls, want 0", n)
+	}
+}
+
+func TestVerifyUndeliverableTriesNextProvider(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 1)
+	e.set.Findymail.SetDirectory(func(_, _, domain string) (string, bool) { return "guess@" + domain, true })
+	e.set.Hunter.SetDirectory(func(_, _, domain string) (string, bool) { return "ada@" + domain, true })
+	e.set.MillionVerifier.SetVerdicts(func(email string) enrich.Verdict {
+		if strings.HasPrefix(email, "guess@") {
+			return enrich.VerdictInvalid
+		}
+		return enrich.VerdictOK
+	})
+	cfg := e.config(t, "findymail", "hunter")
+	cfg.Verifier = e.verifier(t)
+	rep := e.tick(t, cfg)
+	r := e.row(t, ids[0])
+	if rep.Outcomes.Enriched != 1 || r.Email != "ada@co0.example" || r.Provider != "hunter" {
+		t.Fatalf("lead %+v: want hunter's verified address after findymail's undeliverable one", r)
+	}
+	if rep.ProviderCalls["millionverifier"] != 2 {
+		t.Fatalf("verifier calls %d, want 2", rep.ProviderCalls["millionverifier"])
+	}
+}
+
+func TestProviderAnsweringHTML502(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 1)
+	e.set.Hunter.SetMode(providertest.ModeServerError)
+	rep := e.tick(t, e.config(t, "hunter"))
+	r := e.row(t, ids[0])
+	if rep.Outcomes.Pending != 1 || r.Attempts != 1 || !strings.Contains(r.LastError, "unavailable") || r.DueIn > time.Hour {
+		t.Fatalf("lead %+v: a 502 page is transient: pending with backoff", r)
+	}
+	if strings.Contains(r.LastError, "<html") {
+		t.Fatalf("last_error carries the HTML page: %q", r.LastError)
+	}
+}
+
+func TestLeadWithoutDomainMakesNoCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// The importer refuses such leads; older data may still hold them.
+	ids := seedLeads(t, e.db, "acme", []store.LeadImport{
+		{ExternalID: "nodomain", FirstName: "Ada", LastName: "Lovelace"},
+		{ExternalID: "noname", Domain: "x.example"},
+	})
+	rep := e.tick(t, e.config(t, "findymail", "hunter"))
+	if rep.Outcomes.NotFound != 2 || e.set.Findymail.Count()+e.set.Hunter.Count() != 0 {
+		t.Fatalf("report %+v: want 2 not_found without any call", rep)
+	}
+	if r := e.row(t, ids[0]); !strings.Contains(r.LastError, "invalid lead") {
+		t.Fatalf("lead %+v: last_error should say why", r)
+	}
+}
+
+func TestTwoTicksNeverProcessTheSameLead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = 300
+	e.seed(t, "acme", n)
+	e.set.Hunter.SetLatency(2 * time.Millisecond)
+	var wg sync.WaitGroup
+	reps := make([]enrich.Report, 2)
+	for i := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := e.config(t, "hunter")
+			cfg.Batch = 50
+			reps[i] = e.tick(t, cfg)
+		}()
+	}
+	wg.Wait()
+	if reps[0].Claimed+reps[1].Claimed != n {
+		t.Fatalf("claimed %d + %d, want %d in total", reps[0].Claimed, reps[1].Claimed, n)
+	}
+	for lead, c := range perLead(e.set.Hunter.Requests()) {
+		if c != 1 {
+			t.Errorf("%s asked %d times", lead, c)
+		}
+	}
+	if e.set.Hunter.Count() != n {
+		t.Fatalf("hunter got %d calls, want %d", e.set.Hunter.Count(), n)
+	}
+}
+
+func TestKilledTickLeadsClaimableAfterLease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.seed(t, "acme", 5)
+	// A tick claimed with a short lease and was killed (no release).
+	if _, err := store.ClaimEnrichment(ctx, e.db.Pool, store.EnrichClaim{TickID: "killed", Batch: 5, Lease: 200 * time.Millisecond, TickStarted: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := e.tick(t, e.config(t, "hunter")); rep.Claimed != 0 {
+		t.Fatalf("claimed %d leads under a live lease", rep.Claimed)
+	}
+	// Wait for the lease by polling the database clock, not a fixed sleep.
+	for {
+		var due bool
+		if err := e.db.Pool.QueryRow(ctx, `SELECT bool_and(locked_until < now()) FROM lead_enrichment`).Scan(&due); err != nil {
+			t.Fatal(err)
+		}
+		if due {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rep := e.tick(t, e.config(t, "hunter"))
+	if rep.Claimed != 5 || rep.Outcomes.Enriched+rep.Outcomes.NotFound != 5 {
+		t.Fatalf("after the lease: %+v; want the 5 leads back and answered", rep)
+	}
+}
+
+func TestCancelledTickReleasesLeadsUncharged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 20)
+	e.set.Hunter.SetMode(providertest.ModeSlow)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for e.set.Hunter.Count() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel() // SIGTERM while the first call hangs
+	}()
+	cfg := e.config(t, "hunter")
+	rep, err := enrich.RunTick(ctx, e.db.Pool, cfg)
+	if err != nil {
+		t.Fatalf("a cancelled tick must still record and succeed: %v", err)
+	}
+	if rep.Claimed != 20 || rep.Outcomes.Pending != 20 {
+		t.Fatalf("report %+v: want all 20 released as pending", rep)
+	}
+	for _, id := range ids {
+		if r := e.row(t, id); r.Status != enrich.StatusPending || r.Attempts != 0 || r.DueIn > 0 {
+			t.Fatalf("lead %+v: want pending, uncharged, due at once", r)
+		}
+	}
+	var finished bool
+	var exit int
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT finished_at IS NOT NULL, exit_status FROM tick_runs WHERE kind = 'enrich'`).Scan(&finished, &exit); err != nil {
+		t.Fatal(err)
+	}
+	if !finished || exit != 0 {
+		t.Fatalf("tick_runs: finished %v exit %d, want a recorded clean stop", finished, exit)
+	}
+}
+
+func TestExhaustedProvider500Leads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "acme", 500)
+	e.set.Hunter.SetMode(providertest.ModeQuotaExhausted)
+	cfg := e.config(t, "hunter")
+	e.tick(t, cfg)
+	for lead, n := range perLead(e.set.Hunter.Requests()) {
+		if n > 1 {
+			t.Errorf("%s reached hunter %d times", lead, n)
+		}
+	}
+	calls := e.set.Hunter.Count()
+	if rep := e.tick(t, cfg); rep.Claimed != 0 || e.set.Hunter.Count() != calls {
+		t.Fatalf("second tick claimed %d and made %d calls, want none", rep.Claimed, e.set.Hunter.Count()-calls)
+	}
+	if c := e.counts(t); c[enrich.StatusEnrichmentFailed] != 0 || c[enrich.StatusUnreachable] != 500 {
+		t.Fatalf("states %v: want 500 unreachable, none failed", c)
+	}
+}
+
+func TestRejectedKeyDisablesProviderForTheTick(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "acme", 20)
+	e.set.Findymail.SetKeys("another-key")
+	rep := e.tick(t, e.config(t, "findymail", "hunter"))
+	if n := e.set.Findymail.Count(); n != 1 {
+		t.Fatalf("findymail got %d calls after refusing the key, want 1", n)
+	}
+	// A provider with a refused key counts as absent: hunter's misses are
+	// final, not retried until someone fixes the key.
+	if rep.Outcomes.Enriched+rep.Outcomes.NotFound != 20 || rep.Outcomes.NotFound == 0 {
+		t.Fatalf("outcomes %+v: hunter should serve every lead", rep.Outcomes)
+	}
+	logs := e.log.String()
+	if strings.Count(logs, "refused our credentials") != 1 || strings.Contains(logs, providertest.KeyDefault) {
+		t.Fatalf("want one error line for the refused key and no key in logs:\n%s", logs)
+	}
+}
+
+// blockingGuard refuses one provider until a fixed time, as an open breaker
+// would, and counts what it settles.
+type blockingGuard struct {
+	provider string
+	until    time.Time
+	mu       sync.Mutex
+	settled  map[string]int
+}
+
+func (g *blockingGuard) Admit(_ context.Context, c enrich.Call) (enrich.Admission, error) {
+	if c.Provider == g.provider {
+		return enrich.Admission{Call: c, Until: g.until, Reason: "breaker_open"}, nil
+	}
+	return enrich.Admission{Call: c, Allowed: true}, nil
+}
+
+func (g *blockingGuard) Settle(_ context.Context, a enrich.Admission, _ enrich.CallResult) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.settled[a.Call.Provider]++
+	return nil
+}
+
+func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 10)
+	g := &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), settled: map[string]int{}}
+	cfg := e.config(t, "findymail", "hunter")
+	cfg.Guard = g
+	rep := e.tick(t, cfg)
+	// Hunter's misses wait a day for Findymail rather than end not_found.
+	if e.set.Findymail.Count() != 0 || rep.Outcomes.Enriched+rep.Outcomes.Unreachable != 10 || rep.Outcomes.Enriched < 5 || g.settled["hunter"] != 10 {
+		t.Fatalf("report %+v, settled %v: findymail skipped, hunter serves all", rep, g.settled)
+	}
+
+	// Every provider blocked: the lead waits for the block's end, uncharged.
+	e2 := newEnv(t)
+	ids = e2.seed(t, "acme", 3)
+	cfg = e2.config(t, "findymail")
+	cfg.Guard = &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), settled: map[string]int{}}
+	rep = e2.tick(t, cfg)
+	r := e2.row(t, ids[0])
+	if rep.Outcomes.Pending != 3 || r.Attempts != 0 || r.DueIn < 6*time.Minute || r.DueIn > 8*time.Minute {
+		t.Fatalf("lead %+v: want pending until the block ends, attempts refunded", r)
+	}
+	if strings.Count(e2.log.String(), "blocked by guard") != 1 {
+		t.Fatalf("want one warn line for the block (then the tick remembers it):\n%s", e2.log.String())
+	}
+}
+
+func TestMaxDurationReleasesUnstartedLeads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = 60
+	e.seed(t, "acme", n)
+	// One at a time, 50ms each: the 60 leads would need 3s.
+	e.set.Hunter.SetLatency(50 * time.Millisecond)
+	cfg := e.config(t, "hunter")
+	cfg.Concurrency = 1
+	cfg.MaxDuration = time.Second
+	rep := e.tick(t, cfg)
+	worked := rep.Outcomes.Enriched + rep.Outcomes.NotFound
+	if worked == 0 || worked == n || worked+rep.Outcomes.Pending != n {
+		t.Fatalf("outcomes %+v: want some worked and the rest released", rep.Outcomes)
+	}
+	var charged int
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM lead_enrichment WHERE status = 'pending' AND attempts > 0`).Scan(&charged); err != nil || charged != 0 {
+		t.Fatalf("%d released leads were charged an attempt (%v)", charged, err)
+	}
+	if e.set.Hunter.Count() != worked {
+		t.Fatalf("hunter calls %d != worked leads %d", e.set.Hunter.Count(), worked)
+	}
+}

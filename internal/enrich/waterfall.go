@@ -1,0 +1,314 @@
+package enrich
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// stepKind is how one provider step of the waterfall ended.
+type stepKind int
+
+const (
+	// stepAnswered: the provider answered (found, missed, or rejected the
+	// lead's input).
+	stepAnswered stepKind = iota
+	// stepQuota: the provider's quota is used up, by its answer now or
+	// earlier in this tick (then no call was made).
+	stepQuota
+	// stepBlocked: a guard refused the call; none was made.
+	stepBlocked
+	// stepUnusable: the provider refused our credentials (now or earlier in
+	// this tick); an operator must fix the key. No call was made, or none
+	// will be for the rest of the tick.
+	stepUnusable
+	// stepFailed: a transient failure (rate limit, 5xx, timeout).
+	stepFailed
+	// stepStopped: the tick is stopping; the lead goes back untouched.
+	stepStopped
+)
+
+type step struct {
+	kind    stepKind
+	outcome CallOutcome
+	err     *ProviderError
+	until   time.Time
+	reason  string
+}
+
+// leadResult gathers what the waterfall met for one lead; decide turns it
+// into the lead's outcome.
+type leadResult struct {
+	email, foundBy string
+	transient      *ProviderError
+	quota          *ProviderError
+	blockedUntil   time.Time
+	blockReason    string
+	blockedBy      string
+	missedBy       string
+	unusable       *ProviderError
+}
+
+func (lr *leadResult) add(provider string, s step) {
+	switch s.kind {
+	case stepAnswered:
+		lr.missedBy = provider
+	case stepQuota:
+		if lr.quota == nil {
+			lr.quota = s.err
+		}
+	case stepBlocked:
+		if lr.blockedUntil.IsZero() || s.until.Before(lr.blockedUntil) {
+			lr.blockedUntil, lr.blockReason, lr.blockedBy = s.until, s.reason, provider
+		}
+	case stepUnusable:
+		lr.unusable = s.err
+	case stepFailed:
+		if lr.transient == nil || s.err.RetryAfter > lr.transient.RetryAfter {
+			lr.transient = s.err
+		}
+	}
+}
+
+// decide maps what the waterfall met to the lead's next state. Precedence:
+//  1. an address wins;
+//  2. a transient failure retries soon (a later attempt may succeed), up to
+//     MaxAttempts;
+//  3. a quota answer, or a block after another provider missed, parks the
+//     lead for the negative cache: retrying at the block's end would pay
+//     the providers that missed again every few minutes;
+//  4. a block alone waits for its end (no call was made, so waiting is free);
+//  5. clean misses are not_found; a provider with a refused key counts as
+//     absent, or the lead would loop until the key is fixed;
+//  6. only refused keys: wait AuthRetryDefault, no call made.
+//
+// Quota and blocks refund the claim's attempt: they are not the lead's
+// failures, so they never push it towards enrichment_failed.
+func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcome {
+	o := store.EnrichOutcome{LeadID: l.LeadID}
+	blocked := !lr.blockedUntil.IsZero()
+	switch {
+	case lr.email != "":
+		o.Status, o.Email, o.Provider = StatusEnriched, lr.email, lr.foundBy
+	case lr.transient != nil:
+		o.Provider, o.LastError = lr.transient.Provider, lr.transient.Error()
+		if l.Attempts >= r.cfg.MaxAttempts {
+			o.Status = StatusEnrichmentFailed
+		} else {
+			o.Status, o.Delay = StatusPending, r.cfg.Backoff.Retry(l.Attempts, lr.transient.RetryAfter)
+		}
+	case lr.quota != nil:
+		o.Status, o.Delay, o.Refund = StatusUnreachable, r.cfg.NegativeCache, true
+		o.Provider, o.LastError = lr.quota.Provider, lr.quota.Error()
+	case blocked && lr.missedBy != "":
+		o.Status, o.Delay, o.Refund = StatusUnreachable, r.cfg.NegativeCache, true
+		o.Provider, o.LastError = lr.blockedBy, lr.blockedBy+": "+lr.blockReason+" (and "+lr.missedBy+" found nothing)"
+	case blocked:
+		o.Status, o.DueAt, o.Refund = StatusPending, lr.blockedUntil, true
+		o.Provider, o.LastError = lr.blockedBy, lr.blockedBy+": "+lr.blockReason
+	case lr.missedBy != "" || lr.unusable == nil:
+		o.Status, o.Provider = StatusNotFound, lr.missedBy
+	default:
+		o.Status, o.Delay, o.Refund = StatusPending, AuthRetryDefault, true
+		o.Provider, o.LastError = lr.unusable.Provider, lr.unusable.Error()
+	}
+	return o
+}
+
+// work runs one claimed lead through the waterfall and queues its outcome.
+// stop ends at MaxDuration or on ctx's cancellation; calls run under ctx, so
+// a call in flight at MaxDuration completes while SIGTERM abandons it.
+func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
+	if stop.Err() != nil {
+		r.release(l)
+		return
+	}
+	if l.Email != "" {
+		// The lead got an address (an import) since it was queued.
+		r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusEnriched})
+		return
+	}
+	lead := Lead{ID: l.LeadID, WorkspaceID: l.WorkspaceID, FirstName: l.FirstName, LastName: l.LastName, Company: l.Company, Domain: l.Domain}
+	if !lead.Valid() {
+		r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusNotFound,
+			LastError: "invalid lead: a company domain and a first or last name are needed"})
+		return
+	}
+
+	var lr leadResult
+waterfall:
+	for _, f := range r.cfg.Finders {
+		var found Finding
+		s := r.call(ctx, stop, l, f.Name(), func(ctx context.Context) (CallOutcome, error) {
+			var err error
+			found, err = f.FindEmail(ctx, lead)
+			switch {
+			case err != nil:
+				return CallFailed, err
+			case found.Found:
+				return CallFound, nil
+			}
+			return CallNotFound, nil
+		})
+		if s.kind == stepStopped {
+			r.release(l)
+			return
+		}
+		if s.kind != stepAnswered || s.outcome != CallFound {
+			lr.add(f.Name(), s)
+			continue
+		}
+		if r.cfg.Verifier == nil {
+			lr.email, lr.foundBy = found.Email, f.Name()
+			break
+		}
+		v := r.cfg.Verifier
+		vs := r.call(ctx, stop, l, v.Name(), func(ctx context.Context) (CallOutcome, error) {
+			verdict, err := v.Verify(ctx, found.Email)
+			switch {
+			case err != nil:
+				return CallFailed, err
+			case verdict.Deliverable():
+				return CallFound, nil
+			}
+			return CallNotFound, nil
+		})
+		switch {
+		case vs.kind == stepStopped:
+			r.release(l)
+			return
+		case vs.kind == stepAnswered && vs.outcome == CallFound:
+			lr.email, lr.foundBy = found.Email, f.Name()
+			break waterfall
+		case vs.kind == stepAnswered:
+			// Undeliverable: as if this finder had missed.
+			lr.add(f.Name(), step{kind: stepAnswered})
+		default:
+			// Without the verifier no address can be accepted, so the
+			// other finders cannot help this time.
+			lr.add(v.Name(), vs)
+			break waterfall
+		}
+	}
+	r.finish(r.decide(l, &lr))
+}
+
+// call makes one guarded provider call for lead l, or explains why it made
+// none. do performs the request and classifies the answer.
+func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, do func(context.Context) (CallOutcome, error)) step {
+	p := r.pairs.get(pairKey{l.WorkspaceID, provider})
+	if s, held := r.remembered(provider, p); held {
+		return s
+	}
+	leave, ok := p.enter(stop)
+	if !ok {
+		return step{kind: stepStopped}
+	}
+	defer leave()
+	// While this lead waited for the slow-start slot, the call ahead of it
+	// may have met the quota, a block or a refused key.
+	if s, held := r.remembered(provider, p); held {
+		return s
+	}
+	if stop.Err() != nil {
+		return step{kind: stepStopped}
+	}
+
+	log := r.log.With("component", "tick", "provider", provider, "lead_id", l.LeadID, "workspace_id", l.WorkspaceID)
+	call := Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID}
+	adm, err := r.cfg.Guard.Admit(ctx, call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return step{kind: stepStopped}
+		}
+		log.Error("guard could not decide; no call made", "error", err.Error())
+		return step{kind: stepBlocked, until: time.Now().Add(r.cfg.Backoff.Delay(1)), reason: "guard_error"}
+	}
+	if !adm.Allowed {
+		p.block(adm.Until, adm.Reason)
+		log.Warn("provider blocked by guard; no call made", "reason", adm.Reason,
+			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", true, "duration_ms", 0)
+		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}
+	}
+
+	start := time.Now()
+	r.calls[provider].Add(1)
+	outcome, err := do(ctx)
+	took := time.Since(start)
+	var pe *ProviderError
+	if err != nil {
+		var ok bool
+		if pe, ok = AsProviderError(err); !ok {
+			// Adapters promise *ProviderError; anything else is treated as
+			// an outage, never as the lead's failure.
+			pe = &ProviderError{Provider: provider, Kind: KindUnavailable, Message: err.Error(), Err: err}
+		}
+	}
+	settle := CallResult{Outcome: outcome, Err: pe, Duration: took}
+	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, settle); err != nil {
+		log.Error("guard could not record the call", "error", err.Error())
+	}
+	if pe == nil {
+		p.answered()
+		return step{kind: stepAnswered, outcome: outcome}
+	}
+	if ctx.Err() != nil {
+		return step{kind: stepStopped}
+	}
+	attrs := []any{"kind", string(pe.Kind), "retry_after_ms", pe.RetryAfter.Milliseconds(),
+		"is_transient", pe.Transient(), "duration_ms", took.Milliseconds(), "error", pe.Error()}
+	switch pe.Kind {
+	case KindQuota:
+		p.setQuota(pe)
+		log.Warn("provider quota exhausted; no more calls to it for this workspace in this tick", attrs...)
+		return step{kind: stepQuota, err: pe}
+	case KindAuth:
+		r.disable(pe, log, attrs)
+		return step{kind: stepUnusable, err: pe}
+	case KindInvalidLead:
+		log.Warn("provider rejected the lead's input", attrs...)
+		return step{kind: stepAnswered, outcome: CallNotFound, err: pe}
+	}
+	log.Warn("provider call failed transiently", attrs...)
+	return step{kind: stepFailed, err: pe}
+}
+
+// remembered answers from what the tick already knows: a refused key, the
+// pair's quota answer, or a guard block that still holds. No call is made.
+func (r *tickRun) remembered(provider string, p *pair) (step, bool) {
+	if pe := r.disabledBy(provider); pe != nil {
+		return step{kind: stepUnusable, err: pe}, true
+	}
+	if pe := p.exhausted(); pe != nil {
+		return step{kind: stepQuota, err: pe}, true
+	}
+	if until, reason, ok := p.blocked(time.Now()); ok {
+		return step{kind: stepBlocked, until: until, reason: reason}, true
+	}
+	return step{}, false
+}
+
+// disabledBy returns the auth error that disabled provider in this tick.
+func (r *tickRun) disabledBy(provider string) *ProviderError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.disabled[provider]
+}
+
+// disable stops using a provider whose credentials were refused, for the
+// rest of the tick and every workspace (keys are per provider), and says so
+// once at error level: an operator must fix the key.
+func (r *tickRun) disable(pe *ProviderError, log *slog.Logger, attrs []any) {
+	r.mu.Lock()
+	first := r.disabled[pe.Provider] == nil
+	if first {
+		r.disabled[pe.Provider] = pe
+	}
+	r.mu.Unlock()
+	if first {
+		log.Error("provider refused our credentials; not used for the rest of this tick (check RINDA_"+strings.ToUpper(pe.Provider)+"_API_KEY)", attrs...)
+	}
+}

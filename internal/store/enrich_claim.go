@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed queries/enrich_claim.sql
+var enrichClaimSQL string
+
+// EnrichClaim says what one claim round takes.
+type EnrichClaim struct {
+	TickID string
+	Batch  int
+	Lease  time.Duration
+	// WorkspaceID limits the claim to one workspace; 0 claims from all.
+	WorkspaceID int64
+	// TickStarted is the tick's start (database time): rows updated since
+	// are not claimed again by the same tick.
+	TickStarted time.Time
+}
+
+// ClaimedLead is a lead a tick now holds, with the lead fields a provider
+// needs.
+type ClaimedLead struct {
+	LeadID      int64
+	WorkspaceID int64
+	// Attempts counts this claim.
+	Attempts int
+	// PrevStatus and PrevDue are the row's state before the claim, so an
+	// unstarted lead can be released exactly as it was.
+	PrevStatus string
+	PrevDue    time.Time
+	FirstName  string
+	LastName   string
+	Company    string
+	Domain     string
+	// Email is "" unless the lead got an address since it was queued.
+	Email string
+}
+
+// ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
+// LOCKED), so concurrent ticks never take the same lead.
+func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead, error) {
+	var ws *int64
+	if c.WorkspaceID != 0 {
+		ws = &c.WorkspaceID
+	}
+	rows, err := db.Query(ctx, enrichClaimSQL, c.Batch, c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
+	if err != nil {
+		return nil, fmt.Errorf("claiming leads: %w", err)
+	}
+	leads, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedLead, error) {
+		var l ClaimedLead
+		err := r.Scan(&l.LeadID, &l.WorkspaceID, &l.Attempts, &l.PrevStatus, &l.PrevDue,
+			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming leads: %w", err)
+	}
+	return leads, nil
+}

@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+)
+
+//go:embed queries/enrich_record.sql
+var enrichRecordSQL string
+
+// EnrichOutcome is the new state of one claimed lead.
+type EnrichOutcome struct {
+	LeadID int64
+	// Status is pending, enriched, not_found, unreachable or
+	// enrichment_failed.
+	Status string
+	// DueAt, when set, is the next attempt time; otherwise it is now()+Delay
+	// in database time (so hosts' clocks do not matter). For unreachable it
+	// is also the negative cache's end.
+	DueAt time.Time
+	Delay time.Duration
+	// Refund gives back the attempt the claim charged: the lead was not
+	// worked (released, or every provider blocked).
+	Refund bool
+	// Provider answered last or blocked; "" keeps the previous value.
+	Provider  string
+	LastError string
+	// Email is the found address ("" for none).
+	Email string
+}
+
+// RecordEnrichment writes a group of outcomes for tickID in one statement
+// and returns how many rows it updated; rows whose lease another tick took
+// over are left alone and not counted.
+func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []EnrichOutcome) (int, error) {
+	n := len(outs)
+	var (
+		ids      = make([]int64, n)
+		statuses = make([]string, n)
+		dues     = make([]*time.Time, n)
+		delays   = make([]int64, n)
+		refunds  = make([]int32, n)
+		provs    = make([]*string, n)
+		errs     = make([]*string, n)
+		emails   = make([]*string, n)
+	)
+	for i, o := range outs {
+		ids[i], statuses[i], delays[i] = o.LeadID, o.Status, o.Delay.Milliseconds()
+		if !o.DueAt.IsZero() {
+			dues[i] = &o.DueAt
+		}
+		if o.Refund {
+			refunds[i] = 1
+		}
+		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(o.LastError), nullText(o.Email)
+	}
+	var updated int
+	err := db.QueryRow(ctx, enrichRecordSQL, tickID, ids, statuses, dues, delays, refunds, provs, errs, emails).Scan(&updated)
+	if err != nil {
+		return 0, fmt.Errorf("recording %d enrichment outcomes: %w", n, err)
+	}
+	return updated, nil
+}

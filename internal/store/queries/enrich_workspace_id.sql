@@ -1,0 +1,1 @@
+SELECT id FROM workspaces WHERE name = $1
