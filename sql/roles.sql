@@ -32,5 +32,5 @@ GRANT SELECT, UPDATE ON lead_enrichment, enrollments TO rindactl_tick;
 GRANT SELECT, UPDATE (status, paused_until, pause_reason, updated_at) ON mailboxes TO rindactl_tick;
 
 -- Guards, ledgers, outbox and history the ticks append to.
-GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, sends, events, tick_runs TO rindactl_tick;
+GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, workspace_spend, sends, events, tick_runs TO rindactl_tick;
 GRANT SELECT, INSERT ON suppressions TO rindactl_tick;

@@ -1,10 +1,144 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/store"
+)
 
 func newCmdWorkspace(f *Factory) *cobra.Command {
 	return groupCommand("workspace", "List workspaces or set their monthly USD ceiling",
-		"Workspaces own leads, campaigns, mailboxes and a monthly provider spend ceiling.",
-		&cobra.Command{Use: "list", Short: "List workspaces with their spend and ceiling", RunE: notImplemented},
-		&cobra.Command{Use: "set", Short: "Change a workspace's settings (e.g. --monthly-usd-ceiling)", RunE: notImplemented})
+		`Workspaces own leads, campaigns, mailboxes and a monthly provider spend
+ceiling. At the ceiling the workspace's enrichment makes no provider call until
+the UTC month turns or the ceiling is raised; its leads wait, they do not fail.`,
+		newCmdWorkspaceList(f, nil), newCmdWorkspaceSet(f, nil))
+}
+
+// WorkspaceListOptions holds the flags of `rindactl workspace list`.
+type WorkspaceListOptions struct {
+	f      *Factory
+	Output string
+}
+
+func newCmdWorkspaceList(f *Factory, runF func(context.Context, *WorkspaceListOptions) error) *cobra.Command {
+	opts := &WorkspaceListOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List workspaces with their spend and ceiling",
+		Long:  "List every workspace with its monthly USD ceiling, this UTC month's provider spend and billed calls.",
+		Example: `  rindactl workspace list
+  rindactl workspace list --output json`,
+		Args: exactArgs(0, "none"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspaceListRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func workspaceListRun(ctx context.Context, opts *WorkspaceListOptions) error {
+	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	rows, err := store.WorkspaceSpends(ctx, pool)
+	if err != nil {
+		return err
+	}
+	ios := opts.f.IO
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(map[string]any{"workspaces": rows})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(ios.Out, "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one")
+		return nil
+	}
+	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKSPACE\tCEILING_USD\tSPENT_USD (MONTH)\tCALLS (MONTH)")
+	for _, w := range rows {
+		ceiling := "none"
+		if w.MonthlyUSDCeiling != nil {
+			ceiling = fmt.Sprintf("%.2f", *w.MonthlyUSDCeiling)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%d\n", w.Name, ceiling, w.MonthSpentUSD, w.MonthCalls)
+	}
+	return tw.Flush()
+}
+
+// WorkspaceSetOptions holds the flags of `rindactl workspace set`.
+type WorkspaceSetOptions struct {
+	f       *Factory
+	Name    string
+	Ceiling string
+}
+
+func newCmdWorkspaceSet(f *Factory, runF func(context.Context, *WorkspaceSetOptions) error) *cobra.Command {
+	opts := &WorkspaceSetOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "set NAME --monthly-usd-ceiling USD",
+		Short: "Change a workspace's settings (e.g. --monthly-usd-ceiling)",
+		Long: `Set a workspace's monthly USD ceiling for provider calls ("none" removes it).
+Raising it lets blocked calls resume on the next tick. Writes an audit log row.`,
+		Example: `  rindactl workspace set acme --monthly-usd-ceiling 250
+  rindactl workspace set acme --monthly-usd-ceiling none`,
+		Args: exactArgs(1, "the workspace name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if !cmd.Flags().Changed("monthly-usd-ceiling") {
+				return usageError("nothing to set: pass --monthly-usd-ceiling USD (or none)")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspaceSetRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Ceiling, "monthly-usd-ceiling", "", "monthly provider spend ceiling in USD, or none")
+	return cmd
+}
+
+func workspaceSetRun(ctx context.Context, opts *WorkspaceSetOptions) error {
+	var ceiling *float64
+	if v := strings.TrimSpace(opts.Ceiling); !strings.EqualFold(v, "none") {
+		usd, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
+		if err != nil || usd < 0 || usd >= 1e10 {
+			return usageError("invalid --monthly-usd-ceiling %q: use dollars such as 250 or 99.50, or none", opts.Ceiling)
+		}
+		ceiling = &usd
+	}
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	w, err := store.SetWorkspaceCeiling(ctx, pool, opts.Name, ceiling, actor(opts.f))
+	if errors.Is(err, store.ErrNoWorkspace) {
+		return usageError("unknown workspace %q: see 'rindactl workspace list'", opts.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if w.MonthlyUSDCeiling == nil {
+		fmt.Fprintf(opts.f.IO.Out, "workspace %s: no monthly USD ceiling\n", w.Name)
+	} else {
+		fmt.Fprintf(opts.f.IO.Out, "workspace %s: monthly USD ceiling %.2f\n", w.Name, *w.MonthlyUSDCeiling)
+	}
+	return nil
 }

@@ -1,0 +1,118 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Breaker gate answers of the admit statement.
+const (
+	breakerClosed = "closed"
+	breakerProbe  = "probe"
+	breakerOpen   = "open"
+)
+
+// Event kinds written with breaker changes.
+const (
+	EventQuotaExhausted = "quota_exhausted"
+	EventBreakerOpened  = "breaker_opened"
+	EventBreakerClosed  = "breaker_closed"
+	EventCeilingReached = "ceiling_reached"
+	EventAuthFailed     = "provider_auth_failed"
+)
+
+// probeOwner names a call as the holder of a half-open probe. A lead is
+// worked by one goroutine of one tick at a time, so tick and lead identify
+// the call; Settle derives the same name to close the breaker.
+func probeOwner(call enrich.Call) string {
+	return fmt.Sprintf("%s/%d/%d", call.TickID, call.WorkspaceID, call.LeadID)
+}
+
+// breakerUntil is when a refused caller may try again: the breaker's end,
+// or, once it has expired and another caller holds the probe, the probe's.
+func breakerUntil(row store.GuardAdmitRow, probeLease time.Duration) time.Time {
+	if row.OpenUntil != nil && row.OpenUntil.After(row.Now) {
+		return *row.OpenUntil
+	}
+	if row.ProbeUntil != nil && row.ProbeUntil.After(row.Now) {
+		return *row.ProbeUntil
+	}
+	// Another caller claimed the probe in the same instant.
+	return row.Now.Add(probeLease)
+}
+
+// answered reports whether the provider gave a proper answer, which ends a
+// failure streak: a result, or a rejection of the lead itself.
+func answered(res enrich.CallResult) bool {
+	return res.Outcome != enrich.CallFailed || (res.Err != nil && res.Err.Kind == enrich.KindInvalidLead)
+}
+
+// updateBreaker applies a call's result to its breaker. Each write is one
+// statement that also writes the change's events.
+func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
+	call := a.Call
+	if answered(res) {
+		if !a.Probe {
+			return nil // the settle statement already cleared the streak
+		}
+		_, err := store.BreakerClose(ctx, g.db, call.WorkspaceID, call.Provider, probeOwner(call), "probe succeeded")
+		return err
+	}
+	kind := enrich.KindUnavailable
+	if res.Err != nil {
+		kind = res.Err.Kind
+	}
+	switch kind {
+	case enrich.KindQuota:
+		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.quotaWindow(res.Err),
+			string(kind), []string{EventBreakerOpened, EventQuotaExhausted}, false)
+		return err
+	case enrich.KindAuth:
+		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.AuthOpen,
+			string(kind), []string{EventBreakerOpened, EventAuthFailed}, false)
+		return err
+	}
+	window := g.cfg.TransientOpen
+	if res.Err != nil {
+		window = max(window, min(res.Err.RetryAfter, maxOpen))
+	}
+	if a.Probe {
+		// A failed probe re-opens at once; the episode (and its alert)
+		// stays the same.
+		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, window,
+			string(kind), []string{EventBreakerOpened}, false)
+		return err
+	}
+	_, _, err := store.BreakerFailure(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.FailureThreshold, window, string(kind))
+	return err
+}
+
+// quotaWindow is max(QuotaOpen, Retry-After, time to the provider's reset).
+func (g *Guard) quotaWindow(pe *enrich.ProviderError) time.Duration {
+	w := g.cfg.QuotaOpen
+	if pe == nil {
+		return w
+	}
+	w = max(w, pe.RetryAfter)
+	if !pe.ResetAt.IsZero() {
+		w = max(w, time.Until(pe.ResetAt))
+	}
+	return min(w, maxOpen)
+}
+
+// OpenBreaker opens a breaker for an operator (e.g. a quota known to be
+// gone) with exactly the given window and writes breaker_opened.
+func OpenBreaker(ctx context.Context, db store.DBTX, workspaceID int64, provider string, openFor time.Duration, reason string) (until time.Time, err error) {
+	_, until, err = store.BreakerTrip(ctx, db, workspaceID, provider, openFor, reason, []string{EventBreakerOpened}, true)
+	return until, err
+}
+
+// ResetBreaker closes a breaker now, whoever holds its probe, and writes
+// breaker_closed. It reports whether there was anything to close.
+func ResetBreaker(ctx context.Context, db store.DBTX, workspaceID int64, provider, reason string) (bool, error) {
+	return store.BreakerClose(ctx, db, workspaceID, provider, "", reason)
+}

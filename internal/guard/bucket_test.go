@@ -1,0 +1,141 @@
+package guard_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+func TestParseRate(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"20/s": 50 * time.Millisecond, "500/m": 120 * time.Millisecond, "3600/h": time.Second} {
+		r, err := guard.ParseRate(in)
+		if err != nil || r.Interval() != want {
+			t.Errorf("ParseRate(%q) interval = %s, %v; want %s", in, r.Interval(), err, want)
+		}
+	}
+	for _, bad := range []string{"", "20", "x/s", "20/d", "-1/s"} {
+		if _, err := guard.ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) accepted", bad)
+		}
+	}
+	if r, err := guard.ParseRate("off"); err != nil || r.Enabled() {
+		t.Errorf("off: %+v %v", r, err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"RINDA_HUNTER_RATE": "500/m", "RINDA_HUNTER_BURST": "9", "RINDA_HUNTER_COST_USD": "0.01",
+		"RINDA_HUNTER_BILL_MISSES": "true", "RINDA_HUNTER_RATE_SCOPE": "workspace", "RINDA_BREAKER_FAILURES": "3"}
+	cfg, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, "hunter", "findymail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Limits("hunter")
+	if h.Rate.Interval() != 120*time.Millisecond || h.Burst != 9 || h.CostUSD != 0.01 || !h.BillMisses || !h.PerWorkspace {
+		t.Errorf("hunter limits from env: %+v", h)
+	}
+	if cfg.Limits("findymail") != guard.DefaultLimits("findymail") || cfg.FailureThreshold != 3 {
+		t.Errorf("defaults not kept: %+v", cfg)
+	}
+	env["RINDA_HUNTER_BURST"] = "lots"
+	if _, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, "hunter"); err == nil {
+		t.Error("a bad burst was accepted")
+	}
+}
+
+// Two ticks (separate pools) share Hunter's bucket: the stand-in never sees
+// more than rate + burst requests in any one-second window.
+func TestBucketTwoConsumersNeverExceedRatePlusBurst(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ws := newWorkspace(t, db.Pool, "acme")
+	leads := newLeads(t, db.Pool, ws, 1)
+	srv := providertest.NewHunter()
+	defer srv.Close()
+	finder, err := hunter.FromEnv(func(k string) string { return srv.Env(providertest.KeyDefault)[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rate, burst = 10, 3
+	cfg := guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: rate, Per: time.Second}, Burst: burst}}}
+
+	stop := time.Now().Add(1500 * time.Millisecond)
+	var wg sync.WaitGroup
+	for consumer := range 2 {
+		pool, err := store.Open(context.Background(), store.Config{URL: db.URL, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		g := guard.New(pool, cfg, nil)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(stop) {
+					c := enrich.Call{TickID: "tick", WorkspaceID: ws, Provider: "hunter", LeadID: leads[0]}
+					a, err := g.Admit(context.Background(), c)
+					if err != nil {
+						t.Error(consumer, err)
+						return
+					}
+					if !a.Allowed {
+						time.Sleep(time.Until(a.Until))
+						continue
+					}
+					_, ferr := finder.FindEmail(context.Background(), enrich.Lead{FirstName: "Ada", LastName: "Lovelace", Domain: "example.test"})
+					res := enrich.CallResult{Outcome: enrich.CallFound}
+					if ferr != nil {
+						pe, _ := enrich.AsProviderError(ferr)
+						res = enrich.CallResult{Outcome: enrich.CallFailed, Err: pe}
+					}
+					if err := g.Settle(context.Background(), a, res); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if n := srv.Count(); n <= rate+burst {
+		t.Fatalf("only %d requests: the consumers did not press the bucket", n)
+	}
+	if worst := srv.MaxInWindow(time.Second); worst > rate+burst {
+		t.Fatalf("%d requests in one second, want at most rate+burst = %d", worst, rate+burst)
+	}
+}
+
+func TestBucketRefusesBeyondWaitWithDueTime(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ws := newWorkspace(t, db.Pool, "acme")
+	newLeads(t, db.Pool, ws, 1)
+	// 1/m with burst 1: the first call goes, the second is a minute away,
+	// far beyond the wait bound.
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: 1, Per: time.Minute}, Burst: 1}}}, nil)
+	first := admit(t, g, call(ws, 1, "hunter"))
+	if !first.Allowed {
+		t.Fatalf("first call: %+v", first)
+	}
+	second := admit(t, g, call(ws, 1, "hunter"))
+	if second.Allowed || second.Reason != guard.ReasonRateLimited {
+		t.Fatalf("second call: %+v, want rate_limited", second)
+	}
+	if d := time.Until(second.Until); d < 55*time.Second || d > 61*time.Second {
+		t.Fatalf("due in %s, want about a minute", d)
+	}
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM provider_calls").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("ledger rows = %d (%v), want 1: a refused call reserves nothing", n, err)
+	}
+}

@@ -1,0 +1,97 @@
+package guard_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestCeilingStopsWithinOneCallAndResumesWhenRaised(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	capped := newWorkspace(t, db.Pool, "capped")
+	free := newWorkspace(t, db.Pool, "free")
+	newLeads(t, db.Pool, capped, 20)
+	newLeads(t, db.Pool, free, 20)
+	if _, err := store.SetWorkspaceCeiling(ctx, db.Pool, "capped", ptr(1.00), "test"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := guard.Config{Providers: map[string]guard.Limits{"findymail": {CostUSD: 0.30}}}
+	g := guard.New(db.Pool, cfg, nil)
+
+	// Ten concurrent callers race for a $1.00 ceiling at $0.30 a call:
+	// exactly three reservations fit.
+	var wg sync.WaitGroup
+	adms := make([]enrich.Admission, 10)
+	for i := range adms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := g.Admit(ctx, call(capped, int64(i+1), "findymail"))
+			if err != nil {
+				t.Error(err)
+			}
+			adms[i] = a
+		}()
+	}
+	wg.Wait()
+	allowed := 0
+	nextMonth := time.Date(time.Now().UTC().Year(), time.Now().UTC().Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	for _, a := range adms {
+		if a.Allowed {
+			allowed++
+			settle(t, g, a, enrich.CallResult{Outcome: enrich.CallFound})
+			continue
+		}
+		if a.Reason != guard.ReasonCeilingReached || !a.Until.Equal(nextMonth) {
+			t.Errorf("refused with %q until %s, want ceiling_reached until %s", a.Reason, a.Until, nextMonth)
+		}
+	}
+	if allowed != 3 {
+		t.Fatalf("%d calls admitted under a $1.00 ceiling at $0.30, want 3", allowed)
+	}
+	if got := eventCount(t, db.Pool, "ceiling_reached"); got != 1 {
+		t.Fatalf("ceiling_reached events = %d, want 1", got)
+	}
+	// The other workspace has its own budget.
+	if a := admit(t, g, call(free, 21, "findymail")); !a.Allowed {
+		t.Fatalf("uncapped workspace refused: %+v", a)
+	}
+
+	// A miss that is not billed gives its reservation back.
+	if _, err := store.SetWorkspaceCeiling(ctx, db.Pool, "capped", ptr(1.20), "test"); err != nil {
+		t.Fatal(err)
+	}
+	a := admit(t, g, call(capped, 11, "findymail"))
+	if !a.Allowed {
+		t.Fatalf("after raising the ceiling: %+v", a)
+	}
+	settle(t, g, a, enrich.CallResult{Outcome: enrich.CallNotFound})
+	a = admit(t, g, call(capped, 12, "findymail"))
+	if !a.Allowed {
+		t.Fatalf("a refunded miss must free its reservation: %+v", a)
+	}
+	settle(t, g, a, enrich.CallResult{Outcome: enrich.CallFound})
+	if a := admit(t, g, call(capped, 13, "findymail")); a.Allowed {
+		t.Fatal("admitted past the raised ceiling")
+	}
+	spends, err := store.WorkspaceSpends(ctx, db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spends[0].Name != "capped" || spends[0].MonthSpentUSD != 1.20 || spends[0].MonthCalls != 4 {
+		t.Fatalf("capped spend = %+v, want $1.20 over 4 billed calls", spends[0])
+	}
+	if got := eventCount(t, db.Pool, "ceiling_reached"); got != 2 {
+		t.Fatalf("ceiling_reached events = %d, want 2 (one per ceiling value)", got)
+	}
+}

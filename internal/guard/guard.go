@@ -1,0 +1,120 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Reasons an Admission is refused, as the tick logs them.
+const (
+	ReasonBreakerOpen    = "breaker_open"
+	ReasonRateLimited    = "rate_limited"
+	ReasonCeilingReached = "ceiling_reached"
+)
+
+// settleTimeout bounds Settle's bookkeeping when the tick is shutting down.
+const settleTimeout = 5 * time.Second
+
+// Guard is the Postgres-backed enrich.Guard: Admit decides breaker, token
+// and spend in one statement; Settle records the outcome, trips or closes
+// the breaker and writes events in the same statement as the change.
+type Guard struct {
+	db      store.DBTX
+	cfg     Config
+	metrics *Metrics
+}
+
+var _ enrich.Guard = (*Guard)(nil)
+
+// New returns a guard over db (a pool: Admit runs concurrently). metrics
+// may be nil.
+func New(db store.DBTX, cfg Config, metrics *Metrics) *Guard {
+	return &Guard{db: db, cfg: cfg.withDefaults(), metrics: metrics}
+}
+
+// Admit asks whether call may go out now. It makes one round trip, plus a
+// sleep of at most Config.MaxTokenWait when the next token is that close.
+func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, error) {
+	lim := g.cfg.Limits(call.Provider)
+	bucket := newBucket(call, lim, g.cfg.MaxTokenWait)
+	row, err := store.GuardAdmit(ctx, g.db, store.GuardAdmitParams{
+		WorkspaceID: call.WorkspaceID,
+		Provider:    call.Provider,
+		LeadID:      call.LeadID,
+		TickID:      call.TickID,
+		ProbeOwner:  probeOwner(call),
+		ProbeLease:  g.cfg.ProbeLease,
+		BucketKey:   bucket.key,
+		Interval:    bucket.interval,
+		Horizon:     bucket.horizon(),
+		CostUSD:     lim.CostUSD,
+	})
+	if err != nil {
+		return enrich.Admission{Call: call}, err
+	}
+	adm := enrich.Admission{Call: call, Probe: row.Breaker == breakerProbe}
+	switch {
+	case row.Breaker == breakerOpen:
+		adm.Reason, adm.Until = ReasonBreakerOpen, breakerUntil(row, g.cfg.ProbeLease)
+	case row.CallID != nil:
+		adm.Allowed, adm.Ref = true, *row.CallID
+	case !*row.UnderCeiling || bucket.key == "" || (row.Granted != nil && *row.Granted):
+		adm.Reason, adm.Until = ReasonCeilingReached, row.NextMonth
+	default:
+		adm.Reason, adm.Until = ReasonRateLimited, bucket.due(row)
+	}
+	if !adm.Allowed {
+		g.metrics.blocked(call.Provider, adm.Reason)
+		if adm.Probe {
+			// The probe was claimed but the call cannot go out: free it.
+			adm.Probe = false
+			return adm, store.BreakerReleaseProbe(context.WithoutCancel(ctx), g.db, call.WorkspaceID, call.Provider, probeOwner(call))
+		}
+		return adm, nil
+	}
+	if err := bucket.wait(ctx, row); err != nil {
+		// The call will not be made: give the reservation back.
+		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallFailed})
+		return enrich.Admission{Call: call}, err
+	}
+	return adm, nil
+}
+
+// Settle records how an admitted call ended: the ledger row is settled or
+// refunded, and the breaker learns about quota, auth and transient
+// failures (or closes after a successful probe).
+func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
+	if !a.Allowed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	call := a.Call
+	lim := g.cfg.Limits(call.Provider)
+	class := callClass(res)
+	g.metrics.providerRequest(call.Provider, class)
+	if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerState(res, lim), class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
+		return err
+	}
+	if err := g.updateBreaker(ctx, a, res); err != nil {
+		return fmt.Errorf("%s breaker for workspace %d: %w", call.Provider, call.WorkspaceID, err)
+	}
+	return nil
+}
+
+// callClass names a call's result for the ledger and metrics: found,
+// not_found, or the provider error kind.
+func callClass(res enrich.CallResult) string {
+	switch {
+	case res.Outcome != enrich.CallFailed:
+		return string(res.Outcome)
+	case res.Err != nil:
+		return string(res.Err.Kind)
+	default:
+		return string(enrich.KindUnavailable)
+	}
+}

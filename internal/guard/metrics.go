@@ -1,0 +1,206 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Metrics is one process's Prometheus registry. A tick is a short process,
+// so counters hold what this run did; gauges read from the database
+// (breakers open, spend, last success) hold the shared state. Export
+// writes them for node_exporter's textfile collector and/or pushes them.
+// A nil *Metrics records nothing.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	tickDuration     *prometheus.GaugeVec
+	tickLastSuccess  *prometheus.GaugeVec
+	leads            *prometheus.CounterVec
+	providerRequests *prometheus.CounterVec
+	guardBlocked     *prometheus.CounterVec
+	breakersOpen     *prometheus.GaugeVec
+	spend            *prometheus.GaugeVec
+	eventsDelivered  *prometheus.CounterVec
+
+	// ownSuccess is this run's own last success per kind, which the
+	// database may not show yet when Refresh reads it.
+	mu         sync.Mutex
+	ownSuccess map[string]time.Time
+}
+
+// NewMetrics registers every rindactl metric on a fresh registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry:   prometheus.NewRegistry(),
+		ownSuccess: map[string]time.Time{},
+		tickDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rindactl_tick_duration_seconds", Help: "Wall time of the last tick of this kind.",
+		}, []string{"kind"}),
+		tickLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rindactl_tick_last_success_timestamp_seconds", Help: "Unix time a tick of this kind last finished successfully (any host).",
+		}, []string{"kind"}),
+		leads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rindactl_leads_total", Help: "Leads processed by this run, by outcome.",
+		}, []string{"outcome"}),
+		providerRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rindactl_provider_requests_total", Help: "Provider calls made by this run, by provider and result class.",
+		}, []string{"provider", "class"}),
+		guardBlocked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rindactl_guard_blocked_total", Help: "Provider calls the guards refused, by provider and reason.",
+		}, []string{"provider", "reason"}),
+		breakersOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rindactl_breakers_open", Help: "Breakers refusing calls, by provider.",
+		}, []string{"provider"}),
+		spend: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rindactl_workspace_spend_usd", Help: "Provider spend this UTC month, by workspace.",
+		}, []string{"workspace"}),
+		eventsDelivered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rindactl_events_delivered_total", Help: "Domain events posted to Slack by this run, by kind and result.",
+		}, []string{"kind", "result"}),
+	}
+	m.Registry.MustRegister(m.tickDuration, m.tickLastSuccess, m.leads, m.providerRequests,
+		m.guardBlocked, m.breakersOpen, m.spend, m.eventsDelivered)
+	return m
+}
+
+// ObserveTick records a finished tick of kind ("enrich", "email", "events").
+func (m *Metrics) ObserveTick(kind string, d time.Duration, ok bool, finished time.Time) {
+	if m == nil {
+		return
+	}
+	m.tickDuration.WithLabelValues(kind).Set(d.Seconds())
+	if ok {
+		m.mu.Lock()
+		m.ownSuccess[kind] = finished
+		m.mu.Unlock()
+		m.tickLastSuccess.WithLabelValues(kind).Set(float64(finished.Unix()))
+	}
+}
+
+// AddLeads counts n leads that ended with outcome.
+func (m *Metrics) AddLeads(outcome string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.leads.WithLabelValues(outcome).Add(float64(n))
+}
+
+// providerRequest counts one settled provider call (the guard calls it).
+func (m *Metrics) providerRequest(provider, class string) {
+	if m == nil {
+		return
+	}
+	m.providerRequests.WithLabelValues(provider, class).Inc()
+}
+
+func (m *Metrics) blocked(provider, reason string) {
+	if m == nil {
+		return
+	}
+	m.guardBlocked.WithLabelValues(provider, reason).Inc()
+}
+
+func (m *Metrics) delivered(kind, result string) {
+	if m == nil {
+		return
+	}
+	m.eventsDelivered.WithLabelValues(kind, result).Inc()
+}
+
+// Refresh reads the shared state into gauges: open breakers, month spend,
+// and the last successful tick of each kind in kinds.
+func (m *Metrics) Refresh(ctx context.Context, db store.DBTX, kinds ...string) error {
+	if m == nil {
+		return nil
+	}
+	open, err := store.OpenBreakers(ctx, db)
+	if err != nil {
+		return err
+	}
+	for p, n := range open {
+		m.breakersOpen.WithLabelValues(p).Set(float64(n))
+	}
+	spend, err := store.MonthSpend(ctx, db)
+	if err != nil {
+		return err
+	}
+	for w, usd := range spend {
+		m.spend.WithLabelValues(w).Set(usd)
+	}
+	for _, k := range kinds {
+		t, err := store.LastTickSuccess(ctx, db, k)
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		own, ok := m.ownSuccess[k]
+		m.mu.Unlock()
+		if t != nil && t.After(own) {
+			own, ok = *t, true
+		}
+		if ok {
+			m.tickLastSuccess.WithLabelValues(k).Set(float64(own.Unix()))
+		}
+	}
+	return nil
+}
+
+// ExportOptions says where Export sends the metrics; empty fields skip.
+type ExportOptions struct {
+	// File is the node_exporter textfile path (…/rindactl_enrich.prom).
+	File string
+	// PushgatewayURL is the Pushgateway base URL; Job groups the push.
+	PushgatewayURL string
+	Job            string
+}
+
+// Export refreshes the database gauges (when db is not nil) and writes the
+// textfile atomically (temp file + rename) and/or pushes to the
+// Pushgateway. kinds are the tick kinds whose last success to read.
+func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions, kinds ...string) error {
+	if m == nil || (opts.File == "" && opts.PushgatewayURL == "") {
+		return nil
+	}
+	if db != nil {
+		if err := m.Refresh(ctx, db, kinds...); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	if opts.File != "" {
+		if err := prometheus.WriteToTextfile(opts.File, m.Registry); err != nil {
+			errs = append(errs, fmt.Errorf("write metrics file %s: %w", opts.File, err))
+		}
+	}
+	if opts.PushgatewayURL != "" {
+		job := opts.Job
+		if job == "" {
+			job = "rindactl"
+		}
+		if err := push.New(opts.PushgatewayURL, job).Gatherer(m.Registry).PushContext(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("push metrics to %s: %s", redactURL(opts.PushgatewayURL),
+				strings.ReplaceAll(err.Error(), opts.PushgatewayURL, redactURL(opts.PushgatewayURL))))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// redactURL drops credentials and query from a URL before it is printed.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the configured URL"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.Redacted()
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// GuardAdmitParams is one intended provider call and the limits it is
+// admitted under.
+type GuardAdmitParams struct {
+	WorkspaceID int64
+	Provider    string
+	LeadID      int64
+	TickID      string
+	// ProbeOwner names this call if it becomes the half-open probe;
+	// ProbeLease is how long the probe is reserved for it.
+	ProbeOwner string
+	ProbeLease time.Duration
+	// BucketKey is the GCRA row; "" admits without a token.
+	BucketKey string
+	// Interval is the bucket's emission interval (1/rate); Horizon is how
+	// far ahead of now the theoretical arrival time may run: burst*Interval
+	// plus the longest wait the caller accepts.
+	Interval time.Duration
+	Horizon  time.Duration
+	CostUSD  float64
+}
+
+// GuardAdmitRow is the admit statement's answer. Breaker is "closed",
+// "probe" (this call claimed the half-open probe) or "open".
+type GuardAdmitRow struct {
+	Breaker      string
+	OpenUntil    *time.Time
+	ProbeUntil   *time.Time
+	UnderCeiling *bool
+	TAT          *time.Time
+	Granted      *bool
+	CallID       *int64
+	NextMonth    time.Time
+	Now          time.Time
+}
+
+// GuardAdmit runs the single admit statement (breaker, bucket, ceiling,
+// ledger).
+func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow, error) {
+	var r GuardAdmitRow
+	var next *time.Time
+	err := db.QueryRow(ctx, guardQuery("admit"),
+		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
+		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
+	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
+	if err != nil {
+		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
+	}
+	if r.UnderCeiling == nil || next == nil {
+		return r, fmt.Errorf("admit %s call: workspace %d does not exist", p.Provider, p.WorkspaceID)
+	}
+	r.NextMonth = *next
+	return r, nil
+}
+
+// GuardSettle settles (state "settled") or refunds (state "refunded") the
+// ledger row callID and, after a clean answer, clears the breaker's failure
+// streak. It reports whether the row was still reserved.
+func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
+	var settled, refunded, healed int64
+	err := db.QueryRow(ctx, guardQuery("settle"), callID, state, outcome, workspaceID, provider, clean).Scan(&settled, &refunded, &healed)
+	if err != nil {
+		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
+	}
+	return settled == 1, nil
+}

@@ -1,0 +1,25 @@
+-- Close a breaker (a successful probe, or an operator's reset) and write
+-- breaker_closed for its episode in the same statement.
+--
+-- $1 workspace_id, $2 provider, $3 probe owner ('' = whoever: a reset),
+-- $4 reason.
+WITH up AS (
+    UPDATE breakers
+    SET state = 'closed', open_until = NULL, probe_owner = NULL, probe_until = NULL,
+        consecutive_failures = 0, reason = NULL, updated_at = now()
+    WHERE workspace_id = $1::bigint AND provider = $2::text
+      AND ($3::text = '' OR probe_owner = $3::text)
+      AND (state <> 'closed' OR consecutive_failures > 0)
+    RETURNING workspace_id, provider, episode
+), ev AS (
+    INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
+    SELECT 'breaker_closed', up.workspace_id, up.provider,
+           'breaker_closed:' || up.workspace_id || ':' || up.provider || ':' || up.episode,
+           jsonb_build_object(
+               'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
+               'provider', up.provider, 'reason', $4::text, 'episode', up.episode)
+    FROM up
+    WHERE up.episode > 0
+    ON CONFLICT (dedupe_key) DO NOTHING
+)
+SELECT count(*) FROM up

@@ -1,0 +1,37 @@
+-- Open a breaker now (quota, auth, a failed probe, an operator) and write
+-- its events in the same statement. Opening a closed breaker starts a new
+-- episode; re-opening one that is open or half-open stays in its episode.
+-- Events are keyed by kind, workspace, provider and episode, so racing
+-- callers write each event once per episode.
+--
+-- $1 workspace_id, $2 provider, $3 open for, $4 reason, $5 event kinds,
+-- $6 exact (an operator's window replaces a longer one).
+WITH up AS (
+    INSERT INTO breakers AS b (workspace_id, provider, state, open_until, reason, opened_at, episode)
+    VALUES ($1::bigint, $2::text, 'open', now() + $3::interval, $4::text, now(), 1)
+    ON CONFLICT (workspace_id, provider) DO UPDATE SET
+        state                = 'open',
+        open_until           = CASE WHEN b.state = 'open' AND NOT $6::boolean
+                                    THEN greatest(b.open_until, excluded.open_until)
+                                    ELSE excluded.open_until END,
+        reason               = excluded.reason,
+        episode              = b.episode + (b.state = 'closed')::int,
+        opened_at            = CASE WHEN b.state = 'closed' THEN now() ELSE b.opened_at END,
+        probe_owner          = NULL,
+        probe_until          = NULL,
+        consecutive_failures = 0,
+        updated_at           = now()
+    RETURNING workspace_id, provider, episode, open_until, reason
+), ev AS (
+    INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
+    SELECT k.kind, up.workspace_id, up.provider,
+           k.kind || ':' || up.workspace_id || ':' || up.provider || ':' || up.episode,
+           jsonb_build_object(
+               'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
+               'provider', up.provider, 'reason', up.reason,
+               'until', up.open_until, 'episode', up.episode)
+    FROM up, unnest($5::text[]) AS k(kind)
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING 1
+)
+SELECT up.episode, up.open_until, (SELECT count(*) FROM ev) FROM up

@@ -1,0 +1,15 @@
+-- Claim due undelivered events for delivery under a lease. SKIP LOCKED and
+-- the lease keep concurrent deliverers off each other's events.
+-- $1 limit, $2 lease.
+UPDATE events e
+SET locked_until = now() + $2::interval
+FROM (
+    SELECT id FROM events
+    WHERE delivered_at IS NULL AND next_attempt_at <= now()
+      AND (locked_until IS NULL OR locked_until < now())
+    ORDER BY next_attempt_at, id
+    LIMIT $1::int
+    FOR UPDATE SKIP LOCKED
+) due
+WHERE e.id = due.id
+RETURNING e.id, e.kind, e.workspace_id, e.provider, e.payload, e.created_at, e.attempts, e.locked_until

@@ -1,0 +1,2 @@
+-- $1 workspace name.
+SELECT id FROM workspaces WHERE name = $1::text

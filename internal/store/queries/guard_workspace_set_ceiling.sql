@@ -1,0 +1,14 @@
+-- Set (or clear, with NULL) a workspace's monthly USD ceiling and record
+-- who did it, in one statement.
+-- $1 workspace name, $2 ceiling (NULL = none), $3 actor.
+WITH up AS (
+    UPDATE workspaces SET monthly_usd_ceiling = $2::numeric, updated_at = now()
+    WHERE name = $1::text
+    RETURNING id, name, monthly_usd_ceiling
+), audit AS (
+    INSERT INTO audit_log (actor, action, filters, affected)
+    SELECT $3::text, 'workspace.set',
+           jsonb_build_object('workspace', up.name, 'monthly_usd_ceiling', up.monthly_usd_ceiling), 1
+    FROM up
+)
+SELECT id, name, monthly_usd_ceiling::float8 FROM up
