@@ -1,13 +1,255 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// newCmdRequeue is a placeholder until its issue lands.
-func newCmdRequeue(f *Factory, _ any) *cobra.Command {
-	return &cobra.Command{
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/requeue"
+	"github.com/rindactl/rindactl/internal/status"
+)
+
+// RequeueOptions holds the flags and clients of `rindactl requeue`.
+type RequeueOptions struct {
+	f         *Factory
+	Status    string
+	Workspace string
+	Provider  string
+	Campaign  string
+	OlderThan string
+	Limit     int
+	BatchSize int
+	DryRun    bool
+	Yes       bool
+	Output    string
+}
+
+func newCmdRequeue(f *Factory, runF func(context.Context, *RequeueOptions) error) *cobra.Command {
+	opts := &RequeueOptions{f: f}
+	cmd := &cobra.Command{
 		Use:   "requeue --status=S",
 		Short: "Move blocked or failed rows back to the queue (e.g. after a quota renews)",
-		Long:  `Move unreachable or failed leads (and retryable email work) back to pending, in batches, with --dry-run first.`,
-		RunE:  notImplemented,
+		Long: `Move rows a tick gave up on back into the queue, due now:
+
+  unreachable, enrichment_failed   leads go back to pending with attempts,
+                                   negative cache and last error cleared
+  failed                           enrollments go back to active; the failed
+                                   send of their current step is cleared so
+                                   the step is tried again
+
+Rows move in batches (5,000 per transaction by default) that claim like a
+tick (FOR UPDATE SKIP LOCKED), so running ticks never wait on a requeue for
+more than one batch. Each run writes one audit-log row (who, filters, count).
+
+Start with --dry-run: it counts the matching rows by workspace and provider
+(or campaign) and changes nothing. Without --yes, requeue asks on a
+terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
+		Example: `  # after a provider's quota renewed and its breaker was reset
+  rindactl requeue --status=unreachable --provider=findymail --dry-run
+  rindactl requeue --status=unreachable --provider=findymail --yes
+
+  # retry the sends that failed in one campaign during the last incident
+  rindactl requeue --status=failed --campaign=q3-outbound --yes --output json`,
+		Args: exactArgs(0, "none; filters are flags"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return requeueRun(cmd.Context(), opts)
+		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Status, "status", "", "status to requeue: "+strings.Join(requeue.ValidStatuses(), ", "))
+	fl.StringVar(&opts.Workspace, "workspace", "", "only this workspace (by name)")
+	fl.StringVar(&opts.Provider, "provider", "", "only leads whose last provider is this one (lead statuses)")
+	fl.StringVar(&opts.Campaign, "campaign", "", "only this campaign (by name; status failed)")
+	fl.StringVar(&opts.OlderThan, "older-than", "", "only rows unchanged for longer than this (e.g. 30m, 12h, 2d)")
+	fl.IntVar(&opts.Limit, "limit", 0, "move at most this many rows (0: all)")
+	fl.IntVar(&opts.BatchSize, "batch-size", requeue.BatchSizeDefault, "rows per transaction")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "count what matches, change nothing")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	fl.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// requeueReport is the --output json document.
+type requeueReport struct {
+	DryRun    bool            `json:"dry_run"`
+	Filter    requeue.Filter  `json:"filter"`
+	OlderThan string          `json:"older_than,omitempty"`
+	Matched   int64           `json:"matched"`
+	WouldMove int64           `json:"would_move"`
+	Moved     int64           `json:"moved"`
+	Batches   int             `json:"batches"`
+	Groups    []requeue.Group `json:"groups"`
+	AuditID   int64           `json:"audit_id,omitempty"`
+}
+
+func requeueRun(ctx context.Context, opts *RequeueOptions) error {
+	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	olderThan, err := parseAge(opts.OlderThan)
+	if err != nil {
+		return usageError("invalid --older-than %q: use a duration such as 30m, 12h or 2d", opts.OlderThan)
+	}
+	if opts.BatchSize <= 0 {
+		return usageError("invalid --batch-size %d: use a positive number", opts.BatchSize)
+	}
+	filter := requeue.Filter{Status: opts.Status, Workspace: opts.Workspace, Provider: opts.Provider,
+		Campaign: opts.Campaign, OlderThan: olderThan, Limit: opts.Limit}
+	if !slices.Contains(requeue.ValidStatuses(), filter.Status) {
+		return usageError("invalid --status %q: use one of %s", filter.Status, strings.Join(requeue.ValidStatuses(), ", "))
+	}
+	ios := opts.f.IO
+
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	plan, err := requeue.Prepare(ctx, pool, filter)
+	var filterErr *requeue.FilterError
+	if errors.As(err, &filterErr) {
+		return usageError("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	rep := requeueReport{DryRun: opts.DryRun, Filter: filter, OlderThan: opts.OlderThan,
+		Matched: plan.Matched, WouldMove: plan.WouldMove, Groups: plan.Groups}
+	noun := "lead"
+	if !filter.Leads() {
+		noun = "enrollment"
+	}
+
+	if plan.Matched == 0 || opts.DryRun {
+		if format == cliio.FormatJSON {
+			return ios.WriteJSON(rep)
+		}
+		if plan.Matched == 0 {
+			fmt.Fprintf(ios.Out, "No %ss match %s: nothing to requeue.\n", noun, filter.Describe())
+			return nil
+		}
+		fmt.Fprintf(ios.Out, "Dry run: %s %s(s) match %s; would requeue %s. Nothing changed.\n",
+			status.Thousands(plan.Matched), noun, filter.Describe(), status.Thousands(plan.WouldMove))
+		writeRequeueGroups(ios, filter, plan.Groups)
+		return nil
+	}
+
+	if !opts.Yes {
+		if !ios.CanPrompt() {
+			return usageError("requeue would move %s %s(s) (%s): pass --yes to confirm when not on a terminal, or --dry-run to look first",
+				status.Thousands(plan.WouldMove), noun, filter.Describe())
+		}
+		ok, err := confirm(ios, fmt.Sprintf("Requeue %s %s(s) matching %s? [y/N] ", status.Thousands(plan.WouldMove), noun, filter.Describe()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(ios.ErrOut, "Requeue cancelled: nothing changed.")
+			return nil
+		}
+	}
+
+	runOpts := requeue.Options{BatchSize: opts.BatchSize, Actor: actor(opts.f)}
+	if ios.IsStderrTTY() && format != cliio.FormatJSON {
+		bar := progressbar.NewOptions64(plan.WouldMove,
+			progressbar.OptionSetWriter(ios.ErrOut),
+			progressbar.OptionSetDescription("requeue "+noun+"s"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish())
+		runOpts.Progress = func(moved int64) { _ = bar.Set64(min(moved, plan.WouldMove)) }
+		defer func() { _ = bar.Finish() }()
+	}
+	res, err := requeue.Run(ctx, pool, plan, runOpts)
+	if err != nil {
+		return err
+	}
+	rep.Moved, rep.Batches, rep.Groups, rep.AuditID = res.Moved, res.Batches, res.Groups, res.AuditID
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(rep)
+	}
+	due := "pending"
+	if !filter.Leads() {
+		due = "active"
+	}
+	fmt.Fprintf(ios.Out, "Requeued %s %s(s) to %s, due now, in %d batch(es) (audit log #%d).\n",
+		status.Thousands(res.Moved), noun, due, res.Batches, res.AuditID)
+	writeRequeueGroups(ios, filter, res.Groups)
+	if res.Moved < plan.WouldMove {
+		fmt.Fprintf(ios.Out, "%s matching row(s) were held by a running tick or changed meanwhile and were left alone; run the command again to pick them up.\n",
+			status.Thousands(plan.WouldMove-res.Moved))
+	}
+	return nil
+}
+
+func writeRequeueGroups(ios *cliio.IO, f requeue.Filter, groups []requeue.Group) {
+	for _, g := range groups {
+		key := g.Campaign
+		if f.Leads() {
+			key = g.Provider
+			if key == "" {
+				key = "(no provider)"
+			}
+		}
+		fmt.Fprintf(ios.Out, "  %-24s %-24s %10s\n", g.Workspace, key, status.Thousands(g.Count))
+	}
+}
+
+// confirm asks question on stderr and reads a yes/no answer from stdin.
+func confirm(ios *cliio.IO, question string) (bool, error) {
+	fmt.Fprint(ios.ErrOut, question)
+	line, err := bufio.NewReader(ios.In).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// actor names who ran a command, for the audit log: $USER, else the OS user.
+func actor(f *Factory) string {
+	if u := f.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// parseAge reads a Go duration or a number of days ("2d"); "" is zero.
+func parseAge(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("invalid days %q", s)
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid duration %q", s)
+	}
+	return d, nil
 }

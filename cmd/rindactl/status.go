@@ -2,19 +2,21 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"time"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/status"
 )
 
 // StatusOptions holds the flags and clients of `rindactl status`.
 type StatusOptions struct {
-	f       *Factory
-	Overdue bool
-	Output  string
+	f         *Factory
+	Overdue   bool
+	Workspace string
+	Campaign  string
+	Output    string
 }
 
 func newCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
@@ -22,10 +24,20 @@ func newCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show what is queued, due, blocked and overdue, and why",
-		Long: `Show the state of enrichment and email: leads by status, overdue
-sequence steps, open breakers, recent ticks and this month's spend.`,
+		Long: `Show the state of enrichment and email in one screen: leads by status,
+what is due and what is blocked by what (open breaker, negative cache,
+spend ceiling, rate limit); overdue sequence steps per mailbox and campaign,
+kept apart from steps that cannot go out (no email, paused mailbox, outside
+the sending window); breakers; the last ticks; this month's spend.
+
+--overdue shows only the late backlog with an estimated drain time from
+the mailboxes' remaining daily caps and the email tick cadence.
+
+--output json prints one document with the keys generated_at, enrich,
+email, breakers, ticks and spend.`,
 		Example: `  rindactl status
   rindactl status --overdue
+  rindactl status --workspace acme --campaign q3-outbound
   rindactl status --output json | jq .email.overdue`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -35,12 +47,12 @@ sequence steps, open breakers, recent ticks and this month's spend.`,
 			return statusRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Overdue, "overdue", false, "focus on what is late")
+	cmd.Flags().BoolVar(&opts.Overdue, "overdue", false, "focus on the late backlog and its drain time")
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "only this workspace (by name)")
+	cmd.Flags().StringVar(&opts.Campaign, "campaign", "", "only this campaign's email backlog (by name)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }
-
-var enrichStatuses = []string{"pending", "in_progress", "enriched", "not_found", "unreachable", "enrichment_failed"}
 
 func statusRun(ctx context.Context, opts *StatusOptions) error {
 	format, err := cliio.ParseFormat(opts.Output, cliio.FormatTable, cliio.FormatJSON)
@@ -53,46 +65,17 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	}
 	defer pool.Close()
 
-	byStatus := map[string]int64{}
-	for _, s := range enrichStatuses {
-		byStatus[s] = 0
+	rep, err := status.Build(ctx, pool, opts.f.Now(), status.Filter{Workspace: opts.Workspace, Campaign: opts.Campaign})
+	var filterErr *status.FilterError
+	if errors.As(err, &filterErr) {
+		return usageError("%v", err)
 	}
-	rows, err := pool.Query(ctx, "SELECT status, count(*) FROM lead_enrichment GROUP BY status")
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var s string
-		var n int64
-		if err := rows.Scan(&s, &n); err != nil {
-			return err
-		}
-		byStatus[s] = n
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var overdue int64
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM enrollments WHERE status = 'active' AND next_send_at <= now()").Scan(&overdue); err != nil {
-		return err
-	}
-
 	ios := opts.f.IO
 	if format == cliio.FormatJSON {
-		return ios.WriteJSON(map[string]any{
-			"generated_at": opts.f.Now().UTC().Format(time.RFC3339),
-			"enrich":       map[string]any{"by_status": byStatus},
-			"email":        map[string]any{"overdue": overdue},
-			"breakers":     []any{},
-			"ticks":        map[string]any{},
-			"spend":        []any{},
-		})
+		return ios.WriteJSON(rep)
 	}
-	fmt.Fprintln(ios.Out, "ENRICHMENT")
-	for _, s := range enrichStatuses {
-		fmt.Fprintf(ios.Out, "  %-18s %d\n", s, byStatus[s])
-	}
-	fmt.Fprintln(ios.Out, "EMAIL")
-	fmt.Fprintf(ios.Out, "  %-18s %d\n", "overdue", overdue)
-	return nil
+	return status.WriteTable(ios.Out, rep, status.TableOptions{Color: ios.ColorEnabled(), Overdue: opts.Overdue})
 }

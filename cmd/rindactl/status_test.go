@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// opsSeed is a small quota incident: 30 unreachable leads of acme behind an
+// open findymail breaker, and one failed enrollment.
+const opsSeed = `
+INSERT INTO workspaces (name) VALUES ('acme');
+INSERT INTO leads (workspace_id, external_id, email) SELECT 1, 'crm-' || g, 'l' || g || '@x.test' FROM generate_series(1, 30) g;
+INSERT INTO lead_enrichment (lead_id, workspace_id, status, attempts, next_attempt_at, negative_cache_until, provider, last_error)
+SELECT id, 1, 'unreachable', 1, now() + interval '1 day', now() + interval '1 day', 'findymail', 'quota_exhausted (HTTP 429)' FROM leads;
+INSERT INTO breakers (workspace_id, provider, state, open_until, reason) VALUES (1, 'findymail', 'open', now() + interval '5 minutes', 'quota_exhausted');
+INSERT INTO campaigns (workspace_id, name) VALUES (1, 'q3');
+INSERT INTO mailboxes (workspace_id, address, smtp_url, daily_cap) VALUES (1, 'a@acme.test', 'smtp://mx', 100);
+INSERT INTO enrollments (campaign_id, lead_id, workspace_id, status, next_send_at, mailbox_id, last_error)
+VALUES (1, 1, 1, 'failed', now() - interval '1 hour', 1, '550 no such user');
+`
+
+func opsEnv(t *testing.T) (map[string]string, *storetest.DB) {
+	t.Helper()
+	db := storetest.New(t)
+	if _, err := db.Pool.Exec(context.Background(), opsSeed); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"DATABASE_URL": db.URL, "USER": "oncall"}, db
+}
+
+func TestStatusCommand(t *testing.T) {
+	t.Parallel()
+	env, _ := opsEnv(t)
+
+	res := runCLI(t, env, "status", "--output", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var doc struct {
+		Enrich struct {
+			ByStatus map[string]int64 `json:"by_status"`
+		} `json:"enrich"`
+		Breakers []struct{ Workspace, Provider, State string } `json:"breakers"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, res.stdout)
+	}
+	if doc.Enrich.ByStatus["unreachable"] != 30 || len(doc.Breakers) != 1 || doc.Breakers[0].State != "open" {
+		t.Errorf("status json = %+v", doc)
+	}
+
+	res = runCLI(t, env, "status", "--overdue")
+	if res.code != 0 || !strings.Contains(res.stdout, "overdue 0") || !strings.Contains(res.stdout, "drain: nothing to drain") {
+		t.Errorf("status --overdue: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, args := range [][]string{
+		{"status", "--workspace", "nope"},
+		{"status", "--output", "yaml"},
+		{"status", "extra"},
+	} {
+		if res := runCLI(t, env, args...); res.code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, res.code, exitUsage, res.stderr)
+		}
+	}
+}

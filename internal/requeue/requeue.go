@@ -1,0 +1,295 @@
+// Package requeue moves rows a tick gave up on back into the queue: leads
+// that are unreachable or whose enrichment failed, and enrollments whose
+// step failed. It works in small transactions that claim like a tick (FOR
+// UPDATE SKIP LOCKED), so a running tick never waits on it for more than
+// one batch, and it leaves one audit-log row per run.
+package requeue
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// BatchSizeDefault is how many rows one transaction moves: small enough
+// that its locks are held for milliseconds, large enough that 86,000 rows
+// take a couple of dozen commits.
+const BatchSizeDefault = 5000
+
+// Statuses that can be requeued, by the table they live in.
+var (
+	LeadStatuses       = []string{"unreachable", "enrichment_failed"}
+	EnrollmentStatuses = []string{"failed"}
+)
+
+// ValidStatuses lists every status --status accepts.
+func ValidStatuses() []string { return slices.Concat(LeadStatuses, EnrollmentStatuses) }
+
+// Filter selects the rows to requeue. Zero fields do not filter.
+type Filter struct {
+	Status    string        `json:"status"`
+	Workspace string        `json:"workspace,omitempty"`
+	Provider  string        `json:"provider,omitempty"`
+	Campaign  string        `json:"campaign,omitempty"`
+	OlderThan time.Duration `json:"-"`
+	// Limit caps how many rows one run moves; 0 means all.
+	Limit int `json:"limit,omitempty"`
+}
+
+// Leads reports whether the filter selects leads (else enrollments).
+func (f Filter) Leads() bool { return slices.Contains(LeadStatuses, f.Status) }
+
+// Describe renders the filter as one line for prompts and summaries.
+func (f Filter) Describe() string {
+	parts := []string{"status=" + f.Status}
+	if f.Workspace != "" {
+		parts = append(parts, "workspace="+f.Workspace)
+	}
+	if f.Provider != "" {
+		parts = append(parts, "provider="+f.Provider)
+	}
+	if f.Campaign != "" {
+		parts = append(parts, "campaign="+f.Campaign)
+	}
+	if f.OlderThan > 0 {
+		parts = append(parts, "older-than="+f.OlderThan.String())
+	}
+	if f.Limit > 0 {
+		parts = append(parts, fmt.Sprintf("limit=%d", f.Limit))
+	}
+	return strings.Join(parts, " ")
+}
+
+// auditFilters is the filter as the audit log stores it.
+func (f Filter) auditFilters(batchSize int) map[string]any {
+	m := map[string]any{"status": f.Status, "batch_size": batchSize}
+	if f.Workspace != "" {
+		m["workspace"] = f.Workspace
+	}
+	if f.Provider != "" {
+		m["provider"] = f.Provider
+	}
+	if f.Campaign != "" {
+		m["campaign"] = f.Campaign
+	}
+	if f.OlderThan > 0 {
+		m["older_than"] = f.OlderThan.String()
+	}
+	if f.Limit > 0 {
+		m["limit"] = f.Limit
+	}
+	return m
+}
+
+// FilterError is a filter that cannot be run as given; the message names
+// the fix.
+type FilterError struct{ msg string }
+
+func (e *FilterError) Error() string { return e.msg }
+
+// Group counts rows per workspace and provider (leads) or campaign
+// (enrollments).
+type Group struct {
+	Workspace string `json:"workspace"`
+	Provider  string `json:"provider,omitempty"`
+	Campaign  string `json:"campaign,omitempty"`
+	Count     int64  `json:"count"`
+}
+
+// Plan is what a filter matches now (a dry run).
+type Plan struct {
+	Filter  Filter `json:"filter"`
+	Matched int64  `json:"matched"`
+	// WouldMove is Matched capped by the filter's Limit.
+	WouldMove int64   `json:"would_move"`
+	Groups    []Group `json:"groups"`
+
+	scope store.OpsRequeueFilter
+}
+
+// Options tune Run.
+type Options struct {
+	// BatchSize rows per transaction; 0 means BatchSizeDefault.
+	BatchSize int
+	// Actor is who asked (the OS user), for the audit log.
+	Actor string
+	// Progress, when set, is called after each committed batch with the
+	// number of rows moved so far.
+	Progress func(moved int64)
+}
+
+// Result is what a run did.
+type Result struct {
+	Moved   int64   `json:"moved"`
+	Batches int     `json:"batches"`
+	Groups  []Group `json:"groups"`
+	AuditID int64   `json:"audit_id"`
+}
+
+// Prepare validates f, resolves its names and counts what it matches.
+func Prepare(ctx context.Context, db store.DBTX, f Filter) (*Plan, error) {
+	sc, err := validate(ctx, db, f)
+	if err != nil {
+		return nil, err
+	}
+	var groups []store.OpsRequeueGroup
+	if f.Leads() {
+		groups, err = store.OpsCountRequeueLeads(ctx, db, f.Status, sc)
+	} else {
+		groups, err = store.OpsCountRequeueEnrollments(ctx, db, sc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Filter: f, Groups: toGroups(f, groups), scope: sc}
+	for _, g := range p.Groups {
+		p.Matched += g.Count
+	}
+	p.WouldMove = p.Matched
+	if f.Limit > 0 {
+		p.WouldMove = min(p.Matched, int64(f.Limit))
+	}
+	return p, nil
+}
+
+func validate(ctx context.Context, db store.DBTX, f Filter) (store.OpsRequeueFilter, error) {
+	var sc store.OpsRequeueFilter
+	valid := ValidStatuses()
+	switch {
+	case f.Status == "":
+		return sc, &FilterError{"--status is required: one of " + strings.Join(valid, ", ")}
+	case !slices.Contains(valid, f.Status):
+		return sc, &FilterError{fmt.Sprintf("cannot requeue status %q: use one of %s", f.Status, strings.Join(valid, ", "))}
+	case f.Limit < 0:
+		return sc, &FilterError{fmt.Sprintf("--limit %d: use a positive number (or 0 for all)", f.Limit)}
+	case f.OlderThan < 0:
+		return sc, &FilterError{fmt.Sprintf("--older-than %s: use a positive duration such as 24h", f.OlderThan)}
+	case f.Leads() && f.Campaign != "":
+		return sc, &FilterError{"--campaign applies to enrollments (--status=failed), not to leads"}
+	case !f.Leads() && f.Provider != "":
+		return sc, &FilterError{"--provider applies to leads (--status=unreachable or enrichment_failed), not to enrollments"}
+	}
+	if f.Workspace != "" {
+		ws, found, err := store.OpsWorkspaceByName(ctx, db, f.Workspace)
+		if err != nil {
+			return sc, err
+		}
+		if !found {
+			return sc, &FilterError{fmt.Sprintf("unknown workspace %q (see 'rindactl workspace list')", f.Workspace)}
+		}
+		sc.WorkspaceID = &ws.ID
+	}
+	if f.Campaign != "" {
+		refs, err := store.OpsCampaignsByName(ctx, db, f.Campaign, sc.WorkspaceID)
+		if err != nil {
+			return sc, err
+		}
+		switch len(refs) {
+		case 0:
+			return sc, &FilterError{fmt.Sprintf("unknown campaign %q", f.Campaign)}
+		case 1:
+			sc.CampaignID = &refs[0].ID
+		default:
+			return sc, &FilterError{fmt.Sprintf("campaign %q exists in %d workspaces: add --workspace", f.Campaign, len(refs))}
+		}
+	}
+	if f.Provider != "" {
+		sc.Provider = &f.Provider
+	}
+	if f.OlderThan > 0 {
+		sc.OlderThan = &f.OlderThan
+	}
+	return sc, nil
+}
+
+// Run moves the plan's rows in batches of opts.BatchSize, one transaction
+// each, and records one audit-log row with the filters and the count moved
+// (also when it stops early on an error or a cancelled context).
+func Run(ctx context.Context, pool *pgxpool.Pool, p *Plan, opts Options) (Result, error) {
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = BatchSizeDefault
+	}
+	var res Result
+	counts := map[Group]int64{}
+	runErr := func() error {
+		for {
+			want := batch
+			if p.Filter.Limit > 0 {
+				left := int64(p.Filter.Limit) - res.Moved
+				if left <= 0 {
+					return nil
+				}
+				want = int(min(int64(batch), left))
+			}
+			var groups []store.OpsRequeueGroup
+			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				var err error
+				if p.Filter.Leads() {
+					groups, err = store.OpsRequeueLeadsBatch(ctx, tx, p.Filter.Status, p.scope, want)
+				} else {
+					groups, err = store.OpsRequeueEnrollmentsBatch(ctx, tx, p.scope, want)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			var moved int64
+			for _, g := range toGroups(p.Filter, groups) {
+				moved += g.Count
+				key := g
+				key.Count = 0
+				counts[key] += g.Count
+			}
+			if moved == 0 {
+				return nil
+			}
+			res.Moved += moved
+			res.Batches++
+			if opts.Progress != nil {
+				opts.Progress(res.Moved)
+			}
+		}
+	}()
+	for g, n := range counts {
+		g.Count = n
+		res.Groups = append(res.Groups, g)
+	}
+	slices.SortFunc(res.Groups, func(a, b Group) int {
+		return strings.Compare(a.Workspace+"\x00"+a.Provider+a.Campaign, b.Workspace+"\x00"+b.Provider+b.Campaign)
+	})
+	// The audit row is written even after a failure or Ctrl-C: what was
+	// moved stays moved, and the log must say so.
+	filters := p.Filter.auditFilters(batch)
+	if runErr != nil {
+		filters["stopped"] = runErr.Error()
+	}
+	id, _, err := store.OpsAudit(context.WithoutCancel(ctx), pool, opts.Actor, "requeue", filters, res.Moved)
+	res.AuditID = id
+	if runErr != nil {
+		return res, fmt.Errorf("requeue stopped after %d row(s): %w", res.Moved, runErr)
+	}
+	return res, err
+}
+
+func toGroups(f Filter, rows []store.OpsRequeueGroup) []Group {
+	out := make([]Group, 0, len(rows))
+	for _, r := range rows {
+		g := Group{Workspace: r.Workspace, Count: r.Count}
+		if f.Leads() {
+			g.Provider = r.Key
+		} else {
+			g.Campaign = r.Key
+		}
+		out = append(out, g)
+	}
+	return out
+}

@@ -1,0 +1,435 @@
+// Package status answers the operator's questions from the database alone:
+// what is queued, due, blocked and overdue (Build), and what holds one lead
+// or enrollment back (ExplainLead, ExplainEnrollment). Every answer is taken
+// at an explicit instant, so output is reproducible under a fixed clock.
+package status
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// EnrichStatuses lists every lead_enrichment status, in lifecycle order.
+var EnrichStatuses = []string{"pending", "in_progress", "enriched", "not_found", "unreachable", "enrichment_failed"}
+
+// TickKinds lists every tick kind tick_runs records.
+var TickKinds = []string{"enrich", "email", "events"}
+
+// Report is the whole `rindactl status` answer. Its JSON form is a stable
+// interface for scripts: the top-level keys never change.
+type Report struct {
+	GeneratedAt time.Time       `json:"generated_at"`
+	Enrich      Enrich          `json:"enrich"`
+	Email       Email           `json:"email"`
+	Breakers    []Breaker       `json:"breakers"`
+	Ticks       map[string]Tick `json:"ticks"`
+	Spend       []Spend         `json:"spend"`
+}
+
+// Enrich is the enrichment queue.
+type Enrich struct {
+	// ByStatus has every status of EnrichStatuses, zeros included.
+	ByStatus map[string]int64 `json:"by_status"`
+	// DueNow counts rows a tick could claim right now.
+	DueNow  int64         `json:"due_now"`
+	Blocked EnrichBlocked `json:"blocked"`
+}
+
+// EnrichBlocked counts leads held back, each under one cause: ceiling first,
+// then breaker, then rate limit; the negative cache is its own state.
+type EnrichBlocked struct {
+	// BreakerOpen: waiting leads of a workspace with an open breaker.
+	BreakerOpen int64 `json:"breaker_open"`
+	// NegativeCache: unreachable leads still inside their negative cache.
+	NegativeCache int64 `json:"negative_cache"`
+	// Ceiling: waiting leads of a workspace at its monthly USD ceiling.
+	Ceiling int64 `json:"ceiling"`
+	// RateLimited: pending leads backing off after a rate-limited call.
+	RateLimited int64 `json:"rate_limited"`
+}
+
+// Email is the sending queue.
+type Email struct {
+	// Overdue counts due steps nothing but capacity holds back.
+	Overdue              int64        `json:"overdue"`
+	OldestOverdueSeconds int64        `json:"oldest_overdue_seconds"`
+	Blocked              EmailBlocked `json:"blocked"`
+	Mailboxes            []Mailbox    `json:"mailboxes"`
+	Campaigns            []Campaign   `json:"campaigns"`
+	Drain                Drain        `json:"drain"`
+}
+
+// EmailBlocked counts due steps that cannot go out whatever the capacity,
+// each under its first cause in this order. They are not overdue.
+type EmailBlocked struct {
+	CampaignPaused int64 `json:"campaign_paused"`
+	NoEmail        int64 `json:"no_email"`
+	NoMailbox      int64 `json:"no_mailbox"`
+	MailboxPaused  int64 `json:"mailbox_paused"`
+	OutsideWindow  int64 `json:"outside_window"`
+}
+
+func (b *EmailBlocked) add(o EmailBlocked) {
+	b.CampaignPaused += o.CampaignPaused
+	b.NoEmail += o.NoEmail
+	b.NoMailbox += o.NoMailbox
+	b.MailboxPaused += o.MailboxPaused
+	b.OutsideWindow += o.OutsideWindow
+}
+
+// Total is the sum of every cause.
+func (b EmailBlocked) Total() int64 {
+	return b.CampaignPaused + b.NoEmail + b.NoMailbox + b.MailboxPaused + b.OutsideWindow
+}
+
+// Mailbox is one sender's backlog and capacity.
+type Mailbox struct {
+	Workspace string `json:"workspace"`
+	Address   string `json:"address"`
+	Status    string `json:"status"`
+	Overdue   int64  `json:"overdue"`
+	// Sent24h counts sends in the rolling 24 hours the daily cap covers.
+	Sent24h  int64 `json:"sent_24h"`
+	DailyCap int   `json:"daily_cap"`
+	// Remaining is the room left under the cap now; -1 when uncapped.
+	Remaining   int64      `json:"remaining"`
+	PausedUntil *time.Time `json:"paused_until"`
+	PauseReason string     `json:"pause_reason"`
+}
+
+// Paused reports whether the mailbox sends nothing at now.
+func (m Mailbox) Paused(now time.Time) bool {
+	return m.Status != "active" || (m.PausedUntil != nil && m.PausedUntil.After(now))
+}
+
+// Campaign is one campaign's backlog.
+type Campaign struct {
+	Workspace            string       `json:"workspace"`
+	Name                 string       `json:"name"`
+	Status               string       `json:"status"`
+	Active               int64        `json:"active"`
+	Overdue              int64        `json:"overdue"`
+	OldestOverdueSeconds int64        `json:"oldest_overdue_seconds"`
+	Blocked              EmailBlocked `json:"blocked"`
+}
+
+// Breaker is one (workspace, provider) circuit breaker.
+type Breaker struct {
+	Workspace string     `json:"workspace"`
+	Provider  string     `json:"provider"`
+	State     string     `json:"state"`
+	OpenUntil *time.Time `json:"open_until"`
+	Reason    string     `json:"reason"`
+}
+
+// Tick sums up one tick kind's recent history.
+type Tick struct {
+	LastStartedAt *time.Time `json:"last_started_at"`
+	LastTickID    string     `json:"last_tick_id"`
+	LastHost      string     `json:"last_host"`
+	// Running: the last tick has not finished (or died without recording).
+	Running            bool           `json:"running"`
+	LastSuccessAt      *time.Time     `json:"last_success_at"`
+	LastSuccessClaimed *int           `json:"last_success_claimed"`
+	LastSuccessCounts  map[string]any `json:"last_success_counts"`
+	LastFailureAt      *time.Time     `json:"last_failure_at"`
+	LastFailureError   string         `json:"last_failure_error"`
+	Runs24h            int64          `json:"runs_24h"`
+	Failures24h        int64          `json:"failures_24h"`
+}
+
+// Spend is a workspace's provider spend this month.
+type Spend struct {
+	Workspace  string    `json:"workspace"`
+	MonthStart time.Time `json:"month_start"`
+	SpentUSD   float64   `json:"spent_usd"`
+	// CeilingUSD is nil when the workspace has no ceiling.
+	CeilingUSD *float64 `json:"ceiling_usd"`
+	Reached    bool     `json:"ceiling_reached"`
+}
+
+// Filter narrows a report to one workspace and/or one campaign (by name).
+type Filter struct {
+	Workspace string
+	Campaign  string
+}
+
+// FilterError is a filter naming something that does not exist, or a
+// campaign name that needs a workspace.
+type FilterError struct{ msg string }
+
+func (e *FilterError) Error() string { return e.msg }
+
+// scope is a Filter resolved to ids.
+type scope struct {
+	workspaceID *int64
+	campaignID  *int64
+}
+
+func resolve(ctx context.Context, db store.DBTX, f Filter) (scope, error) {
+	var s scope
+	if f.Workspace != "" {
+		ws, found, err := store.OpsWorkspaceByName(ctx, db, f.Workspace)
+		if err != nil {
+			return s, err
+		}
+		if !found {
+			return s, &FilterError{fmt.Sprintf("unknown workspace %q (see 'rindactl workspace list')", f.Workspace)}
+		}
+		s.workspaceID = &ws.ID
+	}
+	if f.Campaign != "" {
+		refs, err := store.OpsCampaignsByName(ctx, db, f.Campaign, s.workspaceID)
+		if err != nil {
+			return s, err
+		}
+		switch len(refs) {
+		case 0:
+			return s, &FilterError{fmt.Sprintf("unknown campaign %q", f.Campaign)}
+		case 1:
+			s.campaignID = &refs[0].ID
+		default:
+			return s, &FilterError{fmt.Sprintf("campaign %q exists in %d workspaces: add --workspace", f.Campaign, len(refs))}
+		}
+	}
+	return s, nil
+}
+
+// MonthStart is the start of now's calendar month in UTC: the period the
+// spend ceiling covers.
+func MonthStart(now time.Time) time.Time {
+	u := now.UTC()
+	return time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// Build takes the report at now. db must allow concurrent queries (a pool):
+// the enrichment scan runs beside the email queries.
+func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report, error) {
+	sc, err := resolve(ctx, db, f)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		enrichCounts []store.OpsEnrichCounts
+		spend        []store.OpsSpend
+		breakers     []store.OpsBreaker
+		ticks        []store.OpsTickKind
+		samples      []store.OpsTickSample
+		due          []store.OpsDueGroup
+		campaigns    []store.OpsCampaign
+		mailboxes    []store.OpsMailbox
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		enrichCounts, err = store.OpsEnrichStatusCounts(gctx, db, now, sc.workspaceID)
+		return err
+	})
+	g.Go(func() (err error) {
+		due, err = store.OpsEmailDue(gctx, db, now, sc.workspaceID, sc.campaignID)
+		return err
+	})
+	g.Go(func() error {
+		var err error
+		if spend, err = store.OpsSpendSince(gctx, db, MonthStart(now), sc.workspaceID); err != nil {
+			return err
+		}
+		if breakers, err = store.OpsBreakers(gctx, db, sc.workspaceID); err != nil {
+			return err
+		}
+		if ticks, err = store.OpsTicks(gctx, db, now); err != nil {
+			return err
+		}
+		if samples, err = store.OpsRecentTicks(gctx, db, "email", now, cadenceSamples); err != nil {
+			return err
+		}
+		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
+			return err
+		}
+		mailboxes, err = store.OpsMailboxes(gctx, db, now, sc.workspaceID, sc.campaignID)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	r := &Report{
+		GeneratedAt: now.UTC(),
+		Breakers:    make([]Breaker, 0, len(breakers)),
+		Ticks:       make(map[string]Tick, len(TickKinds)),
+		Spend:       make([]Spend, 0, len(spend)),
+	}
+	for _, b := range breakers {
+		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: b.Reason})
+	}
+	for _, t := range ticks {
+		r.Ticks[t.Kind] = tickFrom(t)
+	}
+	reached := map[int64]bool{}
+	for _, s := range spend {
+		sp := Spend{Workspace: s.Workspace, MonthStart: MonthStart(now), SpentUSD: s.SpentUSD, CeilingUSD: s.CeilingUSD}
+		sp.Reached = s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD
+		reached[s.WorkspaceID] = sp.Reached
+		r.Spend = append(r.Spend, sp)
+	}
+	r.Enrich = enrichFrom(enrichCounts, breakers, reached, now)
+	r.Email = emailFrom(due, campaigns, mailboxes, now)
+	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples)
+	return r, nil
+}
+
+func enrichFrom(counts []store.OpsEnrichCounts, breakers []store.OpsBreaker, ceilingReached map[int64]bool, now time.Time) Enrich {
+	e := Enrich{ByStatus: make(map[string]int64, len(EnrichStatuses))}
+	for _, s := range EnrichStatuses {
+		e.ByStatus[s] = 0
+	}
+	open := map[int64]bool{}
+	for _, b := range breakers {
+		if BreakerOpen(b.State, b.OpenUntil, now) {
+			open[b.WorkspaceID] = true
+		}
+	}
+	for _, c := range counts {
+		for s, n := range c.ByStatus {
+			e.ByStatus[s] += n
+		}
+		e.DueNow += c.DueNow
+		e.Blocked.NegativeCache += c.NegativeCache
+		switch {
+		case ceilingReached[c.WorkspaceID]:
+			e.Blocked.Ceiling += c.Waiting
+		case open[c.WorkspaceID]:
+			e.Blocked.BreakerOpen += c.Waiting
+		default:
+			e.Blocked.RateLimited += c.RateLimited
+		}
+	}
+	return e
+}
+
+// BreakerOpen reports whether a breaker in state with openUntil stops calls
+// at now. An open breaker whose time has run out lets one probe through, so
+// it no longer holds leads back.
+func BreakerOpen(state string, openUntil *time.Time, now time.Time) bool {
+	return state == "open" && openUntil != nil && openUntil.After(now)
+}
+
+func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes []store.OpsMailbox, now time.Time) Email {
+	e := Email{Mailboxes: make([]Mailbox, 0, len(mailboxes)), Campaigns: make([]Campaign, 0, len(campaigns))}
+	mbIndex := make(map[int64]int, len(mailboxes))
+	for i, m := range mailboxes {
+		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
+			Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
+		if m.DailyCap > 0 {
+			mb.Remaining = max(int64(m.DailyCap)-m.Sent24h, 0)
+		}
+		e.Mailboxes = append(e.Mailboxes, mb)
+		mbIndex[m.ID] = i
+	}
+	cIndex := make(map[int64]int, len(campaigns))
+	windows := make(map[int64]*window, len(campaigns))
+	oldest := make([]time.Time, len(campaigns))
+	for i, c := range campaigns {
+		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active})
+		cIndex[c.ID] = i
+		windows[c.ID] = campaignWindow(c)
+	}
+	var oldestAll time.Time
+	for _, g := range due {
+		ci, ok := cIndex[g.CampaignID]
+		if !ok {
+			continue
+		}
+		camp := &e.Campaigns[ci]
+		mi, bound := -1, g.MailboxID != nil
+		if bound {
+			if i, ok := mbIndex[*g.MailboxID]; ok {
+				mi = i
+			}
+		}
+		var b EmailBlocked
+		switch {
+		case camp.Status != "active":
+			b.CampaignPaused = g.Count
+		case g.NoEmail:
+			b.NoEmail = g.Count
+		case !bound:
+			b.NoMailbox = g.Count
+		case mi >= 0 && e.Mailboxes[mi].Paused(now):
+			b.MailboxPaused = g.Count
+		case !windows[g.CampaignID].open(now, g.LeadTimezone):
+			b.OutsideWindow = g.Count
+		default:
+			camp.Overdue += g.Count
+			e.Overdue += g.Count
+			if mi >= 0 {
+				e.Mailboxes[mi].Overdue += g.Count
+			}
+			if oldest[ci].IsZero() || g.Oldest.Before(oldest[ci]) {
+				oldest[ci] = g.Oldest
+			}
+			if oldestAll.IsZero() || g.Oldest.Before(oldestAll) {
+				oldestAll = g.Oldest
+			}
+		}
+		camp.Blocked.add(b)
+		e.Blocked.add(b)
+	}
+	for i := range e.Campaigns {
+		e.Campaigns[i].OldestOverdueSeconds = ageSeconds(oldest[i], now)
+	}
+	e.OldestOverdueSeconds = ageSeconds(oldestAll, now)
+	return e
+}
+
+func ageSeconds(t, now time.Time) int64 {
+	if t.IsZero() || !t.Before(now) {
+		return 0
+	}
+	return int64(now.Sub(t) / time.Second)
+}
+
+func tickFrom(t store.OpsTickKind) Tick {
+	k := Tick{
+		LastStartedAt: utc(t.LastStartedAt), LastTickID: t.LastTickID, LastHost: t.LastHost,
+		Running:            t.LastStartedAt != nil && t.LastExitStatus == nil,
+		LastSuccessAt:      utc(t.LastSuccessFinishedAt),
+		LastSuccessClaimed: t.LastSuccessClaimed,
+		LastSuccessCounts:  t.LastSuccessCounts,
+		LastFailureAt:      utc(t.LastFailureStartedAt),
+		LastFailureError:   t.LastFailureError,
+		Runs24h:            t.Runs24h,
+		Failures24h:        t.Failures24h,
+	}
+	if k.LastSuccessAt == nil {
+		k.LastSuccessAt = utc(t.LastSuccessStartedAt)
+	}
+	return k
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// SortedKinds returns the report's tick kinds in TickKinds order.
+func (r *Report) SortedKinds() []string {
+	kinds := make([]string, 0, len(r.Ticks))
+	for k := range r.Ticks {
+		kinds = append(kinds, k)
+	}
+	order := map[string]int{}
+	for i, k := range TickKinds {
+		order[k] = i
+	}
+	sort.Slice(kinds, func(i, j int) bool { return order[kinds[i]] < order[kinds[j]] })
+	return kinds
+}

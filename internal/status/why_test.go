@@ -1,0 +1,103 @@
+package status_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/status"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+func codes(holds []status.Hold) string {
+	var c []string
+	for _, h := range holds {
+		c = append(c, h.Code)
+	}
+	return strings.Join(c, ",")
+}
+
+func TestExplainLead(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, incidentSQL+`
+INSERT INTO rate_limits (key, tat) VALUES ('hunter', :now + interval '3 seconds'), ('hunter/ws/2', :now + interval '9 seconds');
+UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key=sk_live_123&x=1' WHERE lead_id = 2;`, fixedNow)
+	ctx := context.Background()
+
+	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codes(x.Holds); got != "negative_cache,breaker_open,rate_limit,last_error" {
+		t.Errorf("holds = %s", got)
+	}
+	if strings.Contains(x.LastError, "sk_live_123") || !strings.Contains(x.LastError, "[redacted]") {
+		t.Errorf("last error not redacted: %q", x.LastError)
+	}
+	if !strings.HasPrefix(x.Summary, "held back: unreachable: findymail blocked it") {
+		t.Errorf("summary = %q", x.Summary)
+	}
+
+	// beta is over its ceiling; lead ids work as well as external ids.
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "61", "beta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codes(x.Holds); got != "ceiling_reached,rate_limit,rate_limit" || !strings.Contains(x.Holds[0].Detail, "$12.50 of its $10.00") {
+		t.Errorf("beta lead holds = %s %+v", got, x.Holds)
+	}
+
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-36", "acme")
+	if err != nil || codes(x.Holds) != "lease,breaker_open,rate_limit" || !strings.Contains(x.Holds[0].Detail, "enrich-host1-42") {
+		t.Errorf("in-progress lead: %v %+v", err, x)
+	}
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-40", "")
+	if err != nil || len(x.Holds) != 0 || !strings.HasPrefix(x.Summary, "enriched") {
+		t.Errorf("enriched lead: %v %+v", err, x)
+	}
+
+	var nf *status.NotFoundError
+	if _, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-999", ""); !errors.As(err, &nf) {
+		t.Errorf("missing lead: err = %v", err)
+	}
+}
+
+func TestExplainEnrollment(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, incidentSQL, fixedNow)
+	ctx := context.Background()
+	id := func(campaign, lead int) int64 {
+		var id int64
+		if err := db.Pool.QueryRow(ctx, "SELECT id FROM enrollments WHERE campaign_id = $1 AND lead_id = $2", campaign, lead).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	for _, tc := range []struct {
+		campaign, lead int
+		codes, summary string
+	}{
+		{1, 38, "", "due now"}, // Seoul lead on ana: nothing holds it
+		{1, 37, "outside_window", "held back: outside the sending"}, // New York lead at 01:55
+		{1, 32, "mailbox_paused", "held back: mailbox cy@acme.test is paused until 2026-06-05 06:55:00Z (daily limit"},
+		{1, 20, "no_email", "held back: lead 20 has no email"},
+		{1, 60, "not_due,no_email", "held back: step 1 is scheduled"},
+		{2, 5, "failed,outside_window,last_error", "held back: step 1 failed for good"},
+		{1, 3, "", "completed"},
+	} {
+		x, err := status.ExplainEnrollment(ctx, db.Pool, fixedNow, id(tc.campaign, tc.lead))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := codes(x.Holds); got != tc.codes || !strings.HasPrefix(x.Summary, tc.summary) {
+			t.Errorf("campaign %d lead %d: holds %q summary %q, want %q %q", tc.campaign, tc.lead, got, x.Summary, tc.codes, tc.summary)
+		}
+	}
+	var nf *status.NotFoundError
+	if _, err := status.ExplainEnrollment(ctx, db.Pool, fixedNow, 987654); !errors.As(err, &nf) {
+		t.Errorf("missing enrollment: err = %v", err)
+	}
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// OpsLead is a lead with its enrichment state, for `why lead`.
+type OpsLead struct {
+	ID          int64
+	WorkspaceID int64
+	Workspace   string
+	ExternalID  string
+	Email       string
+	EmailSource string
+
+	// HasEnrichment is false when the lead never needed enrichment.
+	HasEnrichment      bool
+	Status             string
+	Attempts           int
+	NextAttemptAt      *time.Time
+	LockedUntil        *time.Time
+	LockedBy           string
+	NegativeCacheUntil *time.Time
+	LastError          string
+	Provider           string
+	UpdatedAt          *time.Time
+}
+
+// OpsFindLeads finds leads by id (when ref is a number) or external id,
+// within workspaceID when it is not nil. At most 10 rows.
+func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) ([]OpsLead, error) {
+	var id *int64
+	if n, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		id = &n
+	}
+	rows, err := db.Query(ctx, opsQuery("why_lead"), ref, id, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("lead %q: %w", ref, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsLead, error) {
+		var l OpsLead
+		return l, r.Scan(&l.ID, &l.WorkspaceID, &l.Workspace, &l.ExternalID, &l.Email, &l.EmailSource,
+			&l.HasEnrichment, &l.Status, &l.Attempts, &l.NextAttemptAt, &l.LockedUntil, &l.LockedBy,
+			&l.NegativeCacheUntil, &l.LastError, &l.Provider, &l.UpdatedAt)
+	})
+}
+
+// OpsRateLimit is a token bucket whose theoretical arrival time is ahead of
+// now: it has been drawn down and refills until TAT.
+type OpsRateLimit struct {
+	Key string
+	TAT time.Time
+}
+
+// OpsBusyRateLimits lists the buckets drawn ahead of now that apply to the
+// workspace (provider-wide keys and the workspace's own).
+func OpsBusyRateLimits(ctx context.Context, db DBTX, now time.Time, workspaceID int64) ([]OpsRateLimit, error) {
+	rows, err := db.Query(ctx, opsQuery("rate_limits"), now, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("rate limits: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsRateLimit, error) {
+		var rl OpsRateLimit
+		return rl, r.Scan(&rl.Key, &rl.TAT)
+	})
+}
+
+// OpsEnrollment is an enrollment with everything that can hold its next
+// step back, for `why enrollment`.
+type OpsEnrollment struct {
+	ID          int64
+	Status      string
+	CurrentStep int
+	NextSendAt  time.Time
+	Attempts    int
+	LockedUntil *time.Time
+	LockedBy    string
+	LastError   string
+	Workspace   string
+
+	CampaignID     int64
+	Campaign       string
+	CampaignStatus string
+	WindowTimezone string
+	WindowDays     []string
+	WindowStart    string
+	WindowEnd      string
+	Steps          int
+
+	LeadID         int64
+	LeadExternalID string
+	LeadEmail      string
+	LeadTimezone   string
+
+	MailboxID          *int64
+	MailboxAddress     string
+	MailboxStatus      string
+	MailboxDailyCap    int
+	MailboxPausedUntil *time.Time
+	MailboxPauseReason string
+	MailboxSent24h     int64
+
+	Suppressed string
+
+	LastSendStep   int
+	LastSendStatus string
+	LastSendError  string
+}
+
+// OpsFindEnrollment loads enrollment id as of now; found is false when it
+// does not exist.
+func OpsFindEnrollment(ctx context.Context, db DBTX, id int64, now time.Time) (e OpsEnrollment, found bool, err error) {
+	err = db.QueryRow(ctx, opsQuery("why_enrollment"), id, now).Scan(
+		&e.ID, &e.Status, &e.CurrentStep, &e.NextSendAt, &e.Attempts, &e.LockedUntil, &e.LockedBy, &e.LastError, &e.Workspace,
+		&e.CampaignID, &e.Campaign, &e.CampaignStatus, &e.WindowTimezone, &e.WindowDays, &e.WindowStart, &e.WindowEnd, &e.Steps,
+		&e.LeadID, &e.LeadExternalID, &e.LeadEmail, &e.LeadTimezone,
+		&e.MailboxID, &e.MailboxAddress, &e.MailboxStatus, &e.MailboxDailyCap, &e.MailboxPausedUntil, &e.MailboxPauseReason,
+		&e.MailboxSent24h, &e.Suppressed, &e.LastSendStep, &e.LastSendStatus, &e.LastSendError)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return e, false, nil
+	}
+	if err != nil {
+		return e, false, fmt.Errorf("enrollment %d: %w", id, err)
+	}
+	return e, true, nil
+}

@@ -1,0 +1,23 @@
+-- Enrichment state per workspace in one pass over the narrow
+-- lead_enrichment table: counts by status, what is due at $1, and what waits
+-- behind a negative cache or a rate limit. "waiting" is the work a breaker or
+-- a spend ceiling would hold: pending rows and unreachable rows whose
+-- negative cache has run out.
+SELECT le.workspace_id,
+       count(*) FILTER (WHERE le.status = 'pending')           AS pending,
+       count(*) FILTER (WHERE le.status = 'in_progress')       AS in_progress,
+       count(*) FILTER (WHERE le.status = 'enriched')          AS enriched,
+       count(*) FILTER (WHERE le.status = 'not_found')         AS not_found,
+       count(*) FILTER (WHERE le.status = 'unreachable')       AS unreachable,
+       count(*) FILTER (WHERE le.status = 'enrichment_failed') AS enrichment_failed,
+       count(*) FILTER (WHERE le.status IN ('pending', 'in_progress', 'unreachable')
+                          AND le.next_attempt_at <= $1)        AS due_now,
+       count(*) FILTER (WHERE le.status = 'unreachable'
+                          AND le.negative_cache_until > $1)    AS negative_cache,
+       count(*) FILTER (WHERE le.status = 'pending'
+                           OR (le.status = 'unreachable' AND le.negative_cache_until <= $1)) AS waiting,
+       count(*) FILTER (WHERE le.status = 'pending' AND le.next_attempt_at > $1
+                          AND le.last_error LIKE '%rate_limited%') AS rate_limited
+FROM lead_enrichment le
+WHERE ($2::bigint IS NULL OR le.workspace_id = $2)
+GROUP BY le.workspace_id

@@ -1,0 +1,16 @@
+-- Mailboxes with their sends in the 24 hours before $1 (the email tick's
+-- daily cap is a rolling 24 hours; failed sends do not count), optionally of
+-- one workspace ($2) or one campaign ($3).
+SELECT m.id, w.name, m.address, m.status, m.daily_cap, m.paused_until, coalesce(m.pause_reason, ''),
+       (SELECT count(*)
+        FROM sends s
+        WHERE s.mailbox_id = m.id
+          AND s.status <> 'failed'
+          AND s.created_at > $1::timestamptz - interval '24 hours'
+          AND s.created_at <= $1::timestamptz) AS sent_24h
+FROM mailboxes m
+JOIN workspaces w ON w.id = m.workspace_id
+WHERE ($2::bigint IS NULL OR m.workspace_id = $2)
+  AND ($3::bigint IS NULL OR EXISTS (SELECT 1 FROM campaign_mailboxes cm
+                                     WHERE cm.mailbox_id = m.id AND cm.campaign_id = $3))
+ORDER BY w.name, m.address

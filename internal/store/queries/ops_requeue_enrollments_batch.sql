@@ -1,0 +1,37 @@
+-- One requeue batch of failed enrollments (up to $4, SKIP LOCKED): they
+-- become active and due now with attempts, lease and last error cleared. The
+-- failed sends row of the current step is removed too: the (enrollment,
+-- step) key would otherwise stop the email tick from trying that step again.
+WITH picked AS (
+    SELECT e.id
+    FROM enrollments e
+    WHERE e.status = 'failed'
+      AND ($1::bigint IS NULL OR e.workspace_id = $1)
+      AND ($2::bigint IS NULL OR e.campaign_id = $2)
+      AND ($3::interval IS NULL OR e.updated_at < now() - $3::interval)
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED
+),
+moved AS (
+    UPDATE enrollments e
+    SET status       = 'active',
+        next_send_at = now(),
+        attempts     = 0,
+        locked_until = NULL,
+        locked_by    = NULL,
+        last_error   = NULL,
+        updated_at   = now()
+    FROM picked p
+    WHERE e.id = p.id
+    RETURNING e.id, e.workspace_id, e.campaign_id, e.current_step
+),
+cleared AS (
+    DELETE FROM sends s
+    USING moved m
+    WHERE s.enrollment_id = m.id AND s.step = m.current_step AND s.status = 'failed'
+)
+SELECT w.name, c.name, count(*)
+FROM moved m
+JOIN workspaces w ON w.id = m.workspace_id
+JOIN campaigns c ON c.id = m.campaign_id
+GROUP BY 1, 2

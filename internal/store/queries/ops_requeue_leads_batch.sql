@@ -1,0 +1,33 @@
+-- One requeue batch: claims up to $5 matching leads the way a tick claims
+-- (SKIP LOCKED, so a row a tick holds is left alone and no tick waits on us
+-- for longer than this statement), and makes them pending and due now with a
+-- clean slate: attempts, lease, negative cache and last error cleared.
+-- Moved rows leave the status, so the next batch finds the next ones.
+WITH picked AS (
+    SELECT le.lead_id
+    FROM lead_enrichment le
+    WHERE le.status = $1
+      AND ($2::bigint IS NULL OR le.workspace_id = $2)
+      AND ($3::text IS NULL OR le.provider = $3)
+      AND ($4::interval IS NULL OR le.updated_at < now() - $4::interval)
+    LIMIT $5
+    FOR UPDATE SKIP LOCKED
+),
+moved AS (
+    UPDATE lead_enrichment le
+    SET status               = 'pending',
+        attempts             = 0,
+        next_attempt_at      = now(),
+        negative_cache_until = NULL,
+        locked_until         = NULL,
+        locked_by            = NULL,
+        last_error           = NULL,
+        updated_at           = now()
+    FROM picked p
+    WHERE le.lead_id = p.lead_id
+    RETURNING le.workspace_id, le.provider
+)
+SELECT w.name, coalesce(m.provider, ''), count(*)
+FROM moved m
+JOIN workspaces w ON w.id = m.workspace_id
+GROUP BY 1, 2

@@ -1,0 +1,18 @@
+-- Provider spend per workspace since $1 (the UTC month's start) against its
+-- ceiling. The guards keep a month-to-date counter (workspace_spend) that the
+-- ceiling check reads; it wins when present. Otherwise the ledger is summed:
+-- reserved calls count, they are money already committed.
+SELECT w.id, w.name, w.monthly_usd_ceiling::float8,
+       coalesce((SELECT s.spent_usd
+                 FROM workspace_spend s
+                 WHERE s.workspace_id = w.id
+                   AND s.month = ($1::timestamptz AT TIME ZONE 'UTC')::date),
+                (SELECT sum(pc.cost_usd)
+                 FROM provider_calls pc
+                 WHERE pc.workspace_id = w.id
+                   AND pc.created_at >= $1
+                   AND pc.state IN ('reserved', 'settled')),
+                0)::float8 AS spent
+FROM workspaces w
+WHERE ($2::bigint IS NULL OR w.id = $2)
+ORDER BY w.name
