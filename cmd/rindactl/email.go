@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/sequence"
 )
 
@@ -27,6 +28,7 @@ type EmailTickOptions struct {
 	MaxDuration time.Duration
 	Lease       time.Duration
 	Output      string
+	Outputs     tickOutputs
 }
 
 func newCmdEmailTick(f *Factory, runF func(context.Context, *EmailTickOptions) error) *cobra.Command {
@@ -62,6 +64,7 @@ Each step is sent at most once; see docs/email.md.`,
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	opts.Outputs.register(cmd.Flags())
 	return cmd
 }
 
@@ -70,6 +73,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
 		return err
@@ -83,6 +87,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 		Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
 		Mailer: mailer, Logger: opts.f.Logger(),
 	})
+	afterTick(ctx, opts.f, pool, "email", guard.NewMetrics(), started, err == nil, opts.Outputs)
 	if rep != nil {
 		if format == cliio.FormatJSON {
 			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {

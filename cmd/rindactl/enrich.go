@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -36,8 +37,10 @@ type EnrichTickOptions struct {
 	MaxAttempts   int
 	Workspace     string
 	Output        string
+	Nice          int
+	Outputs       tickOutputs
 	// Guard guards every provider call (breaker, bucket, ceiling); nil
-	// admits every call.
+	// means the Postgres guard configured from the environment.
 	Guard enrich.Guard
 }
 
@@ -91,6 +94,8 @@ See docs/enrichment.md for the state machine.`,
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
 	fl.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	fl.IntVar(&opts.Nice, "nice", 10, "raise this tick's niceness by N so email keeps its pace on a shared host (0: leave it)")
+	opts.Outputs.register(fl)
 	return cmd
 }
 
@@ -140,11 +145,21 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		}
 	}
 
+	lowerPriority(opts.Nice, opts.f.Logger())
+	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	metrics := guard.NewMetrics()
+	if cfg.Guard == nil {
+		gcfg, err := guard.ConfigFromEnv(opts.f.Getenv, seen...)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		cfg.Guard = guard.New(pool, gcfg, metrics)
+	}
 	if opts.Workspace != "" {
 		if cfg.WorkspaceID, err = store.EnrichWorkspaceID(ctx, pool, opts.Workspace); err != nil {
 			if errors.Is(err, store.ErrUnknownWorkspace) {
@@ -155,6 +170,12 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 
 	rep, err := enrich.RunTick(ctx, pool, cfg)
+	if err == nil {
+		for outcome, n := range rep.Outcomes.Map() {
+			metrics.AddLeads(outcome, n)
+		}
+	}
+	afterTick(ctx, opts.f, pool, "enrich", metrics, started, err == nil, opts.Outputs)
 	if err != nil {
 		return err
 	}
