@@ -3,18 +3,40 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // DoctorOptions holds the flags and clients of `rindactl doctor`.
 type DoctorOptions struct {
 	f      *Factory
 	Output string
+	// Interval is the tick cadence: a kind whose last success is older
+	// than staleIntervals of it is reported.
+	Interval time.Duration
+	// Lease is the longest a tick may hold its rows: one started longer
+	// ago that never finished has crashed.
+	Lease time.Duration
 }
+
+// DoctorIntervalDefault is the cadence the generated schedules use.
+const DoctorIntervalDefault = time.Minute
+
+// staleIntervals missed runs in a row are more than one slow or skipped
+// firing: the scheduler is not running the tick.
+const staleIntervals = 3
+
+// crashWindow is how far back doctor looks for crashed ticks: recent enough
+// to act on, short enough that one old crash does not fail doctor forever.
+const crashWindow = 24 * time.Hour
 
 // providerNames are the providers whose keys doctor reports.
 var providerNames = []string{"HUNTER", "FINDYMAIL", "MILLIONVERIFIER"}
@@ -24,10 +46,22 @@ func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the database, the schema and provider configuration",
-		Long: `Check that the database is reachable and fully migrated, and report
-which providers have an API key configured (never the keys themselves).
-Exits 1 with one line per problem.`,
+		Long: `Check that the database is reachable and fully migrated, report which
+providers have an API key configured (never the keys themselves), and check
+the tick history in tick_runs for the enrich and email ticks:
+
+  - a kind whose last successful run finished more than three --interval
+    ago is a problem: the scheduler (cron, systemd timer, CronJob, rindactl
+    run) is not running it, or every run fails;
+  - a tick that started more than --lease ago (within the last 24 hours)
+    and never finished is a problem: it crashed or was killed without its
+    SIGTERM grace, and its rows waited for their lease;
+  - a kind that never ran is only noted: not every deployment runs both.
+
+Exits 0 when everything is fine, 1 with one line per problem on stderr
+(a stale tick is a problem an operator must see), 2 on bad flags.`,
 		Example: `  rindactl doctor
+  rindactl doctor --interval 5m   # ticks fire every 5 minutes
   rindactl doctor --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,13 +72,17 @@ Exits 1 with one line per problem.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
 	return cmd
 }
 
 type doctorReport struct {
-	OK        bool            `json:"ok"`
-	Checks    []string        `json:"checks"`
-	Problems  []string        `json:"problems"`
+	OK       bool     `json:"ok"`
+	Checks   []string `json:"checks"`
+	Problems []string `json:"problems"`
+	// Notes are worth knowing but not wrong (a tick kind that never ran).
+	Notes     []string        `json:"notes"`
 	Providers map[string]bool `json:"providers_configured"`
 }
 
@@ -53,7 +91,10 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	rep := doctorReport{Checks: []string{}, Problems: []string{}, Providers: map[string]bool{}}
+	if opts.Interval <= 0 || opts.Lease <= 0 {
+		return usageError("--interval and --lease must be positive durations, such as 1m and 5m")
+	}
+	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}}
 
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
@@ -69,6 +110,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
 		default:
 			rep.Checks = append(rep.Checks, "schema up to date")
+			if err := checkTicks(ctx, pool, opts, &rep); err != nil {
+				rep.Problems = append(rep.Problems, "tick history: "+err.Error())
+			}
 		}
 	}
 
@@ -86,6 +130,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		for _, c := range rep.Checks {
 			fmt.Fprintln(ios.Out, "ok       "+c)
 		}
+		for _, n := range rep.Notes {
+			fmt.Fprintln(ios.Out, "info     "+n)
+		}
 		for _, p := range providerNames {
 			state := "no key (RINDA_" + p + "_API_KEY unset)"
 			if rep.Providers[p] {
@@ -101,4 +148,63 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		return &silentError{code: exitError}
 	}
 	return nil
+}
+
+// doctorTicksSQL reads, per tick kind and on the database's clock, when the
+// last successful run finished, how many runs there were, and the crashed
+// runs: started more than $1 seconds (the lease) ago, within the crash
+// window ($2 seconds), and never finished.
+const doctorTicksSQL = `
+SELECT k.kind,
+       extract(epoch FROM now() - ok.finished_at)::float8,
+       (SELECT count(*) FROM tick_runs r WHERE r.kind = k.kind),
+       coalesce(crashed.n, 0), coalesce(crashed.tick_id, '')
+FROM unnest($3::text[]) AS k(kind)
+LEFT JOIN LATERAL (
+    SELECT max(r.finished_at) AS finished_at FROM tick_runs r
+    WHERE r.kind = k.kind AND r.exit_status = 0) ok ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) OVER () AS n, r.tick_id FROM tick_runs r
+    WHERE r.kind = k.kind AND r.finished_at IS NULL
+      AND r.started_at < now() - make_interval(secs => $1)
+      AND r.started_at > now() - make_interval(secs => $2)
+    ORDER BY r.started_at DESC LIMIT 1) crashed ON true
+ORDER BY k.kind`
+
+// checkTicks adds what tick_runs says about each scheduled kind to rep.
+func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
+	rows, err := pool.Query(ctx, doctorTicksSQL, opts.Lease.Seconds(), crashWindow.Seconds(), []string{tick.KindEmail, tick.KindEnrich})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	stale := staleIntervals * opts.Interval
+	for rows.Next() {
+		var kind, crashedID string
+		var sinceSuccess *float64
+		var runs, crashed int64
+		if err := rows.Scan(&kind, &sinceSuccess, &runs, &crashed, &crashedID); err != nil {
+			return err
+		}
+		ago := time.Duration(0)
+		if sinceSuccess != nil {
+			ago = time.Duration(*sinceSuccess * float64(time.Second)).Round(time.Second)
+		}
+		switch {
+		case runs == 0:
+			rep.Notes = append(rep.Notes, kind+" tick never ran (no tick_runs rows); fine if this deployment does not schedule it")
+		case sinceSuccess == nil:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded; see 'rindactl status' for the last error", kind, runs))
+		case ago > stale:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s; check its schedule (cron, systemd timer, CronJob) and logs",
+				kind, ago, staleIntervals, opts.Interval))
+		default:
+			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", kind, ago))
+		}
+		if crashed > 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
+				kind, crashed, crashWindow.Hours(), crashedID))
+		}
+	}
+	return rows.Err()
 }

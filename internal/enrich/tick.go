@@ -181,14 +181,13 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	defer cancel()
 	claimed := 0
 	for stop.Err() == nil && r.out.Err() == nil {
-		leads, err := store.ClaimEnrichment(stop, pool, store.EnrichClaim{
+		// Never cancelled mid-statement: a claim committed but not read
+		// would strand its leads until their lease runs out.
+		leads, err := store.ClaimEnrichment(context.WithoutCancel(stop), pool, store.EnrichClaim{
 			TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
 			WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted,
 		})
 		if err != nil {
-			if stop.Err() != nil {
-				return claimed, nil // stopping; the claim rolled back
-			}
 			return claimed, err
 		}
 		claimed += len(leads)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// TestDoctorTickHistory seeds tick_runs and checks which histories doctor
+// calls problems (exit 1, one stderr line each) and which only notes.
+func TestDoctorTickHistory(t *testing.T) {
+	t.Parallel()
+	// Each seed row: kind, tick_id, started and finished ages, exit status.
+	const (
+		enrichOK     = `('enrich', 'e-ok', now() - interval '40 seconds', now() - interval '30 seconds', 0)`
+		emailOK      = `('email', 'm-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
+		enrichOld    = `('enrich', 'e-old', now() - interval '10 minutes', now() - interval '10 minutes', 0)`
+		enrichFailed = `('enrich', 'e-bad', now() - interval '30 seconds', now() - interval '20 seconds', 1)`
+		emailCrashed = `('email', 'host-a:4242:dead', now() - interval '1 hour', NULL, NULL)`
+		emailRunning = `('email', 'm-running', now() - interval '30 seconds', NULL, NULL)`
+		emailAncient = `('email', 'm-ancient', now() - interval '3 days', NULL, NULL)`
+		emailLongAgo = `('email', 'm-long-ago', now() - interval '3 days', now() - interval '3 days', 0)`
+		enrichRecent = `('enrich', 'e-recent', now() - interval '5 seconds', now() - interval '1 second', 0)`
+	)
+	cases := []struct {
+		name     string
+		rows     []string
+		args     []string
+		problems []string // substrings, one per expected problem line
+		notes    []string
+	}{
+		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran"}},
+		{name: "fresh successes", rows: []string{enrichOK, emailOK}},
+		{name: "stale beyond three intervals", rows: []string{enrichOld, emailOK},
+			problems: []string{"enrich tick: last success 10m0s ago, more than 3 × --interval 1m0s"}},
+		{name: "a longer interval tolerates it", rows: []string{enrichOld, emailOK}, args: []string{"--interval", "5m"}},
+		{name: "only failures", rows: []string{enrichFailed}, problems: []string{"enrich tick: none of its 1 run(s) succeeded"},
+			notes: []string{"email tick never ran"}},
+		{name: "crashed, running and ancient unfinished ticks", rows: []string{enrichOK, emailOK, emailCrashed, emailRunning, emailAncient},
+			problems: []string{"email tick: 1 run(s) in the last 24 hours never finished (newest host-a:4242:dead)"}},
+		{name: "a shorter lease sees the running tick as crashed", rows: []string{enrichOK, emailOK, emailRunning}, args: []string{"--lease", "10s"},
+			problems: []string{"email tick: 1 run(s) in the last 24 hours never finished (newest m-running)"}},
+		{name: "a success days ago", rows: []string{enrichRecent, emailLongAgo},
+			problems: []string{"email tick: last success 72h0m0s ago"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := storetest.New(t)
+			if len(tc.rows) > 0 {
+				if _, err := db.Pool.Exec(context.Background(), `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid)
+					SELECT k, id, s, f, x, 'host-a', 4242 FROM (VALUES `+strings.Join(tc.rows, ", ")+`) AS v(k, id, s, f, x)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"DATABASE_URL": db.URL}
+			res := runCLI(t, env, append([]string{"doctor"}, tc.args...)...)
+			want := exitOK
+			if len(tc.problems) > 0 {
+				want = exitError
+			}
+			if res.code != want {
+				t.Fatalf("exit %d, want %d\n%s%s", res.code, want, res.stdout, res.stderr)
+			}
+			problemLines := 0
+			for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {
+				if strings.HasPrefix(line, "problem  ") {
+					problemLines++
+				}
+			}
+			if problemLines != len(tc.problems) {
+				t.Errorf("%d problem lines, want %d:\n%s", problemLines, len(tc.problems), res.stderr)
+			}
+			for _, p := range tc.problems {
+				if !strings.Contains(res.stderr, "problem  "+p) {
+					t.Errorf("stderr lacks problem %q:\n%s", p, res.stderr)
+				}
+			}
+			for _, n := range tc.notes {
+				if !strings.Contains(res.stdout, "info     "+n) {
+					t.Errorf("stdout lacks note %q:\n%s", n, res.stdout)
+				}
+			}
+
+			res = runCLI(t, env, append([]string{"doctor", "--output", "json"}, tc.args...)...)
+			var rep doctorReport
+			if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+				t.Fatalf("doctor --output json: %v\n%s", err, res.stdout)
+			}
+			if rep.OK != (len(tc.problems) == 0) || len(rep.Problems) != len(tc.problems) || len(rep.Notes) != len(tc.notes) {
+				t.Errorf("json report %+v, want %d problems and %d notes", rep, len(tc.problems), len(tc.notes))
+			}
+		})
+	}
+}
+
+func TestDoctorRejectsNonPositiveDurations(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--interval", "0s"}, {"--lease", "-1m"}} {
+		res := runCLI(t, map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x"}, append([]string{"doctor"}, args...)...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, "--interval and --lease must be positive") {
+			t.Errorf("%v: exit %d %q, want 2 with the fix", args, res.code, res.stderr)
+		}
+	}
+}
