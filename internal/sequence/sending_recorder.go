@@ -70,7 +70,9 @@ func (r *sendingRecorder) loop() {
 		for i, req := range group {
 			starts[i] = req.start
 		}
-		written, err := store.BeginSends(r.ctx, r.pool, starts)
+		// Not cancelled mid-statement by SIGTERM: the reply must say
+		// truthfully whether the rows were committed.
+		written, err := store.BeginSends(context.WithoutCancel(r.ctx), r.pool, starts)
 		for _, req := range group {
 			req.reply <- sendingReply{recorded: written[req.start.EnrollmentID], err: err}
 		}

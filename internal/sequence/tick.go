@@ -145,7 +145,12 @@ type mailboxState struct {
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	claim := func() ([]store.ClaimedEnrollment, error) {
-		return store.ClaimEnrollments(ctx, t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID)
+		if ctx.Err() != nil {
+			return nil, nil // stopping (SIGTERM): claim nothing more
+		}
+		// Never cancelled mid-statement: a claim committed but not read
+		// would strand its rows until their lease runs out.
+		return store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID)
 	}
 	rows, err := claim()
 	for err == nil && len(rows) > 0 {
@@ -328,9 +333,11 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement]
 	for i := range queue {
 		cur := next
 		<-cur.done
-		if cur.err != nil {
+		if cur.err != nil && ctx.Err() == nil {
 			return cur.err
 		}
+		// Stopping (SIGTERM, or out of time): a row whose 'sending' record
+		// was cut short by the signal was not written, so it is released too.
 		if ctx.Err() != nil || !t.opts.Now().Before(deadline) {
 			t.release(s, queue[i:], func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", unsent(cur))
 			return nil
@@ -553,7 +560,7 @@ func (t *emailTick) pauseReleases(rows []store.ClaimedEnrollment, until *time.Ti
 }
 
 func (t *emailTick) settleNow(ctx context.Context, set store.Settlement) error {
-	return pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error { return store.Settle(ctx, tx, t.opts.TickID, set) })
+	return store.Settle(ctx, t.pool, t.opts.TickID, set)
 }
 
 func (t *emailTick) countN(outcome string, n int) {

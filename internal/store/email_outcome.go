@@ -82,44 +82,33 @@ type Settlement struct {
 	Suppressions []Suppression
 }
 
-// Settle writes a settlement for tickID in tx with one round trip.
-func Settle(ctx context.Context, tx pgx.Tx, tickID string, s Settlement) error {
-	var (
-		b                pgx.Batch
-		fEnr             []int64
-		fStep            []int32
-		fStatus, fErr    []string
-		fAt              []time.Time
-		uID, uMB         []int64
-		uStatus, uErr    []string
-		uStep, uAttempts []int32
-		uNext            []time.Time
-		sWS              []int64
-		sEmail, sReason  []string
-	)
-	for _, r := range s.Sends {
-		fEnr, fStep, fStatus, fAt, fErr = append(fEnr, r.EnrollmentID), append(fStep, int32(r.Step)), append(fStatus, r.Status), append(fAt, r.SentAt), append(fErr, r.Error)
-	}
-	for _, u := range s.Enrollments {
-		uID, uStatus, uStep, uNext = append(uID, u.ID), append(uStatus, u.Status), append(uStep, int32(u.CurrentStep)), append(uNext, u.NextSendAt)
-		uMB, uAttempts, uErr = append(uMB, u.MailboxID), append(uAttempts, int32(u.Attempts)), append(uErr, u.LastError)
-	}
-	for _, sp := range s.Suppressions {
-		sWS, sEmail, sReason = append(sWS, sp.WorkspaceID), append(sEmail, sp.Email), append(sReason, sp.Reason)
-	}
-	if len(fEnr) > 0 {
-		b.Queue(emailQuery("sends_finish"), fEnr, fStep, fStatus, fAt, fErr)
-	}
-	if len(uID) > 0 {
-		b.Queue(emailQuery("enrollments_settle"), tickID, uID, uStatus, uStep, uNext, uMB, uAttempts, uErr)
-	}
-	if len(sWS) > 0 {
-		b.Queue(emailQuery("suppress"), sWS, sEmail, sReason)
-	}
-	if b.Len() == 0 {
+// Settle writes a settlement for tickID with one statement: atomic by
+// itself, so a pool needs no explicit transaction (one round trip, not three).
+func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
+	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
 		return nil
 	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+	n := len(s.Sends)
+	fEnr, fStep, fStatus, fAt, fErr := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n)
+	for i, r := range s.Sends {
+		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i] = r.EnrollmentID, int32(r.Step), r.Status, r.SentAt, r.Error
+	}
+	n = len(s.Enrollments)
+	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
+	uMB, uAttempts, uErr := make([]int64, n), make([]int32, n), make([]string, n)
+	for i, u := range s.Enrollments {
+		uID[i], uStatus[i], uStep[i], uNext[i] = u.ID, u.Status, int32(u.CurrentStep), u.NextSendAt
+		uMB[i], uAttempts[i], uErr[i] = u.MailboxID, int32(u.Attempts), u.LastError
+	}
+	n = len(s.Suppressions)
+	sWS, sEmail, sReason := make([]int64, n), make([]string, n), make([]string, n)
+	for i, sp := range s.Suppressions {
+		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, sp.Email, sp.Reason
+	}
+	if _, err := db.Exec(ctx, emailQuery("settle"), tickID,
+		fEnr, fStep, fStatus, fAt, fErr,
+		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
+		sWS, sEmail, sReason); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
 	return nil

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// runMainEnv makes the test binary behave as rindactl itself, so a test can
+// run a tick as a real process and signal it without a separate build.
+const runMainEnv = "RINDACTL_TEST_RUN_MAIN"
+
+func init() {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+	}
+}
+
+// startRindactl starts rindactl as a child process with exactly env (plus
+// the re-exec switch); stdout and stderr are collected.
+func startRindactl(t *testing.T, env map[string]string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = []string{runMainEnv + "=1"}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, &stdout, &stderr
+}
+
+// waitExit waits for cmd and returns its exit code. The deadline only
+// guards against a hang; it asserts nothing about speed.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatal("the tick did not exit within 60s of SIGTERM")
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// Issue 8: SIGTERM in the middle of a batch. The tick stops claiming,
+// records what came back, releases what it had not finished, records its
+// run and exits 0; no lead is left in_progress until its lease.
+func TestEnrichTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	set := providertest.StartAll()
+	defer set.Close()
+	env, tickEnv := acceptanceEnv(set, db)
+	const n = 200
+	file, _ := acceptanceLeads(t, "sig", n)
+	if res := runCLI(t, env, "import", "leads", "--workspace", "acme", file); res.code != exitOK {
+		t.Fatalf("import: %+v", res)
+	}
+	set.Findymail.SetLatency(300 * time.Millisecond)
+	set.Hunter.SetLatency(300 * time.Millisecond)
+
+	cmd, stdout, stderr := startRindactl(t, tickEnv, "enrich", "tick", "--concurrency", "10", "--nice", "0", "--output", "json")
+	eventually(t, "the tick to be mid-batch", func() bool { return set.Findymail.Count() >= 20 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+
+	ctx := context.Background()
+	var finished bool
+	var exitStatus, claimed int
+	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+		FROM tick_runs WHERE kind = 'enrich'`).Scan(&finished, &exitStatus, &claimed); err != nil {
+		t.Fatalf("one enrich tick_runs row: %v", err)
+	}
+	if !finished || exitStatus != 0 || claimed == 0 {
+		t.Errorf("tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", finished, exitStatus, claimed)
+	}
+
+	var locked, heldPending int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'in_progress' OR locked_by IS NOT NULL),
+		count(*) FILTER (WHERE status = 'pending' AND locked_until IS NOT NULL)
+		FROM lead_enrichment`).Scan(&locked, &heldPending); err != nil {
+		t.Fatal(err)
+	}
+	if locked != 0 || heldPending != 0 {
+		t.Errorf("%d leads still held by the tick, %d pending with a lease, want none", locked, heldPending)
+	}
+	got := leadStatusCounts(t, db)
+	recorded := got["enriched"] + got["not_found"]
+	// Mid-batch means both kinds are present: some leads came back and were
+	// recorded, the rest were released as they were (attempt refunded).
+	if recorded == 0 || got["pending"] == 0 || recorded+got["pending"] != n {
+		t.Fatalf("leads after SIGTERM %v, want recorded and released ones summing to %d", got, n)
+	}
+	var charged int
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM lead_enrichment WHERE status = 'pending' AND attempts > 0").Scan(&charged); err != nil || charged != 0 {
+		t.Errorf("%d released leads were charged an attempt (%v), want 0", charged, err)
+	}
+}
+
+// slowLink forwards TCP connections to upstream, holding back every chunk
+// the server sends by delay: a real SMTP server behind a slow network, so
+// a signal lands while messages are on the wire.
+func slowLink(t *testing.T, upstream string, delay time.Duration) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			client, err := l.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", upstream)
+			if err != nil {
+				_ = client.Close()
+				continue
+			}
+			go func() {
+				_, _ = io.Copy(server, client)
+				_ = server.Close()
+			}()
+			go func() {
+				defer client.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := server.Read(buf)
+					if n > 0 {
+						time.Sleep(delay)
+						if _, werr := client.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// Issue 8 for the email tick: SIGTERM while mailboxes are sending. Every
+// enrollment it claimed is sent (and recorded once) or released due, no
+// 'sending' row is left behind, and the run is recorded with exit 0.
+func TestEmailTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	srv := smtptest.New(t, smtptest.Options{})
+	addr := slowLink(t, fmt.Sprintf("%s:%d", srv.Host(), srv.Port()), 40*time.Millisecond)
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
+	campaign := filepath.Join(t.TempDir(), "campaign.yaml")
+	doc := fmt.Sprintf(`workspace: acme
+name: q4
+mailboxes:
+  - address: sdr01@acme.test
+    smtp_url: smtp://sdr01@%[1]s
+    password_env: RINDA_SMTP_PASSWORD_SDR01
+    daily_cap: 1000
+  - address: sdr02@acme.test
+    smtp_url: smtp://sdr02@%[1]s
+    password_env: RINDA_SMTP_PASSWORD_SDR02
+    daily_cap: 1000
+steps:
+  - subject: "Hi {{.FirstName}}"
+    body: "Hello"
+`, addr)
+	if err := os.WriteFile(campaign, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "import", "campaign", campaign); res.code != exitOK {
+		t.Fatalf("import campaign: %+v", res)
+	}
+	const n = 60
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (workspace_id, external_id, first_name, email)
+		SELECT w.id, 'ext-' || g, 'F' || g, 'lead' || g || '@example.test' FROM workspaces w, generate_series(1, $1) g`, n); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != exitOK {
+		t.Fatalf("enroll: %+v", res)
+	}
+
+	tickEnv := map[string]string{"DATABASE_URL": db.TickURL(), "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
+	cmd, stdout, stderr := startRindactl(t, tickEnv, "email", "tick", "--output", "json")
+	eventually(t, "the tick to be mid-batch", func() bool { return srv.Accepted() >= 4 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+
+	var finished bool
+	var exitStatus, claimed int
+	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+		FROM tick_runs WHERE kind = 'email'`).Scan(&finished, &exitStatus, &claimed); err != nil {
+		t.Fatalf("one email tick_runs row: %v", err)
+	}
+	if !finished || exitStatus != 0 || claimed == 0 {
+		t.Errorf("tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", finished, exitStatus, claimed)
+	}
+	var held, sending, sent, advanced, waiting int
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM enrollments WHERE locked_by IS NOT NULL OR next_send_at > now() + interval '1 minute'),
+		(SELECT count(*) FROM sends WHERE status = 'sending'),
+		(SELECT count(*) FROM sends WHERE status = 'sent'),
+		(SELECT count(*) FROM enrollments WHERE current_step > 1 OR status = 'completed'),
+		(SELECT count(*) FROM enrollments WHERE status = 'active' AND current_step = 1 AND next_send_at <= now())`).
+		Scan(&held, &sending, &sent, &advanced, &waiting); err != nil {
+		t.Fatal(err)
+	}
+	if held != 0 || sending != 0 {
+		t.Errorf("%d enrollments still leased, %d sends left 'sending', want none", held, sending)
+	}
+	// Every accepted message is recorded once as sent and moved its
+	// enrollment on; every other enrollment is due again at step 1.
+	if sent != srv.Accepted() || advanced != sent || sent+waiting != n || waiting == 0 {
+		t.Errorf("server accepted %d; sends sent=%d, enrollments advanced=%d waiting=%d, want equal counts summing to %d with some waiting",
+			srv.Accepted(), sent, advanced, waiting, n)
+	}
+}

@@ -1,0 +1,40 @@
+-- Settles a group of tick outcomes in one statement (one round trip, atomic
+-- without an explicit transaction), for tick $1:
+--   sends:       'sending' rows become 'sent', or 'failed' when the server
+--                refused the message (a failed row means: not delivered);
+--   enrollments: outcomes applied to the rows the tick still holds, which are
+--                released; a mailbox of 0 keeps the current one (it may have
+--                been rebound);
+--   suppressions: addresses that must not be mailed again.
+WITH finished AS (
+    UPDATE sends s
+    SET status = u.status, sent_at = u.sent_at, error = NULLIF(u.error, '')
+    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[])
+        AS u (enrollment_id, step, status, sent_at, error)
+    WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
+    RETURNING 1
+),
+settled AS (
+    UPDATE enrollments e
+    SET status       = u.status,
+        current_step = u.current_step,
+        next_send_at = u.next_send_at,
+        mailbox_id   = coalesce(NULLIF(u.mailbox_id, 0), e.mailbox_id),
+        attempts     = u.attempts,
+        last_error   = NULLIF(u.last_error, ''),
+        locked_until = NULL,
+        locked_by    = NULL,
+        updated_at   = now()
+    FROM unnest($7::bigint[], $8::text[], $9::int[], $10::timestamptz[], $11::bigint[], $12::int[], $13::text[])
+        AS u (id, status, current_step, next_send_at, mailbox_id, attempts, last_error)
+    WHERE e.id = u.id AND e.locked_by = $1
+    RETURNING 1
+),
+suppressed AS (
+    INSERT INTO suppressions (workspace_id, email, reason)
+    SELECT u.workspace_id, lower(u.email), u.reason
+    FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
+    ON CONFLICT (workspace_id, email) DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM settled), (SELECT count(*) FROM suppressed)
