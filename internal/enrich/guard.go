@@ -70,6 +70,10 @@ const (
 	CallNotFound CallOutcome = "not_found"
 	// CallFailed: the call ended in Err.
 	CallFailed CallOutcome = "failed"
+	// CallSkipped: the call was admitted but never made, because the tick
+	// learned meanwhile that the provider is exhausted or blocked. The guard
+	// gives back what it reserved and leaves the breaker alone.
+	CallSkipped CallOutcome = "skipped"
 )
 
 // CallResult is what Settle learns about an admitted call.

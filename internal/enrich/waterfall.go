@@ -234,6 +234,16 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}
 	}
 
+	// Admit may have waited for a token; meanwhile a call ahead of this one
+	// may have met the quota. Its breaker write may not be committed yet,
+	// so the tick's own memory is the faster signal.
+	if s, held := r.remembered(provider, p); held {
+		if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
+			log.Error("guard could not release the reservation", "error", err.Error())
+		}
+		return s
+	}
+
 	start := time.Now()
 	r.calls[provider].Add(1)
 	outcome, err := do(ctx)
@@ -246,6 +256,11 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 			// an outage, never as the lead's failure.
 			pe = &ProviderError{Provider: provider, Kind: KindUnavailable, Message: err.Error(), Err: err}
 		}
+	}
+	if pe != nil && pe.Kind == KindQuota {
+		// Remember before settling: Settle is a database round trip, and
+		// calls queued behind this one must not go out meanwhile.
+		p.setQuota(pe)
 	}
 	settle := CallResult{Outcome: outcome, Err: pe, Duration: took}
 	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, settle); err != nil {
@@ -262,7 +277,6 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 		"is_transient", pe.Transient(), "duration_ms", took.Milliseconds(), "error", pe.Error()}
 	switch pe.Kind {
 	case KindQuota:
-		p.setQuota(pe)
 		log.Warn("provider quota exhausted; no more calls to it for this workspace in this tick", attrs...)
 		return step{kind: stepQuota, err: pe}
 	case KindAuth:

@@ -95,3 +95,43 @@ func TestCeilingStopsWithinOneCallAndResumesWhenRaised(t *testing.T) {
 		t.Fatalf("ceiling_reached events = %d, want 2 (one per ceiling value)", got)
 	}
 }
+
+func TestSkippedCallRefundsAndLeavesBreakerAlone(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	ws := newWorkspace(t, db.Pool, "skipper")
+	newLeads(t, db.Pool, ws, 2)
+	if _, err := store.SetWorkspaceCeiling(ctx, db.Pool, "skipper", ptr(0.50), "test"); err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"findymail": {CostUSD: 0.30}}}, nil)
+
+	a, err := g.Admit(ctx, call(ws, 1, "findymail"))
+	if err != nil || !a.Allowed {
+		t.Fatalf("first admit: %+v %v", a, err)
+	}
+	// A second $0.30 call does not fit while the first is reserved...
+	if b, err := g.Admit(ctx, call(ws, 2, "findymail")); err != nil || b.Allowed {
+		t.Fatalf("second admit under a $0.50 ceiling: %+v %v", b, err)
+	}
+	// ...but once the first was skipped (admitted, never made), it does.
+	settle(t, g, a, enrich.CallResult{Outcome: enrich.CallSkipped})
+	if b, err := g.Admit(ctx, call(ws, 2, "findymail")); err != nil || !b.Allowed {
+		t.Fatalf("admit after the skipped call's refund: %+v %v", b, err)
+	}
+	var state string
+	if err := db.Pool.QueryRow(ctx, "SELECT state FROM provider_calls WHERE id = $1", a.Ref).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "refunded" {
+		t.Fatalf("skipped call's ledger row is %q, want refunded", state)
+	}
+	var breakers int
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM breakers WHERE consecutive_failures > 0 OR state <> 'closed'").Scan(&breakers); err != nil {
+		t.Fatal(err)
+	}
+	if breakers != 0 {
+		t.Fatalf("a skipped call changed %d breakers", breakers)
+	}
+}

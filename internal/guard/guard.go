@@ -94,6 +94,11 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	call := a.Call
+	if res.Outcome == enrich.CallSkipped {
+		// Never made: refund the reservation; the breaker learns nothing.
+		_, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false)
+		return err
+	}
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
 	g.metrics.providerRequest(call.Provider, class)
