@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `make demo` until the incident replay lands: start a throwaway Postgres,
-# migrate it, check it, show its status, and remove it.
+# `make demo`: replay the incident end to end. rindactl demo starts its own
+# throwaway Postgres (or a scratch database on $DATABASE_URL's server) and
+# in-process stand-ins, and removes everything when it ends. Extra
+# arguments go to the demo: scripts/demo.sh --leads 86000 --overdue 30339
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/pg run -- bash -c 'bin/rindactl migrate && bin/rindactl doctor && bin/rindactl status'
+exec bin/rindactl demo "$@"

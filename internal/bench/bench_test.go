@@ -1,0 +1,78 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/bench"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+// schemas lists the scratch schemas left in the test's database.
+func schemas(t *testing.T, db *storetest.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'rindactl_bench_%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestClaimDrainsEveryRowAndDropsItsSchema(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res, err := bench.Claim(context.Background(), bench.ClaimConfig{URL: db.URL, Rows: 1500, Batch: 100, Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 1500 || res.Seconds <= 0 || res.RowsPerSec <= 0 {
+		t.Fatalf("result %+v: want 1500 rows with a positive time and rate", res)
+	}
+	if n := schemas(t, db); n != 0 {
+		t.Fatalf("%d scratch schemas left behind", n)
+	}
+	var leads int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM leads`).Scan(&leads); err != nil {
+		t.Fatal(err)
+	}
+	if leads != 0 {
+		t.Fatalf("the bench wrote %d leads into the database's own tables", leads)
+	}
+}
+
+func TestEmailSendsEveryStepTwiceAndReportsTheRatio(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res, err := bench.Email(context.Background(), bench.EmailConfig{URL: db.URL, Steps: 300, Mailboxes: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 300 || res.SendsPerSec <= 0 || res.BareSendsPerSec <= 0 || res.Ratio <= 0 {
+		t.Fatalf("result %+v: want both loops measured", res)
+	}
+	if n := schemas(t, db); n != 0 {
+		t.Fatalf("%d scratch schemas left behind", n)
+	}
+}
+
+func TestRejectsEmptyRuns(t *testing.T) {
+	t.Parallel()
+	if _, err := bench.Claim(context.Background(), bench.ClaimConfig{Rows: 0}); err == nil {
+		t.Error("Claim with no rows: want an error")
+	}
+	if _, err := bench.Email(context.Background(), bench.EmailConfig{Steps: 10, Mailboxes: 0}); err == nil {
+		t.Error("Email with no mailbox: want an error")
+	}
+}
+
+func BenchmarkClaimPipeline(b *testing.B) {
+	db := storetest.New(b)
+	for b.Loop() {
+		if _, err := bench.Claim(context.Background(), bench.ClaimConfig{URL: db.URL, Rows: 20000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+)
+
+// Defaults of `rindactl bench claim`: the batch the raw-SQL floor claims
+// (100), and a concurrency that keeps 2 cores busy without a provider's
+// latency to hide.
+const (
+	ClaimBatchDefault       = 100
+	ClaimConcurrencyDefault = 4
+)
+
+// ClaimConfig sets up a claim-pipeline run.
+type ClaimConfig struct {
+	URL         string
+	Rows        int
+	Batch       int
+	Concurrency int
+}
+
+// ClaimResult is `rindactl bench claim --output json`.
+type ClaimResult struct {
+	Rows       int     `json:"rows"`
+	Seconds    float64 `json:"seconds"`
+	RowsPerSec float64 `json:"rows_per_sec"`
+}
+
+// noopFinder answers at once that it found nothing: the pipeline around
+// the provider is what is measured, not a provider.
+type noopFinder struct{}
+
+func (noopFinder) Name() string { return "noop" }
+
+func (noopFinder) FindEmail(context.Context, enrich.Lead) (enrich.Finding, error) {
+	return enrich.Finding{}, nil
+}
+
+// Claim loads cfg.Rows due leads into a scratch schema and times enrichment
+// ticks (enrich.RunTick: claim with SKIP LOCKED, the waterfall over a
+// no-op provider, grouped outcome records) until none is due.
+func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
+	if cfg.Rows < 1 {
+		return res, fmt.Errorf("invalid --rows %d: use 1 or more", cfg.Rows)
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = ClaimBatchDefault
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = ClaimConcurrencyDefault
+	}
+	s, err := newScratch(ctx, cfg.URL)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, s.Close(ctx)) }()
+	if err := loadDueLeads(ctx, s, cfg.Rows); err != nil {
+		return res, err
+	}
+
+	start := time.Now()
+	done := 0
+	for done < cfg.Rows {
+		rep, err := enrich.RunTick(ctx, s.Pool, enrich.TickConfig{
+			Finders: []enrich.Finder{noopFinder{}}, Batch: cfg.Batch, Concurrency: cfg.Concurrency,
+			MaxDuration: time.Hour,
+		})
+		if err != nil {
+			return res, err
+		}
+		if rep.Claimed == 0 {
+			return res, fmt.Errorf("bench claim: the queue stopped with %d of %d leads done", done, cfg.Rows)
+		}
+		done += rep.Outcomes.NotFound
+	}
+	elapsed := time.Since(start).Seconds()
+	return ClaimResult{Rows: cfg.Rows, Seconds: elapsed, RowsPerSec: float64(cfg.Rows) / elapsed}, nil
+}
+
+// loadDueLeads inserts n leads, each with a due enrichment row, in two
+// server-side statements.
+func loadDueLeads(ctx context.Context, s *scratch, n int) error {
+	var ws int64
+	if err := s.Pool.QueryRow(ctx, `INSERT INTO workspaces (name) VALUES ('bench') RETURNING id`).Scan(&ws); err != nil {
+		return fmt.Errorf("loading leads: %w", err)
+	}
+	if _, err := s.Pool.Exec(ctx, `
+		INSERT INTO leads (workspace_id, external_id, first_name, last_name, company, company_domain)
+		SELECT $1, 'bench-' || g, 'First' || g, 'Last' || g, 'Company ' || (g % 1000), 'company' || (g % 1000) || '.example'
+		FROM generate_series(1, $2::int) g`, ws, n); err != nil {
+		return fmt.Errorf("loading leads: %w", err)
+	}
+	if _, err := s.Pool.Exec(ctx, `
+		INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
+		SELECT id, workspace_id, now() - interval '1 hour' + id * interval '1 microsecond', now() - interval '1 hour'
+		FROM leads`); err != nil {
+		return fmt.Errorf("loading leads: %w", err)
+	}
+	return s.analyze(ctx, "leads", "lead_enrichment")
+}

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wneessen/go-mail"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+)
+
+// Defaults of `rindactl bench email`: the incident's 30,339 overdue steps
+// over 18 mailboxes.
+const (
+	EmailStepsDefault     = 30339
+	EmailMailboxesDefault = 18
+)
+
+// EmailConfig sets up an email-drain run.
+type EmailConfig struct {
+	URL       string
+	Steps     int
+	Mailboxes int
+}
+
+// EmailResult is `rindactl bench email --output json`: the tick's drain and
+// a bare go-mail loop sending the same messages to the same server.
+type EmailResult struct {
+	Steps           int     `json:"steps"`
+	Mailboxes       int     `json:"mailboxes"`
+	Seconds         float64 `json:"seconds"`
+	SendsPerSec     float64 `json:"sends_per_sec"`
+	BareSeconds     float64 `json:"bare_seconds"`
+	BareSendsPerSec float64 `json:"bare_sends_per_sec"`
+	// Ratio is SendsPerSec / BareSendsPerSec.
+	Ratio float64 `json:"ratio"`
+}
+
+const (
+	benchSubject = "Quick question, {{.FirstName}}"
+	benchBody    = "Hi {{.FirstName}}, does {{.Company}} still do outbound by hand?"
+)
+
+// Email enrolls cfg.Steps leads with an address into a one-step campaign
+// over cfg.Mailboxes mailboxes on an in-process SMTP server, times email
+// ticks (sequence.RunTick) until nothing is due, then times a bare go-mail
+// loop: one goroutine and one connection per mailbox, the same messages.
+func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
+	if cfg.Steps < 1 {
+		return res, fmt.Errorf("invalid --steps %d: use 1 or more", cfg.Steps)
+	}
+	if cfg.Mailboxes < 1 {
+		return res, fmt.Errorf("invalid --mailboxes %d: use 1 or more", cfg.Mailboxes)
+	}
+	srv, err := smtptest.Start(smtptest.Options{CountOnly: true})
+	if err != nil {
+		return res, err
+	}
+	defer srv.Close()
+	s, err := newScratch(ctx, cfg.URL)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, s.Close(ctx)) }()
+
+	campaign, err := loadDueSteps(ctx, s, srv.URL(""), cfg)
+	if err != nil {
+		return res, err
+	}
+
+	mailer := sequence.NewMailer(sequence.MailerOptions{})
+	start := time.Now()
+	sent := 0
+	for sent < cfg.Steps {
+		rep, err := sequence.RunTick(ctx, s.Pool, sequence.TickOptions{Concurrency: cfg.Mailboxes, MaxDuration: time.Hour, Mailer: mailer})
+		if err != nil {
+			return res, errors.Join(err, mailer.Close())
+		}
+		if rep.Claimed == 0 {
+			return res, fmt.Errorf("bench email: the queue stopped with %d of %d steps sent (outcomes %v)", sent, cfg.Steps, rep.Outcomes)
+		}
+		sent += rep.Sent
+	}
+	if err := mailer.Close(); err != nil {
+		return res, err
+	}
+	res = EmailResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds()}
+	res.SendsPerSec = float64(cfg.Steps) / res.Seconds
+
+	before := srv.Accepted()
+	start = time.Now()
+	if err := bareLoop(ctx, srv, campaign, cfg); err != nil {
+		return res, err
+	}
+	res.BareSeconds = time.Since(start).Seconds()
+	if got := srv.Accepted() - before; got != cfg.Steps {
+		return res, fmt.Errorf("bench email: the bare loop delivered %d of %d messages", got, cfg.Steps)
+	}
+	res.BareSendsPerSec = float64(cfg.Steps) / res.BareSeconds
+	res.Ratio = res.SendsPerSec / res.BareSendsPerSec
+	return res, nil
+}
+
+func mailboxAddress(i int) string { return fmt.Sprintf("sdr%02d@bench.example", i) }
+
+// loadDueSteps imports a one-step campaign through the real import and
+// enrollment code, loads the leads server-side, and makes every step due.
+func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConfig) (*sequence.Campaign, error) {
+	var y strings.Builder
+	fmt.Fprintf(&y, "workspace: bench\nname: bench\nmailboxes:\n")
+	for i := 1; i <= cfg.Mailboxes; i++ {
+		fmt.Fprintf(&y, "  - address: %s\n    smtp_url: %s\n", mailboxAddress(i), smtpURL)
+	}
+	fmt.Fprintf(&y, "steps:\n  - delay: 0s\n    subject: %q\n    body: %q\n", benchSubject, benchBody)
+	c, err := sequence.ParseCampaign(strings.NewReader(y.String()))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sequence.ImportCampaign(ctx, s.Pool, c); err != nil {
+		return nil, err
+	}
+	if _, err := s.Pool.Exec(ctx, `
+		INSERT INTO leads (workspace_id, external_id, first_name, last_name, company, company_domain, email)
+		SELECT w.id, 'bench-' || g, 'First' || g, 'Last' || g, 'Company ' || (g % 1000),
+		       'company' || (g % 1000) || '.example', 'first' || g || '@company' || (g % 1000) || '.example'
+		FROM workspaces w, generate_series(1, $1::int) g WHERE w.name = 'bench'`, cfg.Steps); err != nil {
+		return nil, fmt.Errorf("loading leads: %w", err)
+	}
+	if _, err := sequence.Enroll(ctx, s.Pool, sequence.EnrollRequest{Workspace: "bench", Campaign: "bench"}, time.Now()); err != nil {
+		return nil, err
+	}
+	if _, err := s.Pool.Exec(ctx, `UPDATE enrollments SET next_send_at = now() - interval '1 hour'`); err != nil {
+		return nil, fmt.Errorf("making the steps due: %w", err)
+	}
+	return c, s.analyze(ctx, "leads", "enrollments")
+}
+
+// bareLoop sends the same messages with go-mail and nothing else: one
+// goroutine and one connection per mailbox, the Mailer's client options,
+// no database.
+func bareLoop(ctx context.Context, srv *smtptest.Server, c *sequence.Campaign, cfg EmailConfig) error {
+	var g errgroup.Group
+	for m := 1; m <= cfg.Mailboxes; m++ {
+		g.Go(func() error {
+			mb, _ := c.MailboxByAddress(mailboxAddress(m))
+			client, err := mail.NewClient(srv.Host(), mail.WithPort(srv.Port()), mail.WithTLSPolicy(mail.TLSOpportunistic),
+				mail.WithoutNoop(), mail.WithoutRset())
+			if err != nil {
+				return err
+			}
+			sc, err := client.DialToSMTPClientWithContext(ctx)
+			if err != nil {
+				return err
+			}
+			defer client.CloseWithSMTPClient(sc)
+			for i := m; i <= cfg.Steps; i += cfg.Mailboxes {
+				lead := sequence.Lead{FirstName: fmt.Sprintf("First%d", i), Company: fmt.Sprintf("Company %d", i%1000),
+					Email: fmt.Sprintf("first%d@company%d.example", i, i%1000)}
+				msg, err := c.Compose(0, lead, mb, sequence.NewMessageID(mb.Address), nil)
+				if err != nil {
+					return err
+				}
+				gm := mail.NewMsg()
+				if err := gm.From(msg.From); err != nil {
+					return err
+				}
+				if err := gm.To(msg.To); err != nil {
+					return err
+				}
+				gm.Subject(msg.Subject)
+				gm.SetMessageIDWithValue(msg.MessageID)
+				gm.SetDateWithValue(time.Now())
+				gm.SetBodyString(mail.TypeTextPlain, msg.Body)
+				if err := client.SendWithSMTPClient(sc, gm); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}

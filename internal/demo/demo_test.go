@@ -1,0 +1,107 @@
+package demo_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/demo"
+)
+
+// binary is the rindactl executable built once for every test here: the
+// demo runs its ticks as child processes.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rindactl-demo-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "rindactl")
+	build := exec.Command("go", "build", "-o", binary, "github.com/rindactl/rindactl/cmd/rindactl")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building rindactl:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	rep, err := demo.Run(context.Background(), demo.Config{
+		Binary: binary, ServerURL: os.Getenv("DATABASE_URL"),
+		Leads: 300, Overdue: 100, Mailboxes: 4, Rounds: 3, Interval: 2 * time.Second,
+		TempDir: work, Log: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rounds) != 3 {
+		t.Fatalf("%d rounds reported, want 3", len(rep.Rounds))
+	}
+	exhausted := 0
+	for _, r := range rep.Rounds {
+		if !r.FindymailExhausted {
+			continue
+		}
+		exhausted++
+		if r.EmailsSent == 0 {
+			t.Errorf("round %d sent no email while Findymail was exhausted", r.N)
+		}
+	}
+	if exhausted == 0 || !rep.Findymail.Exhausted {
+		t.Fatalf("Findymail never ran out of credits (%d calls, %d credits): the demo shows nothing", rep.Findymail.Total, rep.Findymail.Credits)
+	}
+	if f := rep.Findymail; f.BreakerWindows == 0 || f.AfterBreaker > f.BreakerWindows {
+		t.Errorf("%d Findymail calls while its breaker was open, %d breaker window(s); want a breaker and at most one probe per window", f.AfterBreaker, f.BreakerWindows)
+	}
+	if n := rep.LeadsByStatus["enrichment_failed"]; n != 0 {
+		t.Errorf("%d leads ended enrichment_failed; want none", n)
+	}
+	if rep.EnrichedBy["hunter"] == 0 {
+		t.Errorf("no lead enriched through the fallback provider: %v", rep.EnrichedBy)
+	}
+	if len(rep.Spread.ByMailbox) != 4 || rep.Spread.Min == 0 {
+		t.Errorf("sends per mailbox %v: want all 4 mailboxes used", rep.Spread.ByMailbox)
+	}
+	var text strings.Builder
+	rep.Render(&text)
+	if !strings.Contains(text.String(), "Findymail ran out of credits") {
+		t.Errorf("report does not tell the Findymail story:\n%s", text.String())
+	}
+	if left, _ := os.ReadDir(work); len(left) != 0 {
+		t.Errorf("the demo left %d entries in its temp directory", len(left))
+	}
+}
+
+func TestConfigValidateNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cfg  demo.Config
+		want string
+	}{
+		{demo.Config{Binary: "x", Leads: 1, Mailboxes: 0, Rounds: 1}, "--mailboxes"},
+		{demo.Config{Binary: "x", Leads: 1, Mailboxes: 1, Rounds: 0}, "--rounds"},
+		{demo.Config{Binary: "x", Leads: -1, Mailboxes: 1, Rounds: 1}, "--leads"},
+		{demo.Config{Binary: "x", Mailboxes: 1, Rounds: 1}, "nothing to replay"},
+	} {
+		err := tc.cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want an error naming %s", tc.cfg, err, tc.want)
+		}
+	}
+	if err := (demo.Config{Binary: "x", Leads: 1, Mailboxes: 18, Rounds: 6}).Validate(); err != nil {
+		t.Errorf("defaults rejected: %v", err)
+	}
+}

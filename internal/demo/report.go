@@ -1,0 +1,218 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/guard"
+)
+
+// Report is what `rindactl demo` prints (`--output json` prints it as is).
+type Report struct {
+	Database  string  `json:"database"`
+	Leads     int     `json:"leads"`
+	Overdue   int     `json:"overdue"`
+	Mailboxes int     `json:"mailboxes"`
+	Rounds    []Round `json:"rounds"`
+
+	EmailsSent int `json:"emails_sent"`
+	// Findymail's story: how many calls its credits covered, how many calls
+	// were already in flight when its first quota answer came back (they
+	// had left before anyone knew), and how many were made after it: the
+	// breaker's count, at most one probe per breaker window.
+	Findymail FindymailCalls `json:"findymail"`
+	// Enrichment: leads by state, and where the enriched ones' addresses
+	// came from.
+	LeadsByStatus map[string]int `json:"leads_by_status"`
+	EnrichedBy    map[string]int `json:"enriched_by"`
+	// Alerts are the Slack messages posted (their fallback text).
+	Alerts []string `json:"alerts"`
+	// Spread is the sent messages per mailbox.
+	Spread     MailboxSpread `json:"mailbox_spread"`
+	DurationMS int64         `json:"duration_ms"`
+}
+
+// FindymailCalls counts calls to the provider that ran out of credits.
+type FindymailCalls struct {
+	Total     int  `json:"total"`
+	Credits   int  `json:"credits"`
+	Exhausted bool `json:"exhausted"`
+	// InFlight calls had left before the first quota answer came back.
+	InFlight int `json:"in_flight_at_quota"`
+	// BeforeBreaker calls started after the first quota answer but before
+	// the breaker opened: the time ticks took to learn it and record it.
+	BeforeBreaker int `json:"after_quota_before_breaker"`
+	// AfterBreaker calls started while the breaker was open: the breaker's
+	// count, at most one half-open probe per window.
+	AfterBreaker int `json:"after_breaker_opened"`
+	// BreakerWindows is how many breaker windows the demo spanned after
+	// the breaker opened.
+	BreakerWindows int `json:"breaker_windows"`
+}
+
+// MailboxSpread is the distribution of sent messages over mailboxes.
+type MailboxSpread struct {
+	Min int     `json:"min"`
+	Max int     `json:"max"`
+	CV  float64 `json:"cv"`
+	// ByMailbox is every mailbox's count.
+	ByMailbox map[string]int `json:"by_mailbox"`
+}
+
+// collect reads the final state from the database and the stand-ins.
+func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCredits int, end time.Time) (Report, error) {
+	rep := Report{LeadsByStatus: map[string]int{}, EnrichedBy: map[string]int{}}
+	rows, err := pool.Query(ctx, `
+		SELECT e.status, coalesce(CASE WHEN e.status = 'enriched' THEN l.email_source END, ''), count(*)
+		FROM lead_enrichment e JOIN leads l ON l.id = e.lead_id
+		GROUP BY 1, 2`)
+	if err != nil {
+		return rep, fmt.Errorf("reading enrichment results: %w", err)
+	}
+	for rows.Next() {
+		var status, source string
+		var n int
+		if err := rows.Scan(&status, &source, &n); err != nil {
+			return rep, err
+		}
+		rep.LeadsByStatus[status] += n
+		if source != "" {
+			rep.EnrichedBy[source] += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return rep, fmt.Errorf("reading enrichment results: %w", err)
+	}
+
+	rep.Spread.ByMailbox = map[string]int{}
+	rows, err = pool.Query(ctx, `
+		SELECT m.address, count(s.id)
+		FROM mailboxes m LEFT JOIN sends s ON s.mailbox_id = m.id AND s.status = 'sent'
+		GROUP BY m.address`)
+	if err != nil {
+		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
+	}
+	for rows.Next() {
+		var addr string
+		var n int
+		if err := rows.Scan(&addr, &n); err != nil {
+			return rep, err
+		}
+		rep.Spread.ByMailbox[addr] = n
+		rep.EmailsSent += n
+	}
+	if err := rows.Err(); err != nil {
+		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
+	}
+	rep.Spread.Min, rep.Spread.Max, rep.Spread.CV = spread(rep.Spread.ByMailbox)
+
+	// The first breaker_opened event is written in the transaction that
+	// opened the breaker: its time is when the breaker took over.
+	var opened *time.Time
+	if err := pool.QueryRow(ctx, `
+		SELECT min(created_at) FROM events
+		WHERE provider = 'findymail' AND kind IN ('breaker_opened', 'quota_exhausted')`).Scan(&opened); err != nil {
+		return rep, fmt.Errorf("reading when the breaker opened: %w", err)
+	}
+	var breakerOpened time.Time
+	if opened != nil {
+		breakerOpened = *opened
+	}
+	rep.Findymail = FindymailCalls{Total: s.findymail.count(), Credits: findymailCredits}
+	if q, ok := s.findymail.quota(breakerOpened); ok {
+		rep.Findymail.Exhausted = true
+		rep.Findymail.InFlight, rep.Findymail.BeforeBreaker, rep.Findymail.AfterBreaker = q.InFlight, q.BeforeBreaker, q.AfterBreaker
+		if !breakerOpened.IsZero() {
+			rep.Findymail.BreakerWindows = 1 + int(end.Sub(breakerOpened)/guard.QuotaOpenDefault)
+		}
+	}
+	rep.Alerts = s.slack.Posts()
+	return rep, nil
+}
+
+// spread is the minimum, maximum and coefficient of variation of counts.
+func spread(counts map[string]int) (lo, hi int, cv float64) {
+	if len(counts) == 0 {
+		return 0, 0, 0
+	}
+	lo, sum := math.MaxInt, 0
+	for _, n := range counts {
+		lo, hi, sum = min(lo, n), max(hi, n), sum+n
+	}
+	mean := float64(sum) / float64(len(counts))
+	if mean == 0 {
+		return lo, hi, 0
+	}
+	var ss float64
+	for _, n := range counts {
+		ss += (float64(n) - mean) * (float64(n) - mean)
+	}
+	return lo, hi, math.Sqrt(ss/float64(len(counts))) / mean
+}
+
+// Render writes the report for a person.
+func (r Report) Render(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("Incident replay: %d leads to enrich, %d overdue sequence steps, %d mailboxes (%s)",
+		r.Leads, r.Overdue, r.Mailboxes, r.Database)
+	p("")
+	p("round  emails sent  enrich: claimed enriched pending unreachable  findymail hunter  findymail")
+	for _, rd := range r.Rounds {
+		state := "ok"
+		if rd.FindymailExhausted {
+			state = "out of credits"
+		}
+		o := rd.Enrich.Outcomes
+		p("%5d  %11d  %15d %8d %7d %11d  %9d %6d  %s", rd.N, rd.EmailsSent, rd.Enrich.Claimed,
+			o.Enriched, o.Pending, o.Unreachable, rd.Enrich.ProviderCalls["findymail"], rd.Enrich.ProviderCalls["hunter"], state)
+	}
+	p("")
+	p("Email kept its pace: %d sent in %d rounds, in separate processes from enrichment.", r.EmailsSent, len(r.Rounds))
+	f := r.Findymail
+	if f.Exhausted {
+		p("Findymail ran out of credits after %d calls. Calls made while its breaker was open: %d (breaker windows: %d; at most one probe each).",
+			f.Credits, f.AfterBreaker, f.BreakerWindows)
+		p("  Around the quota answer: %d calls already in flight, %d started before the breaker opened.", f.InFlight, f.BeforeBreaker)
+	} else {
+		p("Findymail did not run out of credits (%d calls of %d); give --leads a larger number.", f.Total, f.Credits)
+	}
+	p("Enriched through the fallback provider (Hunter): %d; through Findymail: %d.", r.EnrichedBy["hunter"], r.EnrichedBy["findymail"])
+	p("Leads by state: %s.", formatCounts(r.LeadsByStatus))
+	p("Unreachable: %d (Hunter found nothing and Findymail could not be asked: they wait out the negative cache, then retry by themselves).",
+		r.LeadsByStatus["unreachable"])
+	p("enrichment_failed: %d (the memo's loop turned every quota answer into one, and re-enqueued it).", r.LeadsByStatus["enrichment_failed"])
+	p("Slack alerts posted: %d", len(r.Alerts))
+	for _, a := range r.Alerts {
+		p("  - %s", firstLine(a))
+	}
+	p("Per-mailbox spread: min %d, max %d, CV %.1f%% over %d mailboxes.", r.Spread.Min, r.Spread.Max, 100*r.Spread.CV, len(r.Spread.ByMailbox))
+	p("Finished in %.1fs.", float64(r.DurationMS)/1000)
+}
+
+func formatCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

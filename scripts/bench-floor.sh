@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The raw-SQL floor for `rindactl bench claim`: pgbench runs the tick's own
+# claim statement (internal/store/queries/enrich_claim.sql: 100 rows, FOR
+# UPDATE SKIP LOCKED, with a lease) and then completes the claimed rows by id
+# array, on the same tables (the migrations applied in a scratch schema),
+# the same data and the same database. Nothing else: no Go, no outcome
+# grouping. Prints one JSON line: {"rows":N,"clients":C,"seconds":S,"rows_per_sec":R}
+#
+#   DATABASE_URL=postgres://... scripts/bench-floor.sh [ROWS] [CLIENTS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows=${1:-200000}
+clients=${2:-4}
+batch=100
+: "${DATABASE_URL:?set DATABASE_URL (make bench provides a throwaway cluster)}"
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+pgbench=${pgbin:+$pgbin/}pgbench
+command -v "$pgbench" >/dev/null || { echo "bench-floor: pgbench not found; apt-get install -y postgresql-contrib (or postgresql)" >&2; exit 1; }
+[ -x bin/rindactl ] || go build -o bin/rindactl ./cmd/rindactl
+
+schema=rindactl_floor_$$
+work=$(mktemp -d)
+cleanup() {
+	psql "$DATABASE_URL" -qX -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -c "CREATE SCHEMA $schema"
+sep='?'
+[[ $DATABASE_URL == *\?* ]] && sep='&'
+url="${DATABASE_URL}${sep}options=-csearch_path%3D${schema}"
+
+bin/rindactl migrate --database-url "$url" >/dev/null
+# The same rows as `rindactl bench claim` loads.
+psql "$url" -qX -v ON_ERROR_STOP=1 <<SQL
+INSERT INTO workspaces (name) VALUES ('bench');
+INSERT INTO leads (workspace_id, external_id, first_name, last_name, company, company_domain)
+SELECT w.id, 'bench-' || g, 'First' || g, 'Last' || g, 'Company ' || (g % 1000), 'company' || (g % 1000) || '.example'
+FROM workspaces w, generate_series(1, $rows) g;
+INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
+SELECT id, workspace_id, now() - interval '1 hour' + id * interval '1 microsecond', now() - interval '1 hour' FROM leads;
+VACUUM ANALYZE leads;
+VACUUM ANALYZE lead_enrichment;
+SQL
+
+# The tick's claim with its parameters filled in: batch, lease seconds,
+# tick id, any workspace, "updated before this tick started".
+claim=$(grep -v '^--' internal/store/queries/enrich_claim.sql |
+	sed -e "s/\$1/$batch/g" -e 's/\$2/300/g' -e "s/\$3/'floor'/g" -e 's/\$4/NULL/g' -e 's/\$5/now()/g')
+cat >"$work/floor.sql" <<SQL
+WITH claimed AS (
+$claim
+) SELECT coalesce(array_agg(lead_id), '{}') AS ids FROM claimed \gset
+UPDATE lead_enrichment SET status = 'not_found', next_attempt_at = now(), locked_until = NULL, locked_by = NULL, updated_at = now() WHERE lead_id = ANY(:ids::bigint[]);
+SQL
+
+per_client=$(( (rows + batch * clients - 1) / (batch * clients) ))
+out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -t "$per_client" -f "$work/floor.sql" "$url" 2>&1) || { echo "$out" >&2; exit 1; }
+tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out")
+left=$(psql "$url" -qXAt -c "SELECT count(*) FROM lead_enrichment WHERE status <> 'not_found'")
+[ "$left" = 0 ] || { echo "bench-floor: $left rows not completed; the floor did not drain the queue" >&2; exit 1; }
+awk -v rows="$rows" -v c="$clients" -v tps="$tps" -v b="$batch" 'BEGIN {
+	r = tps * b; printf "{\"rows\":%d,\"clients\":%d,\"seconds\":%.3f,\"rows_per_sec\":%.0f}\n", rows, c, rows / r, r }'
