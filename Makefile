@@ -16,6 +16,12 @@ demo: build
 test:
 	scripts/pg run -- $(GO) test -count=1 ./...
 
+# Throughput and memory figures of docs/benchmarks.md on a throwaway
+# Postgres: claim pipeline vs the raw-SQL floor (pgbench), email tick vs a
+# bare go-mail loop, peak memory at 10k vs 1M due rows. Takes a few minutes.
+bench: build
+	scripts/pg run -- scripts/bench.sh
+
 vet:
 	$(GO) vet ./...
 
@@ -23,6 +29,11 @@ fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ci: fmt-check vet test
+
+# The fault and fuzz suite at full length (100 kills, 50,000 rows, a minute
+# per fuzz target); writes the measured figures into docs/reliability.md.
+reliability:
+	scripts/reliability.sh --full
 
 clean:
 	rm -rf bin

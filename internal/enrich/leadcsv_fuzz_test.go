@@ -1,0 +1,57 @@
+package enrich_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/rindactl/rindactl/internal/enrich"
+)
+
+// FuzzParseLeadCSV feeds arbitrary bytes to the lead CSV parser: it must
+// never panic, and every line it accepts must be importable as is.
+func FuzzParseLeadCSV(f *testing.F) {
+	f.Add([]byte("external_id,first_name,last_name,company_domain,email,timezone\ncrm-1,Ada,Lovelace,analytical.example,,Europe/London\ncrm-2,Alan,Turing,bletchley.example,alan@bletchley.example,\n"))
+	f.Add([]byte("first_name,last_name,company_domain\n\"Ada\r\nBcc: x@evil.example\",L,a.example\n"))
+	f.Add([]byte("\ufefffirst_name,last_name,company_domain\nA,B,xn--bcher-kva.example\nA,B,b\u00fccher.example\n"))
+	f.Add([]byte("first_name,last_name,company_domain,external_id\nA,B,c.example,1\nA,B,c.example,1\n\"unclosed,B,c.example,2\n"))
+	f.Add([]byte("first_name,last_name,company_domain,timezone\nA,B,c.example,../../etc/passwd\nA,B,c.example,Local\n"))
+	f.Add([]byte("first_name,first_name,company_domain\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := enrich.ParseLeadCSV(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		lastLine := 0
+		ids := map[string]bool{}
+		lines := map[int]bool{}
+		for _, r := range file.Records {
+			for _, v := range []string{r.ExternalID, r.FirstName, r.LastName, r.Company, r.Domain, r.Email, r.Timezone} {
+				if !utf8.ValidString(v) || utf8.RuneCountInString(v) > enrich.ImportMaxFieldLen || v != strings.TrimSpace(v) {
+					t.Fatalf("line %d: accepted value %q", r.Line, v)
+				}
+			}
+			if r.Domain != strings.ToLower(r.Domain) || r.Email != strings.ToLower(r.Email) {
+				t.Fatalf("line %d: domain %q or email %q not lower-case", r.Line, r.Domain, r.Email)
+			}
+			if r.Email == "" && (r.Domain == "" || r.FirstName == "" && r.LastName == "") {
+				t.Fatalf("line %d: accepted a lead with nothing to enrich from: %+v", r.Line, r)
+			}
+			if r.ExternalID != "" && ids[r.ExternalID] {
+				t.Fatalf("line %d: external_id %q accepted twice", r.Line, r.ExternalID)
+			}
+			ids[r.ExternalID] = true
+			if r.Line <= lastLine {
+				t.Fatalf("line numbers out of order: %d after %d", r.Line, lastLine)
+			}
+			lastLine = r.Line
+			lines[r.Line] = true
+		}
+		for _, le := range file.Invalid {
+			if lines[le.Line] || le.Reason == "" {
+				t.Fatalf("line %d both accepted and rejected, or rejected without a reason (%q)", le.Line, le.Reason)
+			}
+		}
+	})
+}

@@ -1,0 +1,220 @@
+package reliability
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/tick"
+)
+
+// killSeed fixes the kill moments, so a failing run can be replayed.
+const killSeed = 20261202
+
+// Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in
+// answering in killEnrichLatency, killEnrichConcurrency at a time: about a
+// second of work, which the kill lands in.
+const (
+	killEnrichLeads       = 40
+	killEnrichConcurrency = 4
+	killEnrichLatency     = 100 * time.Millisecond
+	killLease             = 2 * time.Second
+)
+
+// enrichKill is what one kill left behind.
+type enrichKill struct {
+	delay      time.Duration
+	inFlight   int // leads claimed and called but not recorded at the kill
+	duplicates int // leads that reached the provider twice
+}
+
+// TestEnrichTickSurvivesSIGKILL kills an enrich tick at a seeded random
+// moment, runs recovery ticks after the lease, and checks that every lead
+// ends in a known state and that only leads in flight at the kill were
+// sent to the provider twice.
+func TestEnrichTickSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	n := iterations(5, 100)
+	rng := rand.New(rand.NewPCG(killSeed, 1))
+	results := make([]enrichKill, n)
+	t.Run("kills", func(t *testing.T) {
+		for i := range n {
+			delay := time.Duration(rng.Int64N(int64(1100 * time.Millisecond)))
+			t.Run(fmt.Sprintf("%03d_at_%dms", i, delay.Milliseconds()), func(t *testing.T) {
+				t.Parallel()
+				results[i] = killEnrichOnce(t, delay)
+			})
+		}
+	})
+	maxDup, total, inFlight, over := 0, 0, 0, 0
+	for _, r := range results {
+		maxDup = max(maxDup, r.duplicates)
+		total += r.duplicates
+		inFlight += r.inFlight
+		if r.duplicates > killEnrichConcurrency {
+			over++
+		}
+	}
+	t.Logf("%d kills: %d duplicate provider calls (max %d per kill, --concurrency %d), %d leads in flight at the kills", n, total, maxDup, killEnrichConcurrency, inFlight)
+	figure(t, "enrich_kills", n)
+	figure(t, "enrich_kill_leads_lost", 0) // any loss fails the test above
+	figure(t, "enrich_kill_duplicate_calls", total)
+	figure(t, "enrich_kill_max_duplicates_per_kill", maxDup)
+	figure(t, "enrich_kill_kills_over_concurrency", over)
+	figure(t, "enrich_kill_in_flight_at_kill", inFlight)
+}
+
+func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
+	db := storetest.New(t)
+	hunter := providertest.NewHunter()
+	t.Cleanup(hunter.Close)
+	hunter.SetLatency(killEnrichLatency)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	if res := rindactl(t, env, "import", "leads", "--workspace", "acme", writeFile(t, "leads.csv", leadsCSV("k", killEnrichLeads, 0))); res.code != 0 {
+		t.Fatalf("import: %s", res)
+	}
+	backdate(t, db)
+
+	tickEnv := map[string]string{"DATABASE_URL": db.TickURL()}
+	for k, v := range hunter.Env("k") {
+		tickEnv[k] = v
+	}
+	// The guard's rate limit would spread the work over minutes; this test
+	// is about claims, not pacing.
+	tickEnv["RINDA_HUNTER_RATE"] = "off"
+	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "10",
+		"--concurrency", fmt.Sprint(killEnrichConcurrency), "--lease", killLease.String(), "--max-duration", "1500ms"}
+
+	cmd := command(context.Background(), tickEnv, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(delay)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	killedAt := time.Now()
+	before := perLead(hunter.Requests())
+
+	// What the kill left: leads still claimed, and their lease.
+	inProgress := map[string]bool{}
+	rows, err := db.Pool.Query(context.Background(), `SELECT l.first_name || ' ' || l.last_name || '@' || l.company_domain,
+		e.locked_until FROM lead_enrichment e JOIN leads l ON l.id = e.lead_id WHERE e.status = 'in_progress'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaseEnd time.Time
+	for rows.Next() {
+		var lead string
+		var until time.Time
+		if err := rows.Scan(&lead, &until); err != nil {
+			t.Fatal(err)
+		}
+		inProgress[lead] = true
+		if until.After(killedAt.Add(killLease + time.Second)) {
+			t.Errorf("lead %s is leased until %s, past the %s lease", lead, until, killLease)
+		}
+		leaseEnd = later(leaseEnd, until)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(leaseEnd) + 50*time.Millisecond)
+
+	recoverEnrichment(t, db, tickEnv, args)
+	after := perLead(hunter.Requests())
+
+	// Nothing lost, nothing stuck: every lead in a known end state.
+	if got := queryInt(t, db, `SELECT count(*) FROM lead_enrichment`); got != killEnrichLeads {
+		t.Errorf("%d enrichment rows, want %d", got, killEnrichLeads)
+	}
+	if bad := queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE NOT (status IN ('enriched', 'not_found', 'unreachable')
+		OR status = 'pending' AND next_attempt_at > now())`); bad != 0 {
+		t.Errorf("%d leads are neither enriched, not_found, unreachable nor pending with a future due time: %v", bad, statusCounts(t, db))
+	}
+
+	k := enrichKill{delay: delay}
+	for lead := range inProgress {
+		if before[lead] > 0 {
+			k.inFlight++
+		}
+	}
+	for lead, calls := range after {
+		if calls < 2 {
+			continue
+		}
+		k.duplicates++
+		if calls > 2 || !inProgress[lead] || before[lead] != 1 {
+			t.Errorf("lead %s reached the provider %d times (%d before the kill, in progress at the kill: %v)", lead, calls, before[lead], inProgress[lead])
+		}
+	}
+	// In flight means called and not yet recorded: the calls under way
+	// (at most --concurrency) plus answers waiting for the next grouped
+	// flush (at most one group). The figures report how often the first
+	// term alone was exceeded.
+	if bound := killEnrichConcurrency + tick.BatchSizeDefault; k.duplicates > bound {
+		t.Errorf("%d leads reached the provider twice after one kill; the bound is --concurrency + one outcome group = %d", k.duplicates, bound)
+	}
+	return k
+}
+
+// recoverEnrichment runs ticks until no lead is due or claimed.
+func recoverEnrichment(t *testing.T, db *storetest.DB, env map[string]string, args []string) {
+	t.Helper()
+	for range 10 {
+		if queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now()`) == 0 &&
+			queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status = 'in_progress'`) == 0 {
+			return
+		}
+		if res := rindactl(t, env, args...); res.code != 0 {
+			t.Fatalf("recovery tick: %s", res)
+		}
+	}
+	t.Fatalf("leads still due or claimed after 10 recovery ticks: %v", statusCounts(t, db))
+}
+
+func statusCounts(t testing.TB, db *storetest.DB) map[string]int {
+	t.Helper()
+	rows, _ := db.Pool.Query(context.Background(), `SELECT status, count(*)::int FROM lead_enrichment GROUP BY status`)
+	m, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+		s string
+		n int
+	}, error) {
+		var v struct {
+			s string
+			n int
+		}
+		return v, r.Scan(&v.s, &v.n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, v := range m {
+		out[v.s] = v.n
+	}
+	return out
+}
+
+// perLead counts a stand-in's requests per lead (first last@domain).
+func perLead(reqs []providertest.Request) map[string]int {
+	m := map[string]int{}
+	for _, r := range reqs {
+		m[r.FirstName+" "+r.LastName+"@"+strings.ToLower(r.Domain)]++
+	}
+	return m
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
