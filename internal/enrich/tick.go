@@ -135,7 +135,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 
 	claimed, runErr := r.loop(ctx, pool, run.Started)
 	if err := r.out.Close(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("recording enrichment outcomes: %w", err)
+		// One line for the operator: what failed, what happens to the
+		// leads, and the database's own reason.
+		runErr = fmt.Errorf("recording enrichment outcomes failed; unrecorded leads return to the queue when their lease ends (%s): %w", r.cfg.Lease, err)
 	}
 
 	rep := r.report(claimed, started)

@@ -59,7 +59,7 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 	var updated int
 	err := db.QueryRow(ctx, enrichRecordSQL, tickID, ids, statuses, dues, delays, refunds, provs, errs, emails).Scan(&updated)
 	if err != nil {
-		return 0, fmt.Errorf("recording %d enrichment outcomes: %w", n, err)
+		return 0, fmt.Errorf("%d outcomes: %w", n, err)
 	}
 	return updated, nil
 }
