@@ -154,11 +154,6 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// notImplemented is the placeholder for commands a later issue fills.
-func notImplemented(cmd *cobra.Command, _ []string) error {
-	return &codedError{code: exitUsage, err: fmt.Errorf("%s is not implemented yet", cmd.CommandPath())}
-}
-
 // groupCommand is a parent that only lists its subcommands.
 func groupCommand(use, short, long string, subs ...*cobra.Command) *cobra.Command {
 	c := &cobra.Command{

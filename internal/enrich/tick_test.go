@@ -261,7 +261,7 @@ func (g *blockingGuard) Settle(_ context.Context, a enrich.Admission, _ enrich.C
 func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ids := e.seed(t, "acme", 10)
+	e.seed(t, "acme", 10)
 	g := &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), settled: map[string]int{}}
 	cfg := e.config(t, "findymail", "hunter")
 	cfg.Guard = g
@@ -273,7 +273,7 @@ func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
 
 	// Every provider blocked: the lead waits for the block's end, uncharged.
 	e2 := newEnv(t)
-	ids = e2.seed(t, "acme", 3)
+	ids := e2.seed(t, "acme", 3)
 	cfg = e2.config(t, "findymail")
 	cfg.Guard = &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), settled: map[string]int{}}
 	rep = e2.tick(t, cfg)
