@@ -33,6 +33,20 @@ if ! go test -count=1 -timeout 90m -v ./internal/reliability/ >"$log" 2>&1; then
 fi
 grep -E '^(--- (PASS|FAIL): Test[^/]*$|ok|FAIL)|kills:|operator reads' "$log"
 
+if [ "$mode" = full ]; then
+	# Issue 4's acceptance at the memo's size: 86,000 pending leads, Findymail
+	# out of credits, Hunter healthy, three ticks at --concurrency 25.
+	echo "== incident burst, 86,000 leads"
+	t0=$(date +%s)
+	if ! RINDA_INCIDENT_LEADS=86000 go test -count=1 -timeout 30m -run '^TestIncidentBurstFindymailQuotaHunterServes$' ./internal/guard/ >"$log" 2>&1; then
+		tail -40 "$log"
+		echo "reliability: the 86,000-lead incident burst failed"
+		exit 1
+	fi
+	printf '{"name":"incident_burst_86000_seconds","value":%s}\n' "$(($(date +%s) - t0))" >>"$figures"
+	echo "passed in $(($(date +%s) - t0))s"
+fi
+
 echo "== fuzz targets ($fuzztime each)"
 # `go test -list` prints each package's matching names, then its "ok" line.
 pending=()
