@@ -2,6 +2,8 @@ package sequence
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -11,6 +13,13 @@ import (
 // groupMax bounds how many rows one INSERT carries.
 const groupMax = 100
 
+// groupLinger is how long a group waits for the other sending mailboxes'
+// rows. Each mailbox asks for its next row just before sending the current
+// message, so the wait hides behind SMTP; without it the mailboxes woken
+// by one commit trickle into several small INSERTs, each with its own
+// planning, commit and round trip.
+const groupLinger = 500 * time.Microsecond
+
 // sendingRecorder group-commits 'sending' rows: each mailbox worker blocks
 // until its row is committed (it must be before SMTP), and the workers
 // waiting at the same moment share one INSERT and one commit.
@@ -19,6 +28,9 @@ type sendingRecorder struct {
 	pool *pgxpool.Pool
 	reqs chan sendingReq
 	done chan struct{}
+	// senders counts the mailboxes sending now: a group holding a row of
+	// each is complete and need not wait.
+	senders atomic.Int32
 }
 
 type sendingReq struct {
@@ -50,22 +62,30 @@ func (r *sendingRecorder) record(ctx context.Context, start store.SendStart) (bo
 	return res.recorded, res.err
 }
 
+// join and leave bracket a mailbox's sending.
+func (r *sendingRecorder) join()  { r.senders.Add(1) }
+func (r *sendingRecorder) leave() { r.senders.Add(-1) }
+
 func (r *sendingRecorder) loop() {
 	defer close(r.done)
+	linger := time.NewTimer(groupLinger)
+	linger.Stop()
 	for first := range r.reqs {
 		group := []sendingReq{first}
+		linger.Reset(groupLinger)
 	collect:
-		for len(group) < groupMax {
+		for len(group) < groupMax && len(group) < int(r.senders.Load()) {
 			select {
 			case req, ok := <-r.reqs:
 				if !ok {
 					break collect
 				}
 				group = append(group, req)
-			default:
+			case <-linger.C:
 				break collect
 			}
 		}
+		linger.Stop()
 		starts := make([]store.SendStart, len(group))
 		for i, req := range group {
 			starts[i] = req.start

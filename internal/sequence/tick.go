@@ -78,6 +78,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		report:    &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
 		campaigns: map[int64]*Campaign{},
 		mailboxes: map[int64]*mailboxState{},
+		slots:     make(chan struct{}, opts.Concurrency),
 	}
 	run, err := tick.Start(ctx, pool, tick.KindEmail, opts.TickID)
 	if err != nil {
@@ -127,9 +128,21 @@ type emailTick struct {
 	mu     sync.Mutex
 	report *TickReport
 
-	// Loaded once per tick; only the claim loop touches these maps.
-	campaigns map[int64]*Campaign
-	mailboxes map[int64]*mailboxState
+	// Loaded once per tick by the claim loop. Mailbox goroutines read
+	// campaigns while the loop loads the next batch's, hence the lock;
+	// mailboxes is only touched by the loop.
+	campaignsMu sync.RWMutex
+	campaigns   map[int64]*Campaign
+	mailboxes   map[int64]*mailboxState
+
+	// slots bounds how many mailboxes send at once.
+	slots chan struct{}
+}
+
+func (t *emailTick) campaign(id int64) *Campaign {
+	t.campaignsMu.RLock()
+	defer t.campaignsMu.RUnlock()
+	return t.campaigns[id]
 }
 
 type mailboxState struct {
@@ -152,39 +165,53 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 		// would strand its rows until their lease runs out.
 		return store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID)
 	}
+	// A failed batch stops every batch in flight, as SIGTERM does.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	recorder := newSendingRecorder(wctx, t.pool)
+	defer recorder.close()
+	lanes := map[int64]chan struct{}{}
+
+	// At most two batches are in flight: batch k+1 is claimed while batch k
+	// sends, and each of its mailboxes starts as soon as that mailbox is
+	// done with batch k, not when the slowest mailbox is.
+	var inFlight func() error
+	finish := func() error {
+		if inFlight == nil {
+			return nil
+		}
+		err := inFlight()
+		inFlight = nil
+		return err
+	}
 	rows, err := claim()
 	for err == nil && len(rows) > 0 {
 		t.report.Claimed += len(rows)
-		// Claim the next batch while this one sends: the claim is a round
-		// trip the mailboxes need not wait for. A full batch suggests more.
-		type claimed struct {
-			rows []store.ClaimedEnrollment
-			err  error
+		wait, derr := t.dispatch(wctx, stop, recorder, lanes, rows, deadline)
+		werr := errors.Join(derr, finish())
+		inFlight = wait
+		if werr != nil {
+			stop()
+			return errors.Join(werr, finish())
 		}
-		next := make(chan claimed, 1)
-		ahead := len(rows) == t.opts.Batch && t.opts.Now().Before(deadline)
-		if ahead {
-			go func() { r, err := claim(); next <- claimed{r, err} }()
-		} else {
-			next <- claimed{}
-		}
-		werr := t.work(ctx, rows, deadline)
-		n := <-next
-		if werr != nil || n.err != nil {
-			return errors.Join(werr, n.err, t.releaseAll(ctx, n.rows))
-		}
-		rows = n.rows
-		if !ahead && t.opts.Now().Before(deadline) {
-			// Rows released in this batch (moved off a paused mailbox) may
-			// be due again.
-			rows, err = claim()
+		// A full batch suggests more: claim the next one while this one
+		// sends. Otherwise wait for it: rows released in it (moved off a
+		// paused mailbox) may be due again.
+		if len(rows) < t.opts.Batch || !t.opts.Now().Before(deadline) {
+			if werr := finish(); werr != nil {
+				return werr
+			}
 		}
 		if !t.opts.Now().Before(deadline) {
+			return finish()
+		}
+		rows, err = claim()
+		if !t.opts.Now().Before(deadline) {
 			// Claimed ahead but out of time: hand them back untouched.
-			return t.releaseAll(ctx, rows)
+			return errors.Join(finish(), t.releaseAll(ctx, rows))
 		}
 	}
-	return err
+	return errors.Join(err, finish())
 }
 
 // releaseAll hands rows claimed ahead back, due as before.
@@ -201,15 +228,15 @@ func (t *emailTick) releaseAll(ctx context.Context, rows []store.ClaimedEnrollme
 	return t.settleNow(context.WithoutCancel(ctx), set)
 }
 
-// work sends one claimed batch: one goroutine per mailbox (its messages go
-// in order over one connection), at most Concurrency mailboxes at once.
-func (t *emailTick) work(ctx context.Context, rows []store.ClaimedEnrollment, deadline time.Time) error {
+// dispatch starts sending one claimed batch and returns a wait for it: one
+// goroutine per mailbox (its messages go in order over one connection),
+// started after the same mailbox's goroutine of the previous batch (lanes),
+// at most Concurrency mailboxes sending at once. A failure calls stop.
+func (t *emailTick) dispatch(ctx context.Context, stop func(), rec *sendingRecorder, lanes map[int64]chan struct{}, rows []store.ClaimedEnrollment, deadline time.Time) (func() error, error) {
 	if err := t.load(ctx, rows); err != nil {
-		return err
+		return nil, err
 	}
 	settler := tick.NewBatcher(ctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
-	recorder := newSendingRecorder(ctx, t.pool)
-	defer recorder.close()
 
 	queues := map[int64][]store.ClaimedEnrollment{}
 	var order []int64
@@ -223,14 +250,32 @@ func (t *emailTick) work(ctx context.Context, rows []store.ClaimedEnrollment, de
 		queues[r.MailboxID] = append(queues[r.MailboxID], r)
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(t.opts.Concurrency)
+	var g errgroup.Group
 	for _, id := range order {
 		mbs, queue := t.mailboxes[id], queues[id]
-		g.Go(func() error { return t.drain(gctx, settler, recorder, mbs, queue, deadline) })
+		prev, done := lanes[id], make(chan struct{})
+		lanes[id] = done
+		g.Go(func() error {
+			defer close(done)
+			if prev != nil {
+				<-prev
+			}
+			select {
+			case t.slots <- struct{}{}:
+				defer func() { <-t.slots }()
+				rec.join()
+				defer rec.leave()
+			case <-ctx.Done():
+				// Stopping: the drain only releases its rows; it needs no slot.
+			}
+			err := t.drain(ctx, settler, rec, mbs, queue, deadline)
+			if err != nil {
+				stop()
+			}
+			return err
+		})
 	}
-	werr := g.Wait()
-	return errors.Join(werr, settler.Close())
+	return func() error { return errors.Join(g.Wait(), settler.Close()) }, nil
 }
 
 // settle writes a group of outcomes in one transaction.
@@ -248,7 +293,7 @@ func (t *emailTick) settle(ctx context.Context, group []store.Settlement) error 
 func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) error {
 	var missing []int64
 	for _, r := range rows {
-		if _, ok := t.campaigns[r.CampaignID]; !ok {
+		if t.campaign(r.CampaignID) == nil {
 			rec, err := store.LoadCampaign(ctx, t.pool, r.CampaignID)
 			if err != nil {
 				return err
@@ -257,7 +302,9 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 			if err != nil {
 				return err
 			}
+			t.campaignsMu.Lock()
 			t.campaigns[r.CampaignID] = c
+			t.campaignsMu.Unlock()
 		}
 		if _, ok := t.mailboxes[r.MailboxID]; !ok {
 			t.mailboxes[r.MailboxID] = nil
@@ -281,7 +328,7 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 // settleWithoutSending handles rows that must not reach SMTP.
 func (t *emailTick) settleWithoutSending(s *tick.Batcher[store.Settlement], r store.ClaimedEnrollment) bool {
 	now := t.opts.Now()
-	c := t.campaigns[r.CampaignID]
+	c := t.campaign(r.CampaignID)
 	switch {
 	case r.StepSend != "":
 		// At-most-once: a crash between 'sending' and 'sent' leaves the
@@ -329,6 +376,11 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement]
 		t.countN(OutcomeReleased, len(queue))
 		return nil
 	}
+	if ctx.Err() != nil || !t.opts.Now().Before(deadline) {
+		// Stopping before this mailbox's turn: nothing was recorded.
+		t.release(s, queue, func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", nil)
+		return nil
+	}
 	next := t.prepare(ctx, rec, mbs, queue[0])
 	for i := range queue {
 		cur := next
@@ -359,7 +411,7 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement]
 		}
 		sendErr := t.opts.Mailer.Send(ctx, mbs.mb, cur.msg)
 		if sendErr == nil {
-			t.sent(s, t.campaigns[r.CampaignID], r, mbs)
+			t.sent(s, t.campaign(r.CampaignID), r, mbs)
 			continue
 		}
 		de := ClassifyDelivery(sendErr)
@@ -396,7 +448,7 @@ func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mail
 	if lead.Domain == "" {
 		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]
 	}
-	p.msg, p.composeErr = t.campaigns[r.CampaignID].Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+	p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
 	if p.composeErr != nil {
 		close(p.done)
 		return p

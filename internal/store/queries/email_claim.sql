@@ -21,15 +21,15 @@ WITH healthy AS (
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
 ),
 candidates AS (
-    SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at, d.room
+    SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at
     FROM campaigns c
     CROSS JOIN LATERAL (
-        SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at, h.room
+        SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
         FROM enrollments e
-        JOIN healthy h ON h.id = e.mailbox_id AND h.room > 0
         WHERE e.campaign_id = c.id
           AND e.status = 'active'
           AND e.next_send_at <= now()
+          AND e.mailbox_id = ANY (ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0))
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
         LIMIT $1
@@ -38,10 +38,11 @@ candidates AS (
     WHERE c.status = 'active'
 ),
 ranked AS (
-    SELECT cd.id, cd.next_send_at, cd.room,
+    SELECT cd.id, cd.next_send_at, h.room,
            row_number() OVER (PARTITION BY cd.campaign_id ORDER BY cd.next_send_at, cd.id) AS campaign_rank,
            row_number() OVER (PARTITION BY cd.mailbox_id ORDER BY cd.next_send_at, cd.id) AS mailbox_rank
     FROM candidates cd
+    JOIN healthy h ON h.id = cd.mailbox_id
 ),
 picked AS (
     SELECT id, next_send_at
