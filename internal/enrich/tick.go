@@ -182,28 +182,50 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	stop, cancel := context.WithTimeout(ctx, r.cfg.MaxDuration)
 	defer cancel()
 	claimed := 0
-	for stop.Err() == nil && r.out.Err() == nil {
-		// Never cancelled mid-statement: a claim committed but not read
-		// would strand its leads until their lease runs out.
-		leads, err := store.ClaimEnrichment(context.WithoutCancel(stop), pool, store.EnrichClaim{
-			TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
-			WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted,
-		})
-		if err != nil {
-			return claimed, err
+	// One claim runs ahead while the current batch is worked, so the
+	// database's claim time overlaps the provider calls instead of adding
+	// to them. A batch claimed just before the tick stops is released
+	// uncharged by work(), like any lead not started.
+	type claimResult struct {
+		leads []store.ClaimedLead
+		err   error
+	}
+	claim := func() <-chan claimResult {
+		ch := make(chan claimResult, 1)
+		go func() {
+			// Never cancelled mid-statement: a claim committed but not read
+			// would strand its leads until their lease runs out.
+			leads, err := store.ClaimEnrichment(context.WithoutCancel(stop), pool, store.EnrichClaim{
+				TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
+				WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted,
+			})
+			ch <- claimResult{leads, err}
+		}()
+		return ch
+	}
+	next := claim()
+	for {
+		got := <-next
+		if got.err != nil {
+			return claimed, got.err
 		}
-		claimed += len(leads)
+		claimed += len(got.leads)
+		// A short batch means nothing more is due.
+		more := len(got.leads) == r.cfg.Batch && stop.Err() == nil && r.out.Err() == nil
+		if more {
+			next = claim()
+		}
 		var g errgroup.Group
 		g.SetLimit(r.cfg.Concurrency)
-		for _, l := range leads {
+		for _, l := range got.leads {
 			g.Go(func() error {
 				r.work(ctx, stop, l)
 				return nil
 			})
 		}
 		_ = g.Wait()
-		if len(leads) < r.cfg.Batch {
-			break // nothing more is due
+		if !more {
+			break
 		}
 	}
 	return claimed, nil
