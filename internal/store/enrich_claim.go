@@ -50,7 +50,7 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	if c.WorkspaceID != 0 {
 		ws = &c.WorkspaceID
 	}
-	rows, err := db.Query(ctx, enrichClaimSQL, c.Batch, c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
+	rows, err := db.Query(ctx, enrichClaimSQL, claimExecMode, c.Batch, c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}

@@ -92,12 +92,6 @@ func ParseConfig(cfg Config) (*pgxpool.Config, error) {
 	rp := pcfg.ConnConfig.RuntimeParams
 	rp["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
 	rp["lock_timeout"] = strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10)
-	// pgx caches prepared statements; after five runs Postgres may switch a
-	// statement to a generic plan. For the claim (LIMIT $1, an optional
-	// workspace filter) that plan reads and hashes the whole queue instead
-	// of walking the partial index: 18 ms instead of 1 ms at 50k rows, and
-	// worse as the backlog grows. Planning each run costs far less.
-	rp["plan_cache_mode"] = "force_custom_plan"
 	if _, ok := rp["application_name"]; !ok {
 		rp["application_name"] = cfg.ApplicationName
 	}

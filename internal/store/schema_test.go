@@ -213,7 +213,7 @@ func TestTickRoleHasNoDDLAndNoOperatorTables(t *testing.T) {
 func TestEveryConnectionCarriesSafetySettings(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
-	want := map[string]string{"statement_timeout": "30s", "lock_timeout": "5s", "plan_cache_mode": "force_custom_plan"}
+	want := map[string]string{"statement_timeout": "30s", "lock_timeout": "5s"}
 	for name, v := range want {
 		var got string
 		if err := db.Pool.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&got); err != nil {

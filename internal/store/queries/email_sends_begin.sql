@@ -2,16 +2,9 @@
 -- makes a step at-most-once: a step whose row is 'sending' or 'sent' is not
 -- returned, and that message is not sent again. A 'failed' row (the server
 -- refused the message, so nothing was delivered) is taken over by the retry.
---
--- Each inserted row runs two foreign-key checks (enrollment, mailbox). The
--- pool forces custom plans (store.ParseConfig), which would plan each check
--- anew: most of this statement's cost. set_config(..., true) lets them use
--- their cached plans for this statement's transaction only.
-WITH cached_plans AS (SELECT set_config('plan_cache_mode', 'auto', true))
 INSERT INTO sends (enrollment_id, step, mailbox_id, message_id)
 SELECT u.enrollment_id, u.step, u.mailbox_id, u.message_id
-FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[]) AS u (enrollment_id, step, mailbox_id, message_id),
-     cached_plans
+FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[]) AS u (enrollment_id, step, mailbox_id, message_id)
 ON CONFLICT (enrollment_id, step) DO UPDATE
 SET mailbox_id = EXCLUDED.mailbox_id,
     message_id = EXCLUDED.message_id,
