@@ -52,7 +52,7 @@ var ErrCampaignNotFound = errors.New("campaign not found")
 // returns the campaign id and whether it was created.
 func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, bool, error) {
 	var wsID int64
-	if err := tx.QueryRow(ctx, emailQuery("workspace_ensure"), rec.Workspace).Scan(&wsID); err != nil {
+	if err := tx.QueryRow(ctx, query("email_workspace_ensure"), rec.Workspace).Scan(&wsID); err != nil {
 		return 0, false, fmt.Errorf("workspace %s: %w", rec.Workspace, err)
 	}
 	var (
@@ -67,7 +67,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	}
 	var id int64
 	var created bool
-	if err := tx.QueryRow(ctx, emailQuery("campaign_upsert"), wsID, rec.Name, tz, days, start, end, unsub).Scan(&id, &created); err != nil {
+	if err := tx.QueryRow(ctx, query("email_campaign_upsert"), wsID, rec.Name, tz, days, start, end, unsub).Scan(&id, &created); err != nil {
 		return 0, false, fmt.Errorf("campaign %s: %w", rec.Name, err)
 	}
 
@@ -76,22 +76,22 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	for i, st := range rec.Steps {
 		steps[i], delays[i], subjects[i], bodies[i] = int32(st.Step), int64(st.Delay/time.Second), st.Subject, st.Body
 	}
-	if _, err := tx.Exec(ctx, emailQuery("steps_replace"), id, steps, delays, subjects, bodies); err != nil {
+	if _, err := tx.Exec(ctx, query("email_steps_replace"), id, steps, delays, subjects, bodies); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
-	if _, err := tx.Exec(ctx, emailQuery("steps_trim"), id, n); err != nil {
+	if _, err := tx.Exec(ctx, query("email_steps_trim"), id, n); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
 
 	mailboxIDs := make([]int64, 0, len(rec.Mailboxes))
 	for _, mb := range rec.Mailboxes {
 		var mbID int64
-		if err := tx.QueryRow(ctx, emailQuery("mailbox_upsert"), wsID, mb.Address, mb.DisplayName, mb.SMTPURL, mb.PasswordEnv, mb.DailyCap).Scan(&mbID); err != nil {
+		if err := tx.QueryRow(ctx, query("email_mailbox_upsert"), wsID, mb.Address, mb.DisplayName, mb.SMTPURL, mb.PasswordEnv, mb.DailyCap).Scan(&mbID); err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
 		}
 		mailboxIDs = append(mailboxIDs, mbID)
 	}
-	if _, err := tx.Exec(ctx, emailQuery("campaign_mailboxes_set"), id, mailboxIDs); err != nil {
+	if _, err := tx.Exec(ctx, query("email_campaign_mailboxes_set"), id, mailboxIDs); err != nil {
 		return 0, false, fmt.Errorf("campaign %s mailboxes: %w", rec.Name, err)
 	}
 	return id, created, nil
@@ -100,7 +100,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 // LockCampaign finds a campaign by workspace and name and locks its
 // bindings for the rest of tx (see LockCampaigns).
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
-	err = tx.QueryRow(ctx, emailQuery("campaign_by_name"), workspace, name).Scan(&id, &workspaceID)
+	err = tx.QueryRow(ctx, query("email_campaign_by_name"), workspace, name).Scan(&id, &workspaceID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, 0, fmt.Errorf("campaign %q in workspace %q: %w (import it with 'rindactl import campaign FILE.yaml')", name, workspace, ErrCampaignNotFound)
 	}
@@ -113,7 +113,7 @@ func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, w
 // LockCampaigns serialises binding changes (enroll, rebinding) on these
 // campaigns until tx ends, so loads are read and written consistently.
 func LockCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) error {
-	if _, err := tx.Exec(ctx, emailQuery("campaign_lock"), ids); err != nil {
+	if _, err := tx.Exec(ctx, query("email_campaign_lock"), ids); err != nil {
 		return fmt.Errorf("lock campaigns: %w", err)
 	}
 	return nil
@@ -122,7 +122,7 @@ func LockCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) error {
 // LoadCampaign reads a campaign with its steps and its current mailboxes.
 func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error) {
 	var rec CampaignRecord
-	err := db.QueryRow(ctx, emailQuery("campaign_get"), id).Scan(&rec.ID, &rec.WorkspaceID, &rec.Workspace, &rec.Name,
+	err := db.QueryRow(ctx, query("email_campaign_get"), id).Scan(&rec.ID, &rec.WorkspaceID, &rec.Workspace, &rec.Name,
 		&rec.WindowTimezone, &rec.WindowDays, &rec.WindowStart, &rec.WindowEnd, &rec.UnsubscribeURL, &rec.Status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rec, fmt.Errorf("campaign %d: %w", id, ErrCampaignNotFound)
@@ -130,7 +130,7 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 	if err != nil {
 		return rec, fmt.Errorf("campaign %d: %w", id, err)
 	}
-	rows, err := db.Query(ctx, emailQuery("steps_list"), id)
+	rows, err := db.Query(ctx, query("email_steps_list"), id)
 	if err != nil {
 		return rec, fmt.Errorf("campaign %d steps: %w", id, err)
 	}
@@ -158,7 +158,7 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 
 // Mailboxes reads mailboxes by id.
 func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, error) {
-	rows, err := db.Query(ctx, emailQuery("mailboxes_get"), ids)
+	rows, err := db.Query(ctx, query("email_mailboxes_get"), ids)
 	if err != nil {
 		return nil, fmt.Errorf("mailboxes: %w", err)
 	}

@@ -19,7 +19,7 @@ type MailboxLoad struct {
 // MailboxLoads lists the campaign's mailboxes with the number of active
 // enrollments bound to each.
 func MailboxLoads(ctx context.Context, db DBTX, campaignID int64) ([]MailboxLoad, error) {
-	rows, err := db.Query(ctx, emailQuery("mailbox_loads"), campaignID)
+	rows, err := db.Query(ctx, query("email_mailbox_loads"), campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d mailbox loads: %w", campaignID, err)
 	}
@@ -44,7 +44,7 @@ type EnrollCandidate struct {
 // lead id; keys (external ids or lower-cased emails) narrow the list, nil
 // means every lead.
 func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
-	rows, err := tx.Query(ctx, emailQuery("enroll_candidates"), workspaceID, campaignID, keys)
+	rows, err := tx.Query(ctx, query("email_enroll_candidates"), workspaceID, campaignID, keys)
 	if err != nil {
 		return nil, fmt.Errorf("enroll candidates: %w", err)
 	}
@@ -79,7 +79,7 @@ func InsertEnrollments(ctx context.Context, tx pgx.Tx, campaignID, workspaceID i
 		for i, e := range chunk {
 			leads[i], due[i], mbs[i] = e.LeadID, e.NextSendAt, e.MailboxID
 		}
-		tag, err := tx.Exec(ctx, emailQuery("enroll_insert"), campaignID, workspaceID, leads, due, mbs)
+		tag, err := tx.Exec(ctx, query("email_enroll_insert"), campaignID, workspaceID, leads, due, mbs)
 		if err != nil {
 			return inserted, fmt.Errorf("enroll: %w", err)
 		}
@@ -98,7 +98,7 @@ type RebindCandidate struct {
 // sent nothing and sit on a paused, disabled or removed mailbox. tickID lets
 // a tick move rows it holds itself; pass "" otherwise.
 func RebindCandidates(ctx context.Context, tx pgx.Tx, campaignID int64, tickID string) ([]RebindCandidate, error) {
-	rows, err := tx.Query(ctx, emailQuery("rebind_candidates"), campaignID, tickID)
+	rows, err := tx.Query(ctx, query("email_rebind_candidates"), campaignID, tickID)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d rebind candidates: %w", campaignID, err)
 	}
@@ -115,7 +115,7 @@ func RebindCandidates(ctx context.Context, tx pgx.Tx, campaignID int64, tickID s
 
 // RebindEnrollments stores new mailboxes for enrollments.
 func RebindEnrollments(ctx context.Context, tx pgx.Tx, enrollmentIDs, mailboxIDs []int64) error {
-	if _, err := tx.Exec(ctx, emailQuery("enrollments_rebind"), enrollmentIDs, mailboxIDs); err != nil {
+	if _, err := tx.Exec(ctx, query("email_enrollments_rebind"), enrollmentIDs, mailboxIDs); err != nil {
 		return fmt.Errorf("rebind enrollments: %w", err)
 	}
 	return nil

@@ -26,7 +26,7 @@ func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]boo
 	for i, s := range starts {
 		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
 	}
-	rows, err := db.Query(ctx, emailQuery("sends_begin"), enr, steps, mbs, ids)
+	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids)
 	if err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
@@ -105,7 +105,7 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 	for i, sp := range s.Suppressions {
 		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, sp.Email, sp.Reason
 	}
-	if _, err := db.Exec(ctx, emailQuery("settle"), tickID,
+	if _, err := db.Exec(ctx, query("email_settle"), tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
 		sWS, sEmail, sReason); err != nil {
@@ -117,7 +117,7 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 // PauseMailbox pauses a mailbox until until, or disables it when until is
 // nil, and returns its workspace and address.
 func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until *time.Time, reason string) (workspaceID int64, address string, err error) {
-	err = tx.QueryRow(ctx, emailQuery("mailbox_pause"), mailboxID, until, reason).Scan(&workspaceID, &address)
+	err = tx.QueryRow(ctx, query("email_mailbox_pause"), mailboxID, until, reason).Scan(&workspaceID, &address)
 	if err != nil {
 		return 0, "", fmt.Errorf("pause mailbox %d: %w", mailboxID, err)
 	}
@@ -131,7 +131,7 @@ func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailb
 	if err != nil {
 		return fmt.Errorf("event %s payload: %w", kind, err)
 	}
-	if _, err := tx.Exec(ctx, emailQuery("event_insert"), kind, workspaceID, mailboxID, dedupeKey, p); err != nil {
+	if _, err := tx.Exec(ctx, query("email_event_insert"), kind, workspaceID, mailboxID, dedupeKey, p); err != nil {
 		return fmt.Errorf("event %s: %w", kind, err)
 	}
 	return nil
@@ -139,7 +139,7 @@ func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailb
 
 // MailboxCampaigns lists the campaigns a mailbox serves.
 func MailboxCampaigns(ctx context.Context, tx pgx.Tx, mailboxID int64) ([]int64, error) {
-	rows, err := tx.Query(ctx, emailQuery("mailbox_campaigns"), mailboxID)
+	rows, err := tx.Query(ctx, query("email_mailbox_campaigns"), mailboxID)
 	if err != nil {
 		return nil, fmt.Errorf("mailbox %d campaigns: %w", mailboxID, err)
 	}

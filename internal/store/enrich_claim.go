@@ -2,15 +2,11 @@ package store
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
-
-//go:embed queries/enrich_claim.sql
-var enrichClaimSQL string
 
 // EnrichClaim says what one claim round takes.
 type EnrichClaim struct {
@@ -50,7 +46,7 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	if c.WorkspaceID != 0 {
 		ws = &c.WorkspaceID
 	}
-	rows, err := db.Query(ctx, enrichClaimSQL, claimExecMode, c.Batch, c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
+	rows, err := db.Query(ctx, query("enrich_claim"), claimExecMode, c.Batch, c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}

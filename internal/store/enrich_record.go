@@ -2,13 +2,9 @@ package store
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"time"
 )
-
-//go:embed queries/enrich_record.sql
-var enrichRecordSQL string
 
 // EnrichOutcome is the new state of one claimed lead.
 type EnrichOutcome struct {
@@ -57,7 +53,7 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(o.LastError), nullText(o.Email)
 	}
 	var updated int
-	err := db.QueryRow(ctx, enrichRecordSQL, tickID, ids, statuses, dues, delays, refunds, provs, errs, emails).Scan(&updated)
+	err := db.QueryRow(ctx, query("enrich_record"), tickID, ids, statuses, dues, delays, refunds, provs, errs, emails).Scan(&updated)
 	if err != nil {
 		return 0, fmt.Errorf("%d outcomes: %w", n, err)
 	}

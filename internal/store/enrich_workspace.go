@@ -2,15 +2,11 @@ package store
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
-
-//go:embed queries/enrich_workspace_id.sql
-var enrichWorkspaceIDSQL string
 
 // ErrUnknownWorkspace is returned for a workspace name that does not exist.
 var ErrUnknownWorkspace = errors.New("unknown workspace")
@@ -18,7 +14,7 @@ var ErrUnknownWorkspace = errors.New("unknown workspace")
 // EnrichWorkspaceID resolves a workspace name for `enrich tick --workspace`.
 func EnrichWorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
 	var id int64
-	err := db.QueryRow(ctx, enrichWorkspaceIDSQL, name).Scan(&id)
+	err := db.QueryRow(ctx, query("enrich_workspace_id"), name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("%w %q (list them with 'rindactl workspace list')", ErrUnknownWorkspace, name)
 	}

@@ -46,7 +46,7 @@ type GuardAdmitRow struct {
 func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow, error) {
 	var r GuardAdmitRow
 	var next *time.Time
-	err := db.QueryRow(ctx, guardQuery("admit"),
+	err := db.QueryRow(ctx, query("guard_admit"),
 		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
 		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
 	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
@@ -65,7 +65,7 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 // streak. It reports whether the row was still reserved.
 func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
 	var settled, refunded, healed int64
-	err := db.QueryRow(ctx, guardQuery("settle"), callID, state, outcome, workspaceID, provider, clean).Scan(&settled, &refunded, &healed)
+	err := db.QueryRow(ctx, query("guard_settle"), callID, state, outcome, workspaceID, provider, clean).Scan(&settled, &refunded, &healed)
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
 	}

@@ -27,7 +27,7 @@ type BreakerRow struct {
 // replaces a longer window instead of keeping it.
 func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool) (episode int64, until time.Time, err error) {
 	var written int64
-	err = db.QueryRow(ctx, guardQuery("breaker_trip"), workspaceID, provider, openFor, reason, kinds, exact).Scan(&episode, &until, &written)
+	err = db.QueryRow(ctx, query("guard_breaker_trip"), workspaceID, provider, openFor, reason, kinds, exact).Scan(&episode, &until, &written)
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("open %s breaker for workspace %d: %w", provider, workspaceID, err)
 	}
@@ -38,7 +38,7 @@ func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider strin
 // opens a closed breaker for openFor. It returns the breaker's state.
 func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string) (state string, failures int, err error) {
 	var until *time.Time
-	err = db.QueryRow(ctx, guardQuery("breaker_failure"), workspaceID, provider, threshold, openFor, reason).Scan(&state, &until, &failures)
+	err = db.QueryRow(ctx, query("guard_breaker_failure"), workspaceID, provider, threshold, openFor, reason).Scan(&state, &until, &failures)
 	if err != nil {
 		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", provider, workspaceID, err)
 	}
@@ -50,7 +50,7 @@ func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider st
 // changed.
 func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner, reason string) (bool, error) {
 	var n int64
-	if err := db.QueryRow(ctx, guardQuery("breaker_close"), workspaceID, provider, probeOwner, reason).Scan(&n); err != nil {
+	if err := db.QueryRow(ctx, query("guard_breaker_close"), workspaceID, provider, probeOwner, reason).Scan(&n); err != nil {
 		return false, fmt.Errorf("close %s breaker for workspace %d: %w", provider, workspaceID, err)
 	}
 	return n > 0, nil
@@ -58,7 +58,7 @@ func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, pro
 
 // BreakerReleaseProbe gives back a claimed but unused half-open probe.
 func BreakerReleaseProbe(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner string) error {
-	if _, err := db.Exec(ctx, guardQuery("breaker_release_probe"), workspaceID, provider, probeOwner); err != nil {
+	if _, err := db.Exec(ctx, query("guard_breaker_release_probe"), workspaceID, provider, probeOwner); err != nil {
 		return fmt.Errorf("release %s probe for workspace %d: %w", provider, workspaceID, err)
 	}
 	return nil
@@ -66,7 +66,7 @@ func BreakerReleaseProbe(ctx context.Context, db DBTX, workspaceID int64, provid
 
 // Breakers lists every breaker row.
 func Breakers(ctx context.Context, db DBTX) ([]BreakerRow, error) {
-	rows, err := db.Query(ctx, guardQuery("breaker_list"))
+	rows, err := db.Query(ctx, query("guard_breaker_list"))
 	if err != nil {
 		return nil, fmt.Errorf("list breakers: %w", err)
 	}

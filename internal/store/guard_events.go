@@ -37,7 +37,7 @@ type EventRow struct {
 
 // ClaimEvents leases up to limit due undelivered events for lease.
 func ClaimEvents(ctx context.Context, db DBTX, limit int, lease time.Duration) ([]ClaimedEvent, error) {
-	rows, err := db.Query(ctx, guardQuery("events_claim"), limit, lease)
+	rows, err := db.Query(ctx, query("guard_events_claim"), limit, lease)
 	if err != nil {
 		return nil, fmt.Errorf("claim events: %w", err)
 	}
@@ -58,7 +58,7 @@ func ClaimEvents(ctx context.Context, db DBTX, limit int, lease time.Duration) (
 // MarkEventDelivered records a delivery; false means the claim was lost
 // (its lease ran out and another deliverer took the event).
 func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time) (bool, error) {
-	tag, err := db.Exec(ctx, guardQuery("events_delivered"), id, lease)
+	tag, err := db.Exec(ctx, query("guard_events_delivered"), id, lease)
 	if err != nil {
 		return false, fmt.Errorf("mark event %d delivered: %w", id, err)
 	}
@@ -67,7 +67,7 @@ func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time)
 
 // MarkEventFailed records a failed delivery to be retried after retryIn.
 func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, retryIn time.Duration, reason string) error {
-	if _, err := db.Exec(ctx, guardQuery("events_failed"), id, lease, retryIn, reason); err != nil {
+	if _, err := db.Exec(ctx, query("guard_events_failed"), id, lease, retryIn, reason); err != nil {
 		return fmt.Errorf("mark event %d failed: %w", id, err)
 	}
 	return nil
@@ -75,7 +75,7 @@ func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, re
 
 // Events lists up to limit events, newest first.
 func Events(ctx context.Context, db DBTX, limit int, undeliveredOnly bool) ([]EventRow, error) {
-	rows, err := db.Query(ctx, guardQuery("events_list"), limit, undeliveredOnly)
+	rows, err := db.Query(ctx, query("guard_events_list"), limit, undeliveredOnly)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 // OpenBreakers counts breakers refusing calls, per provider (every
 // provider with a breaker row appears, with 0 when none is open).
 func OpenBreakers(ctx context.Context, db DBTX) (map[string]int, error) {
-	rows, err := db.Query(ctx, guardQuery("metrics_breakers"))
+	rows, err := db.Query(ctx, query("guard_metrics_breakers"))
 	if err != nil {
 		return nil, fmt.Errorf("count open breakers: %w", err)
 	}
@@ -28,7 +28,7 @@ func OpenBreakers(ctx context.Context, db DBTX) (map[string]int, error) {
 
 // MonthSpend is each workspace's spend this UTC month, by name.
 func MonthSpend(ctx context.Context, db DBTX) (map[string]float64, error) {
-	rows, err := db.Query(ctx, guardQuery("metrics_spend"))
+	rows, err := db.Query(ctx, query("guard_metrics_spend"))
 	if err != nil {
 		return nil, fmt.Errorf("read spend: %w", err)
 	}
@@ -49,7 +49,7 @@ func MonthSpend(ctx context.Context, db DBTX) (map[string]float64, error) {
 // on any host (nil when never).
 func LastTickSuccess(ctx context.Context, db DBTX, kind string) (*time.Time, error) {
 	var t *time.Time
-	if err := db.QueryRow(ctx, guardQuery("metrics_last_success"), kind).Scan(&t); err != nil {
+	if err := db.QueryRow(ctx, query("guard_metrics_last_success"), kind).Scan(&t); err != nil {
 		return nil, fmt.Errorf("read last %s tick: %w", kind, err)
 	}
 	return t, nil

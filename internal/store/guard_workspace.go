@@ -24,7 +24,7 @@ type WorkspaceSpend struct {
 // WorkspaceID looks a workspace up by name.
 func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
 	var id int64
-	err := db.QueryRow(ctx, guardQuery("workspace_by_name"), name).Scan(&id)
+	err := db.QueryRow(ctx, query("guard_workspace_by_name"), name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
 	}
@@ -36,7 +36,7 @@ func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
 
 // WorkspaceSpends lists every workspace with its spend this UTC month.
 func WorkspaceSpends(ctx context.Context, db DBTX) ([]WorkspaceSpend, error) {
-	rows, err := db.Query(ctx, guardQuery("workspace_list"))
+	rows, err := db.Query(ctx, query("guard_workspace_list"))
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
@@ -56,7 +56,7 @@ func WorkspaceSpends(ctx context.Context, db DBTX) ([]WorkspaceSpend, error) {
 // and writes the audit row in the same statement.
 func SetWorkspaceCeiling(ctx context.Context, db DBTX, name string, ceiling *float64, actor string) (WorkspaceSpend, error) {
 	var w WorkspaceSpend
-	err := db.QueryRow(ctx, guardQuery("workspace_set_ceiling"), name, ceiling, actor).Scan(&w.ID, &w.Name, &w.MonthlyUSDCeiling)
+	err := db.QueryRow(ctx, query("guard_workspace_set_ceiling"), name, ceiling, actor).Scan(&w.ID, &w.Name, &w.MonthlyUSDCeiling)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
 	}
@@ -72,7 +72,7 @@ func InsertAudit(ctx context.Context, db DBTX, actor, action string, filters map
 	if err != nil {
 		return err
 	}
-	if _, err := db.Exec(ctx, guardQuery("audit_insert"), actor, action, string(b), affected); err != nil {
+	if _, err := db.Exec(ctx, query("guard_audit_insert"), actor, action, string(b), affected); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil

@@ -2,20 +2,10 @@ package store
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
-
-var (
-	//go:embed queries/leads_workspace_ensure.sql
-	leadsWorkspaceEnsureSQL string
-	//go:embed queries/leads_import_stage.sql
-	leadsImportStageSQL string
-	//go:embed queries/leads_import_merge.sql
-	leadsImportMergeSQL string
 )
 
 // LeadImport is one lead to import; empty Email, ExternalID and Timezone
@@ -48,10 +38,10 @@ type LeadImportResult struct {
 func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, leads []LeadImport) (LeadImportResult, error) {
 	var res LeadImportResult
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, leadsWorkspaceEnsureSQL, workspace).Scan(&res.WorkspaceID, &res.WorkspaceCreated); err != nil {
+		if err := tx.QueryRow(ctx, query("leads_workspace_ensure"), workspace).Scan(&res.WorkspaceID, &res.WorkspaceCreated); err != nil {
 			return fmt.Errorf("workspace %q: %w", workspace, err)
 		}
-		if _, err := tx.Exec(ctx, leadsImportStageSQL); err != nil {
+		if _, err := tx.Exec(ctx, query("leads_import_stage")); err != nil {
 			return err
 		}
 		src := pgx.CopyFromSlice(len(leads), func(i int) ([]any, error) {
@@ -62,7 +52,7 @@ func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, lead
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lead_import"}, cols, src); err != nil {
 			return fmt.Errorf("copying leads: %w", err)
 		}
-		return tx.QueryRow(ctx, leadsImportMergeSQL, res.WorkspaceID).Scan(&res.Inserted, &res.Updated, &res.Queued, &res.Closed)
+		return tx.QueryRow(ctx, query("leads_import_merge"), res.WorkspaceID).Scan(&res.Inserted, &res.Updated, &res.Queued, &res.Closed)
 	})
 	if err != nil {
 		return LeadImportResult{}, fmt.Errorf("importing leads: %w", err)

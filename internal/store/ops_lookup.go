@@ -18,7 +18,7 @@ type OpsWorkspace struct {
 
 // OpsWorkspaceByName finds a workspace by name; found is false when none.
 func OpsWorkspaceByName(ctx context.Context, db DBTX, name string) (w OpsWorkspace, found bool, err error) {
-	err = db.QueryRow(ctx, opsQuery("workspace_by_name"), name).Scan(&w.ID, &w.Name, &w.CeilingUSD)
+	err = db.QueryRow(ctx, query("ops_workspace_by_name"), name).Scan(&w.ID, &w.Name, &w.CeilingUSD)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, false, nil
 	}
@@ -37,7 +37,7 @@ type OpsCampaignRef struct {
 // OpsCampaignsByName lists the campaigns called name, in workspaceID when it
 // is not nil. Several results mean the name needs a workspace.
 func OpsCampaignsByName(ctx context.Context, db DBTX, name string, workspaceID *int64) ([]OpsCampaignRef, error) {
-	rows, err := db.Query(ctx, opsQuery("campaign_by_name"), name, workspaceID)
+	rows, err := db.Query(ctx, query("ops_campaign_by_name"), name, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %q: %w", name, err)
 	}

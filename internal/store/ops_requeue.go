@@ -29,25 +29,25 @@ type OpsRequeueGroup struct {
 
 // OpsCountRequeueLeads counts leads in status matching f.
 func OpsCountRequeueLeads(ctx context.Context, db DBTX, status string, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, opsQuery("requeue_leads_count"), status, f.WorkspaceID, f.Provider, f.OlderThan))
+	return collectGroups(db.Query(ctx, query("ops_requeue_leads_count"), status, f.WorkspaceID, f.Provider, f.OlderThan))
 }
 
 // OpsRequeueLeadsBatch moves up to limit leads in status matching f back to
 // pending, due now. Run it in its own transaction: it holds the row locks
 // of one batch until commit.
 func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status string, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, opsQuery("requeue_leads_batch"), status, f.WorkspaceID, f.Provider, f.OlderThan, limit))
+	return collectGroups(db.Query(ctx, query("ops_requeue_leads_batch"), status, f.WorkspaceID, f.Provider, f.OlderThan, limit))
 }
 
 // OpsCountRequeueEnrollments counts failed enrollments matching f.
 func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, opsQuery("requeue_enrollments_count"), f.WorkspaceID, f.CampaignID, f.OlderThan))
+	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_count"), f.WorkspaceID, f.CampaignID, f.OlderThan))
 }
 
 // OpsRequeueEnrollmentsBatch makes up to limit failed enrollments matching
 // f active and due now. Run it in its own transaction.
 func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, opsQuery("requeue_enrollments_batch"), f.WorkspaceID, f.CampaignID, f.OlderThan, limit))
+	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_batch"), f.WorkspaceID, f.CampaignID, f.OlderThan, limit))
 }
 
 func collectGroups(rows pgx.Rows, err error) ([]OpsRequeueGroup, error) {
@@ -66,7 +66,7 @@ func collectGroups(rows pgx.Rows, err error) ([]OpsRequeueGroup, error) {
 
 // OpsAudit records one operator action; filters is marshalled to JSON.
 func OpsAudit(ctx context.Context, db DBTX, actor, action string, filters any, affected int64) (id int64, at time.Time, err error) {
-	err = db.QueryRow(ctx, opsQuery("audit_insert"), actor, action, filters, affected).Scan(&id, &at)
+	err = db.QueryRow(ctx, query("ops_audit_insert"), actor, action, filters, affected).Scan(&id, &at)
 	if err != nil {
 		return 0, at, fmt.Errorf("audit log: %w", err)
 	}

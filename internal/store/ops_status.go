@@ -26,7 +26,7 @@ type OpsEnrichCounts struct {
 // OpsEnrichStatusCounts counts lead_enrichment per workspace as of now, all
 // workspaces when workspaceID is nil.
 func OpsEnrichStatusCounts(ctx context.Context, db DBTX, now time.Time, workspaceID *int64) ([]OpsEnrichCounts, error) {
-	rows, err := db.Query(ctx, opsQuery("enrich_counts"), now, workspaceID)
+	rows, err := db.Query(ctx, query("ops_enrich_counts"), now, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("enrichment counts: %w", err)
 	}
@@ -54,7 +54,7 @@ type OpsSpend struct {
 // OpsSpendSince sums reserved and settled provider calls since monthStart
 // per workspace.
 func OpsSpendSince(ctx context.Context, db DBTX, monthStart time.Time, workspaceID *int64) ([]OpsSpend, error) {
-	rows, err := db.Query(ctx, opsQuery("spend"), monthStart, workspaceID)
+	rows, err := db.Query(ctx, query("ops_spend"), monthStart, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("spend: %w", err)
 	}
@@ -77,7 +77,7 @@ type OpsBreaker struct {
 
 // OpsBreakers lists breakers, of one workspace when workspaceID is not nil.
 func OpsBreakers(ctx context.Context, db DBTX, workspaceID *int64) ([]OpsBreaker, error) {
-	rows, err := db.Query(ctx, opsQuery("breakers"), workspaceID)
+	rows, err := db.Query(ctx, query("ops_breakers"), workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("breakers: %w", err)
 	}
@@ -112,7 +112,7 @@ type OpsTickKind struct {
 
 // OpsTicks sums up tick_runs per kind (enrich, email, events) as of now.
 func OpsTicks(ctx context.Context, db DBTX, now time.Time) ([]OpsTickKind, error) {
-	rows, err := db.Query(ctx, opsQuery("ticks"), now)
+	rows, err := db.Query(ctx, query("ops_ticks"), now)
 	if err != nil {
 		return nil, fmt.Errorf("tick history: %w", err)
 	}
@@ -142,7 +142,7 @@ type OpsTickSample struct {
 // OpsRecentTicks returns up to limit successful ticks of kind started at or
 // before now, newest first.
 func OpsRecentTicks(ctx context.Context, db DBTX, kind string, now time.Time, limit int) ([]OpsTickSample, error) {
-	rows, err := db.Query(ctx, opsQuery("tick_recent"), kind, now, limit)
+	rows, err := db.Query(ctx, query("ops_tick_recent"), kind, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent %s ticks: %w", kind, err)
 	}
@@ -166,7 +166,7 @@ type OpsDueGroup struct {
 
 // OpsEmailDue groups the active enrollments due at now.
 func OpsEmailDue(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsDueGroup, error) {
-	rows, err := db.Query(ctx, opsQuery("email_due"), now, workspaceID, campaignID)
+	rows, err := db.Query(ctx, query("ops_email_due"), now, workspaceID, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("due enrollments: %w", err)
 	}
@@ -192,7 +192,7 @@ type OpsCampaign struct {
 
 // OpsCampaigns lists campaigns, filtered by workspace and campaign id.
 func OpsCampaigns(ctx context.Context, db DBTX, workspaceID, campaignID *int64) ([]OpsCampaign, error) {
-	rows, err := db.Query(ctx, opsQuery("campaigns"), workspaceID, campaignID)
+	rows, err := db.Query(ctx, query("ops_campaigns"), workspaceID, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("campaigns: %w", err)
 	}
@@ -218,7 +218,7 @@ type OpsMailbox struct {
 // OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
 // campaigns they serve.
 func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsMailbox, error) {
-	rows, err := db.Query(ctx, opsQuery("mailboxes"), now, workspaceID, campaignID)
+	rows, err := db.Query(ctx, query("ops_mailboxes"), now, workspaceID, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("mailboxes: %w", err)
 	}

@@ -39,7 +39,7 @@ func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) 
 	if n, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		id = &n
 	}
-	rows, err := db.Query(ctx, opsQuery("why_lead"), ref, id, workspaceID)
+	rows, err := db.Query(ctx, query("ops_why_lead"), ref, id, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("lead %q: %w", ref, err)
 	}
@@ -61,7 +61,7 @@ type OpsRateLimit struct {
 // OpsBusyRateLimits lists the buckets drawn ahead of now that apply to the
 // workspace (provider-wide keys and the workspace's own).
 func OpsBusyRateLimits(ctx context.Context, db DBTX, now time.Time, workspaceID int64) ([]OpsRateLimit, error) {
-	rows, err := db.Query(ctx, opsQuery("rate_limits"), now, workspaceID)
+	rows, err := db.Query(ctx, query("ops_rate_limits"), now, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("rate limits: %w", err)
 	}
@@ -116,7 +116,7 @@ type OpsEnrollment struct {
 // OpsFindEnrollment loads enrollment id as of now; found is false when it
 // does not exist.
 func OpsFindEnrollment(ctx context.Context, db DBTX, id int64, now time.Time) (e OpsEnrollment, found bool, err error) {
-	err = db.QueryRow(ctx, opsQuery("why_enrollment"), id, now).Scan(
+	err = db.QueryRow(ctx, query("ops_why_enrollment"), id, now).Scan(
 		&e.ID, &e.Status, &e.CurrentStep, &e.NextSendAt, &e.Attempts, &e.LockedUntil, &e.LockedBy, &e.LastError, &e.Workspace,
 		&e.CampaignID, &e.Campaign, &e.CampaignStatus, &e.WindowTimezone, &e.WindowDays, &e.WindowStart, &e.WindowEnd, &e.Steps,
 		&e.LeadID, &e.LeadExternalID, &e.LeadEmail, &e.LeadTimezone,

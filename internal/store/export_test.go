@@ -1,0 +1,7 @@
+package store
+
+// Exported for the external tests of this package only.
+var (
+	QueryFiles = queryFiles
+	Query      = query
+)

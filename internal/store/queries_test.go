@@ -1,0 +1,45 @@
+package store_test
+
+import (
+	"context"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// Every embedded query must parse and resolve against the migrated schema:
+// a renamed column or a typo fails here, not in a tick at 5 a.m.
+func TestEveryQueryPrepares(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+
+	names, err := fs.Glob(store.QueryFiles, "queries/*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no embedded queries: %v", err)
+	}
+	// The lead import merges from a temp table the stage query creates for
+	// the life of its transaction.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, store.Query("leads_import_stage")); err != nil {
+		t.Fatalf("leads_import_stage: %v", err)
+	}
+	for _, p := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "queries/"), ".sql")
+		if _, err := tx.Conn().Prepare(ctx, "", store.Query(name)); err != nil {
+			t.Errorf("%s does not prepare against the schema: %v", name, err)
+		}
+	}
+}
