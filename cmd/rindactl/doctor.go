@@ -150,61 +150,29 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	return nil
 }
 
-// doctorTicksSQL reads, per tick kind and on the database's clock, when the
-// last successful run finished, how many runs there were, and the crashed
-// runs: started more than $1 seconds (the lease) ago, within the crash
-// window ($2 seconds), and never finished.
-const doctorTicksSQL = `
-SELECT k.kind,
-       extract(epoch FROM now() - ok.finished_at)::float8,
-       (SELECT count(*) FROM tick_runs r WHERE r.kind = k.kind),
-       coalesce(crashed.n, 0), coalesce(crashed.tick_id, '')
-FROM unnest($3::text[]) AS k(kind)
-LEFT JOIN LATERAL (
-    SELECT max(r.finished_at) AS finished_at FROM tick_runs r
-    WHERE r.kind = k.kind AND r.exit_status = 0) ok ON true
-LEFT JOIN LATERAL (
-    SELECT count(*) OVER () AS n, r.tick_id FROM tick_runs r
-    WHERE r.kind = k.kind AND r.finished_at IS NULL
-      AND r.started_at < now() - make_interval(secs => $1)
-      AND r.started_at > now() - make_interval(secs => $2)
-    ORDER BY r.started_at DESC LIMIT 1) crashed ON true
-ORDER BY k.kind`
-
 // checkTicks adds what tick_runs says about each scheduled kind to rep.
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	rows, err := pool.Query(ctx, doctorTicksSQL, opts.Lease.Seconds(), crashWindow.Seconds(), []string{tick.KindEmail, tick.KindEnrich})
+	health, err := store.TickHealthOf(ctx, pool, []string{tick.KindEmail, tick.KindEnrich}, opts.Lease, crashWindow)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	stale := staleIntervals * opts.Interval
-	for rows.Next() {
-		var kind, crashedID string
-		var sinceSuccess *float64
-		var runs, crashed int64
-		if err := rows.Scan(&kind, &sinceSuccess, &runs, &crashed, &crashedID); err != nil {
-			return err
-		}
-		ago := time.Duration(0)
-		if sinceSuccess != nil {
-			ago = time.Duration(*sinceSuccess * float64(time.Second)).Round(time.Second)
-		}
+	for _, h := range health {
 		switch {
-		case runs == 0:
-			rep.Notes = append(rep.Notes, kind+" tick never ran (no tick_runs rows); fine if this deployment does not schedule it")
-		case sinceSuccess == nil:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded; see 'rindactl status' for the last error", kind, runs))
-		case ago > stale:
+		case h.Runs == 0:
+			rep.Notes = append(rep.Notes, h.Kind+" tick never ran (no tick_runs rows); fine if this deployment does not schedule it")
+		case h.SinceSuccess == nil:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded; see 'rindactl status' for the last error", h.Kind, h.Runs))
+		case *h.SinceSuccess > stale:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s; check its schedule (cron, systemd timer, CronJob) and logs",
-				kind, ago, staleIntervals, opts.Interval))
+				h.Kind, *h.SinceSuccess, staleIntervals, opts.Interval))
 		default:
-			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", kind, ago))
+			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
 		}
-		if crashed > 0 {
+		if h.Crashed > 0 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
-				kind, crashed, crashWindow.Hours(), crashedID))
+				h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
 		}
 	}
-	return rows.Err()
+	return nil
 }
