@@ -34,40 +34,22 @@ const (
 const commandTimeoutDefault = 2 * time.Minute
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", fmt.Sprintf("rindactl-reliability-%d-", os.Getpid()))
+	dir, err := os.MkdirTemp("", "rindactl-reliability-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reliability:", err)
 		os.Exit(1)
 	}
-	sweepStaleBuilds(dir)
 	bin := filepath.Join(dir, "rindactl")
 	build := exec.Command("go", "build", "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl")
 	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
 		fmt.Fprintf(os.Stderr, "reliability: building rindactl: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	// storetest.Main exits; the next run's sweep removes this directory.
 	os.Setenv(binaryEnv, bin)
-	storetest.Main(m)
-}
-
-// sweepStaleBuilds removes binaries left by earlier runs whose process is
-// gone (storetest.Main exits before a deferred removal could run).
-func sweepStaleBuilds(current string) {
-	dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(current), "rindactl-reliability-*"))
-	for _, d := range dirs {
-		var pid int
-		if d == current {
-			continue
-		}
-		if _, err := fmt.Sscanf(filepath.Base(d), "rindactl-reliability-%d-", &pid); err != nil {
-			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			continue // still running
-		}
-		os.RemoveAll(d)
-	}
+	code := storetest.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func full() bool { return os.Getenv(fullEnv) != "" }

@@ -39,10 +39,12 @@ var (
 // Main wraps testing.M: it starts a throwaway cluster when DATABASE_URL is
 // unset and stops it after the tests. Use it from TestMain.
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
 
-func run(m *testing.M) int {
+// Run is Main without the exit, for a TestMain that must clean up after
+// the tests: it returns the exit code.
+func Run(m *testing.M) int {
 	adminURL = os.Getenv("DATABASE_URL")
 	if adminURL == "" {
 		c, err := pgtmp.Start(context.Background(), pgtmp.Options{InstallIfMissing: os.Getenv("CI") != ""})
