@@ -150,8 +150,9 @@ func breakerResetRun(ctx context.Context, opts *BreakerResetOptions) error {
 		if closed, err = guard.ResetBreaker(ctx, tx, ws, opts.Provider, "reset by "+actor(opts.f)); err != nil {
 			return err
 		}
-		return store.InsertAudit(ctx, tx, actor(opts.f), "breaker.reset",
+		_, err = store.InsertAudit(ctx, tx, actor(opts.f), "breaker.reset",
 			map[string]any{"workspace": opts.Workspace, "provider": opts.Provider}, boolCount(closed))
+		return err
 	})
 	if err != nil {
 		return err
@@ -217,8 +218,9 @@ func breakerOpenRun(ctx context.Context, opts *BreakerOpenOptions) error {
 		if until, err = guard.OpenBreaker(ctx, tx, ws, opts.Provider, opts.For, opts.Reason); err != nil {
 			return err
 		}
-		return store.InsertAudit(ctx, tx, actor(opts.f), "breaker.open",
+		_, err = store.InsertAudit(ctx, tx, actor(opts.f), "breaker.open",
 			map[string]any{"workspace": opts.Workspace, "provider": opts.Provider, "for": opts.For.String(), "reason": opts.Reason}, 1)
+		return err
 	})
 	if err != nil {
 		return err

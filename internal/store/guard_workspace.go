@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -64,16 +63,4 @@ func SetWorkspaceCeiling(ctx context.Context, db DBTX, name string, ceiling *flo
 		return w, fmt.Errorf("set ceiling of workspace %q: %w", name, err)
 	}
 	return w, nil
-}
-
-// InsertAudit records an operator action.
-func InsertAudit(ctx context.Context, db DBTX, actor, action string, filters map[string]any, affected int64) error {
-	b, err := json.Marshal(filters)
-	if err != nil {
-		return err
-	}
-	if _, err := db.Exec(ctx, query("guard_audit_insert"), actor, action, string(b), affected); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
-	}
-	return nil
 }

@@ -63,12 +63,3 @@ func collectGroups(rows pgx.Rows, err error) ([]OpsRequeueGroup, error) {
 	}
 	return groups, nil
 }
-
-// OpsAudit records one operator action; filters is marshalled to JSON.
-func OpsAudit(ctx context.Context, db DBTX, actor, action string, filters any, affected int64) (id int64, at time.Time, err error) {
-	err = db.QueryRow(ctx, query("ops_audit_insert"), actor, action, filters, affected).Scan(&id, &at)
-	if err != nil {
-		return 0, at, fmt.Errorf("audit log: %w", err)
-	}
-	return id, at, nil
-}

@@ -16,7 +16,9 @@ WITH finished AS (
 ),
 settled AS (
     UPDATE enrollments e
-    SET status       = u.status,
+    -- A reply or unsubscribe recorded while this tick held the row
+    -- (rindactl enrollment mark) wins: the row keeps that status.
+    SET status       = CASE WHEN e.status = 'active' THEN u.status ELSE e.status END,
         current_step = u.current_step,
         next_send_at = u.next_send_at,
         mailbox_id   = coalesce(NULLIF(u.mailbox_id, 0), e.mailbox_id),

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+func newCmdEnrollment(f *Factory) *cobra.Command {
+	return groupCommand("enrollment", "End sequences: mark enrollments replied or unsubscribed",
+		"An enrollment is one lead's place in one campaign's sequence.",
+		newCmdEnrollmentMark(f, nil))
+}
+
+// EnrollmentMarkOptions holds the flags of `rindactl enrollment mark`.
+type EnrollmentMarkOptions struct {
+	f            *Factory
+	IDs          []int64
+	Replied      bool
+	Unsubscribed bool
+	Output       string
+}
+
+func newCmdEnrollmentMark(f *Factory, runF func(context.Context, *EnrollmentMarkOptions) error) *cobra.Command {
+	opts := &EnrollmentMarkOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "mark (--replied | --unsubscribed) ID...",
+		Short: "End enrollments because the lead replied or unsubscribed",
+		Long: `End the given enrollments' sequences: no further step is sent.
+
+--replied ends only those enrollments. --unsubscribed also suppresses the
+lead's address in its workspace, so no campaign mails it again. Only active
+enrollments change; a step a tick is sending right now still goes out, but
+the sequence stops after it. Each run writes one audit-log row.
+
+Apps that learn of replies themselves may write the same change in SQL
+instead (docs/email.md, "Stops").`,
+		Example: `  rindactl enrollment mark --replied 4711
+  rindactl enrollment mark --unsubscribed 4711 4712 --output json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("name at least one enrollment id\nRun '%s --help' for usage.", cmd.CommandPath())
+			}
+			for _, a := range args {
+				id, err := strconv.ParseInt(a, 10, 64)
+				if err != nil || id < 1 {
+					return usageError("invalid enrollment id %q: use the numeric id 'rindactl status' or 'rindactl why' shows", a)
+				}
+				opts.IDs = append(opts.IDs, id)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return enrollmentMarkRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Replied, "replied", false, "the lead replied")
+	cmd.Flags().BoolVar(&opts.Unsubscribed, "unsubscribed", false, "the lead unsubscribed (also suppresses the address)")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
+	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	status := "replied"
+	switch {
+	case opts.Replied && opts.Unsubscribed:
+		return usageError("--replied and --unsubscribed exclude each other: pick the one that happened")
+	case opts.Unsubscribed:
+		status = "unsubscribed"
+	case !opts.Replied:
+		return usageError("say why the sequence ends: --replied or --unsubscribed")
+	}
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	marks, err := store.MarkEnrollments(ctx, tx, opts.IDs, status)
+	if err != nil {
+		return err
+	}
+	if _, err := store.InsertAudit(ctx, tx, actor(opts.f), "enrollment.mark", map[string]any{"status": status, "ids": opts.IDs}, marks.Marked); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+
+	ios := opts.f.IO
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(map[string]any{"status": status, "requested": len(opts.IDs), "found": marks.Found, "marked": marks.Marked, "suppressed": marks.Suppressed})
+	}
+	fmt.Fprintf(ios.Out, "marked %d of %d enrollment(s) %s", marks.Marked, len(opts.IDs), status)
+	if missing := int64(len(opts.IDs)) - marks.Found; missing > 0 {
+		fmt.Fprintf(ios.Out, "; %d id(s) not found", missing)
+	}
+	if skipped := marks.Found - marks.Marked; skipped > 0 {
+		fmt.Fprintf(ios.Out, "; %d already ended", skipped)
+	}
+	if status == "unsubscribed" {
+		fmt.Fprintf(ios.Out, "; %d address(es) newly suppressed", marks.Suppressed)
+	}
+	fmt.Fprintln(ios.Out)
+	return nil
+}

@@ -1,0 +1,30 @@
+-- Ends sequences because a lead replied or unsubscribed ($2), for the
+-- enrollments $1. Only active enrollments change; a tick that holds one
+-- keeps its lease, and its settle no longer touches a row that is not
+-- active, so the reply wins over the send in flight. An unsubscribe also
+-- suppresses the lead's address in its workspace (every campaign), whatever
+-- state the enrollment was in.
+WITH target AS (
+    SELECT e.id, e.workspace_id, e.status, l.email
+    FROM enrollments e
+    JOIN leads l ON l.id = e.lead_id
+    WHERE e.id = ANY ($1::bigint[])
+),
+marked AS (
+    UPDATE enrollments e
+    SET status = $2::text, updated_at = now()
+    FROM target t
+    WHERE e.id = t.id AND t.status = 'active'
+    RETURNING e.id
+),
+suppressed AS (
+    INSERT INTO suppressions (workspace_id, email, reason)
+    SELECT DISTINCT t.workspace_id, lower(t.email), 'unsubscribed'
+    FROM target t
+    WHERE $2::text = 'unsubscribed' AND t.email IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM target),
+       (SELECT count(*) FROM marked),
+       (SELECT count(*) FROM suppressed)
