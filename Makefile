@@ -1,11 +1,12 @@
 # The README's two commands: `make demo` and `make test`.
 GO ?= go
 BIN := bin/rindactl
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build demo test test-short vet fmt-check ci bench reliability clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/rindactl
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/rindactl
 
 # Replays the incident end to end on a throwaway Postgres.
 demo: build
