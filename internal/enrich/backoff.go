@@ -3,6 +3,8 @@ package enrich
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 const (
@@ -31,11 +33,7 @@ func (b Backoff) Delay(attempt int) time.Duration {
 	if ceiling <= 0 {
 		ceiling = BackoffCapDefault
 	}
-	d := ceiling
-	// Shifting past 2^20 overflows nothing and is far above any cap.
-	if attempt <= 20 {
-		d = min(ceiling, base<<max(attempt-1, 0))
-	}
+	d := tick.Backoff(attempt, base, ceiling)
 	return time.Duration(rand.Int64N(int64(d) + 1))
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // Delivery defaults.
@@ -115,14 +116,7 @@ func deliver(ctx context.Context, db store.DBTX, opts DeliverOptions, webhookURL
 
 // retryDelay is RetryBaseDefault doubled per earlier attempt, capped.
 func retryDelay(attempts int) time.Duration {
-	d := RetryBaseDefault
-	for range min(attempts, 16) {
-		d *= 2
-		if d >= RetryMaxDefault {
-			return RetryMaxDefault
-		}
-	}
-	return d
+	return tick.Backoff(attempts+1, RetryBaseDefault, RetryMaxDefault)
 }
 
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/wneessen/go-mail"
+
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // DeliveryKind is what an SMTP failure means for the sequence.
@@ -79,11 +81,7 @@ func (e *DeliveryError) PausesMailbox() (bool, time.Duration) {
 
 // TransientBackoff is the delay before retry number attempt (1-based).
 func TransientBackoff(attempt int) time.Duration {
-	d := TransientBackoffBaseDefault
-	for i := 1; i < attempt && d < TransientBackoffMaxDefault; i++ {
-		d *= 2
-	}
-	return min(d, TransientBackoffMaxDefault)
+	return tick.Backoff(attempt, TransientBackoffBaseDefault, TransientBackoffMaxDefault)
 }
 
 var enhancedCodePattern = regexp.MustCompile(`\b([245]\.\d{1,3}\.\d{1,3})\b`)
