@@ -19,31 +19,6 @@ import (
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
-// workspaceStatusCounts reads one workspace's lead_enrichment by status.
-func workspaceStatusCounts(t *testing.T, db *storetest.DB, workspace string) map[string]int {
-	t.Helper()
-	rows, err := db.Pool.Query(context.Background(), `SELECT e.status, count(*)
-		FROM lead_enrichment e JOIN leads l ON l.id = e.lead_id JOIN workspaces w ON w.id = l.workspace_id
-		WHERE w.name = $1 GROUP BY e.status`, workspace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	got := map[string]int{}
-	for rows.Next() {
-		var s string
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			t.Fatal(err)
-		}
-		got[s] = n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
 // Issue 4: two workspaces with separate budgets in one tick. Workspace
 // "spent" reaches its monthly ceiling after a couple of billed calls; its
 // other leads wait (pending, not failed) while "fresh" enriches every lead
@@ -73,10 +48,10 @@ func TestAcceptanceExhaustedWorkspaceDoesNotStallTheOther(t *testing.T) {
 	runEnrichTick(t, tickEnv, "--concurrency", "10")
 
 	misses := expectedMisses(fresh)
-	if got := workspaceStatusCounts(t, db, "fresh"); got["enriched"] != n-misses || got["not_found"] != misses {
+	if got := leadStatusCounts(t, db, "fresh"); got["enriched"] != n-misses || got["not_found"] != misses {
 		t.Errorf("fresh workspace %v, want enriched=%d not_found=%d in the same tick", got, n-misses, misses)
 	}
-	spent := workspaceStatusCounts(t, db, "spent")
+	spent := leadStatusCounts(t, db, "spent")
 	// A lead Findymail missed before Hunter hit the ceiling is parked
 	// unreachable (by design: see enrich's decide); the rest wait in pending.
 	if spent["enriched"] == 0 || spent["enriched"] > 4 || spent["pending"] < n/2 || spent["enrichment_failed"] != 0 {
@@ -203,7 +178,7 @@ func TestAcceptanceQuotaAlertOnceAcrossTicks(t *testing.T) {
 	}
 	// Hunter's misses were not tried at Findymail, so they wait as
 	// unreachable (negative cache) rather than end not_found.
-	if got := leadStatusCounts(t, db); got["enriched"] != len(all)-expectedMisses(all) || got["unreachable"] != expectedMisses(all) || len(got) != 2 {
+	if got := leadStatusCounts(t, db, ""); got["enriched"] != len(all)-expectedMisses(all) || got["unreachable"] != expectedMisses(all) || len(got) != 2 {
 		t.Errorf("leads %v, want enriched=%d through Hunter and its %d misses unreachable, nothing failed",
 			got, len(all)-expectedMisses(all), expectedMisses(all))
 	}

@@ -55,10 +55,13 @@ func acceptanceEnv(set *providertest.Set, db *storetest.DB) (operator, ticker ma
 	return operator, ticker
 }
 
-// leadStatusCounts reads lead_enrichment by status straight from the table.
-func leadStatusCounts(t *testing.T, db *storetest.DB) map[string]int {
+// leadStatusCounts reads lead_enrichment by status straight from the table,
+// for one workspace or, with "", for all.
+func leadStatusCounts(t *testing.T, db *storetest.DB, workspace string) map[string]int {
 	t.Helper()
-	rows, err := db.Pool.Query(context.Background(), "SELECT status, count(*) FROM lead_enrichment GROUP BY status")
+	rows, err := db.Pool.Query(context.Background(), `SELECT e.status, count(*)
+		FROM lead_enrichment e JOIN workspaces w ON w.id = e.workspace_id
+		WHERE $1 = '' OR w.name = $1 GROUP BY e.status`, workspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func TestAcceptanceQuotaIncidentRecovery(t *testing.T) {
 	if set.Findymail.Count() != 1 || set.Hunter.Count() != 1 {
 		t.Errorf("finders called findymail=%d hunter=%d, want 1 each", set.Findymail.Count(), set.Hunter.Count())
 	}
-	unreachable := leadStatusCounts(t, db)["unreachable"]
+	unreachable := leadStatusCounts(t, db, "")["unreachable"]
 	if unreachable != rep.Outcomes["unreachable"] {
 		t.Fatalf("table holds %d unreachable, tick reported %d", unreachable, rep.Outcomes["unreachable"])
 	}
@@ -162,7 +165,7 @@ func TestAcceptanceQuotaIncidentRecovery(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_log").Scan(&audits); err != nil {
 		t.Fatal(err)
 	}
-	if got := leadStatusCounts(t, db)["unreachable"]; got != unreachable || audits != 0 {
+	if got := leadStatusCounts(t, db, "")["unreachable"]; got != unreachable || audits != 0 {
 		t.Fatalf("dry run changed something: %d unreachable (want %d), %d audit rows", got, unreachable, audits)
 	}
 
@@ -181,7 +184,7 @@ func TestAcceptanceQuotaIncidentRecovery(t *testing.T) {
 
 	rep = runEnrichTick(t, tickEnv)
 	misses := expectedMisses(leads)
-	got := leadStatusCounts(t, db)
+	got := leadStatusCounts(t, db, "")
 	if got["enriched"] != n-misses || got["not_found"] != misses || len(got) != 2 {
 		t.Fatalf("after recovery the leads are %v, want enriched=%d not_found=%d only (tick %+v)", got, n-misses, misses, rep)
 	}

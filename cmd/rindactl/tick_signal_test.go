@@ -112,7 +112,7 @@ func TestEnrichTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
 	if locked != 0 || heldPending != 0 {
 		t.Errorf("%d leads still held by the tick, %d pending with a lease, want none", locked, heldPending)
 	}
-	got := leadStatusCounts(t, db)
+	got := leadStatusCounts(t, db, "")
 	recorded := got["enriched"] + got["not_found"]
 	// Mid-batch means both kinds are present: some leads came back and were
 	// recorded, the rest were released as they were (attempt refunded).
