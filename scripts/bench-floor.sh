@@ -4,7 +4,9 @@
 # UPDATE SKIP LOCKED, with a lease) and then completes the claimed rows by id
 # array, on the same tables (the migrations applied in a scratch schema),
 # the same data and the same database. Nothing else: no Go, no outcome
-# grouping. Prints one JSON line: {"rows":N,"clients":C,"seconds":S,"rows_per_sec":R}
+# grouping. Prints one JSON line: {"rows":N,"clients":C,"seconds":S,
+# "rows_per_sec":R,"postgres_cpu_us_per_row":P}; P (all postgres processes
+# on this machine during the run) is left out when none is visible here.
 #
 #   DATABASE_URL=postgres://... scripts/bench-floor.sh [ROWS] [CLIENTS]
 set -euo pipefail
@@ -46,7 +48,7 @@ SQL
 # The tick's claim with its parameters filled in: batch, lease seconds,
 # tick id, any workspace, "updated before this tick started".
 claim=$(grep -v '^--' internal/store/queries/enrich_claim.sql |
-	sed -e "s/\$1/$batch/g" -e 's/\$2/300/g' -e "s/\$3/'floor'/g" -e 's/\$4/NULL/g' -e 's/\$5/now()/g')
+	sed -e "s|100 /\* batch \*/|$batch|" -e 's/\$1/300/g' -e "s/\$2/'floor'/g" -e 's/\$3/NULL/g' -e 's/\$4/now()/g')
 cat >"$work/floor.sql" <<SQL
 WITH claimed AS (
 $claim
@@ -54,10 +56,28 @@ $claim
 UPDATE lead_enrichment SET status = 'not_found', next_attempt_at = now(), locked_until = NULL, locked_by = NULL, updated_at = now() WHERE lead_id = ANY(:ids::bigint[]);
 SQL
 
+# CPU ticks (1/100 s) of every postgres process, counting ended backends
+# through the postmaster's cutime/cstime; empty when none is visible here.
+pgcpu() {
+	local f
+	f=$(grep -ls '^[0-9]* (postgres) ' /proc/[0-9]*/stat || true)
+	[ -n "$f" ] || return 0
+	# A backend may end between grep and cat: cat skips it, awk still sums.
+	# shellcheck disable=SC2086
+	{ cat $f 2>/dev/null || true; } | awk '{ t += $14 + $15 + $16 + $17 } END { print t }'
+}
+
 per_client=$(( (rows + batch * clients - 1) / (batch * clients) ))
+# Let the setup's sessions end first: one reaped while being read would
+# count twice in the first sample.
+sleep 0.5
+cpu0=$(pgcpu)
 out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -t "$per_client" -f "$work/floor.sql" "$url" 2>&1) || { echo "$out" >&2; exit 1; }
+cpu1=$(pgcpu)
 tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out")
 left=$(psql "$url" -qXAt -c "SELECT count(*) FROM lead_enrichment WHERE status <> 'not_found'")
 [ "$left" = 0 ] || { echo "bench-floor: $left rows not completed; the floor did not drain the queue" >&2; exit 1; }
-awk -v rows="$rows" -v c="$clients" -v tps="$tps" -v b="$batch" 'BEGIN {
-	r = tps * b; printf "{\"rows\":%d,\"clients\":%d,\"seconds\":%.3f,\"rows_per_sec\":%.0f}\n", rows, c, rows / r, r }'
+awk -v rows="$rows" -v c="$clients" -v tps="$tps" -v b="$batch" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {
+	r = tps * b; cpu = ""
+	if (c0 != "" && c1 != "") cpu = sprintf(",\"postgres_cpu_us_per_row\":%.1f", (c1 - c0) * 10000 / rows)
+	printf "{\"rows\":%d,\"clients\":%d,\"seconds\":%.3f,\"rows_per_sec\":%.0f%s}\n", rows, c, rows / r, r, cpu }'

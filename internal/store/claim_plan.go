@@ -1,13 +1,35 @@
 package store
 
-import "github.com/jackc/pgx/v5"
+import (
+	"strconv"
+	"strings"
 
-// claimExecMode runs the claim statements unprepared, so Postgres plans
-// each run for its actual parameters. pgx otherwise caches a prepared
-// statement, and after five runs Postgres may switch it to a generic plan:
-// for a claim (LIMIT $1, an optional workspace filter) that plan reads and
-// hashes the whole queue instead of walking the partial claim index, 18 ms
-// instead of 1 ms at 50k due rows (EXPLAIN ANALYZE), worse as the backlog
-// grows. Only the claims need this; every other statement keeps its cached
-// plan, which matters for the per-call guard statements.
-const claimExecMode = pgx.QueryExecModeExec
+	"github.com/jackc/pgx/v5"
+)
+
+// batchMarker is where a claim query takes its batch size.
+const batchMarker = "100 /* batch */"
+
+// claimSQL returns the enrichment claim with its batch size written in as
+// a literal, so it can run as a cached prepared statement like every other
+// query. After five runs Postgres may switch a prepared statement to a
+// generic plan; with LIMIT as a parameter that plan expects a large batch
+// and hashes the whole queue instead of walking the partial claim index
+// (30 ms instead of 1 ms at 100k due rows). With the literal the generic
+// plan is the index walk, planned once per connection instead of every
+// claim (planning a claim of 100 cost as much as running it, ~1.3 ms).
+// pgx caches one statement per batch size; a tick uses one.
+func claimSQL(name string, batch int) string {
+	sql := query(name)
+	if !strings.Contains(sql, batchMarker) {
+		panic("store: query " + name + " has no " + batchMarker)
+	}
+	return strings.ReplaceAll(sql, batchMarker, strconv.Itoa(batch))
+}
+
+// emailClaimExecMode runs the email claim unprepared, planned each run for
+// the tables as they are now. Its RETURNING reads sends, which grows by a
+// row per message during a tick: a plan cached while sends was small keeps
+// a sequential scan per claimed row as the table grows. Planning costs about
+// 6 µs per claimed row, a few percent of a message's database work.
+const emailClaimExecMode = pgx.QueryExecModeExec

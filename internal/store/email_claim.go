@@ -33,7 +33,7 @@ type ClaimedEnrollment struct {
 
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease.
 func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Duration, tickID string) ([]ClaimedEnrollment, error) {
-	rows, err := db.Query(ctx, query("email_claim"), claimExecMode, batch, lease, tickID)
+	rows, err := db.Query(ctx, query("email_claim"), emailClaimExecMode, batch, lease, tickID)
 	if err != nil {
 		return nil, fmt.Errorf("claim enrollments: %w", err)
 	}

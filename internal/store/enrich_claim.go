@@ -46,7 +46,10 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	if c.WorkspaceID != 0 {
 		ws = &c.WorkspaceID
 	}
-	rows, err := db.Query(ctx, query("enrich_claim"), claimExecMode, c.Batch, c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
+	if c.Batch < 1 {
+		return nil, fmt.Errorf("claiming leads: batch %d: use 1 or more", c.Batch)
+	}
+	rows, err := db.Query(ctx, claimSQL("enrich_claim", c.Batch), c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}

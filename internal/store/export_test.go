@@ -5,3 +5,5 @@ var (
 	QueryFiles = queryFiles
 	Query      = query
 )
+
+var ClaimSQL = claimSQL
