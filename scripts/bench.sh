@@ -2,14 +2,17 @@
 # `make bench`: the figures of docs/benchmarks.md, on the database in
 # DATABASE_URL (make bench starts a throwaway cluster with scripts/pg).
 # Each throughput is the median of BENCH_RUNS runs, interleaved, because a
-# shared 2-core machine is noisy.
-#   BENCH_ROWS=200000 BENCH_STEPS=30339 BENCH_RUNS=3 scripts/bench.sh
+# shared 2-core machine is noisy. Then one email run per BENCH_SMTP_DELAYS
+# entry: the same drain against a server that takes that long to accept
+# each message, as a real provider does.
+#   BENCH_ROWS=200000 BENCH_STEPS=30339 BENCH_RUNS=3 BENCH_SMTP_DELAYS="1ms 5ms" scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DATABASE_URL:?set DATABASE_URL, or run: scripts/pg run -- scripts/bench.sh}"
 rows=${BENCH_ROWS:-200000}
 steps=${BENCH_STEPS:-30339}
 runs=${BENCH_RUNS:-3}
+delays=${BENCH_SMTP_DELAYS-1ms 5ms}
 bin=bin/rindactl
 [ -x "$bin" ] || go build -o "$bin" ./cmd/rindactl
 
@@ -22,8 +25,9 @@ if [ ! -x /usr/bin/time ]; then
 	fi
 fi
 
-# field NAME reads a number from one JSON document on stdin, rounded.
-field() { tr -d '\n' | sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | awk '{ printf "%.0f\n", $1 }'; }
+# field NAME reads a number from one JSON document on stdin, rounded; "?"
+# when the document does not have it.
+field() { tr -d '\n' | sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | awk '{ printf "%.0f\n", $1 } END { if (NR == 0) print "?" }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
@@ -31,15 +35,28 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 10485
 echo "postgres: $(psql "$DATABASE_URL" -XAtc 'SHOW server_version'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-pipe=() floor1=() floor4=() email=() bare=()
+pipe=() floor1=() floor4=() email=() bare=() cpu_pipe=() cpu_floor=() cpu_email=()
 for i in $(seq "$runs"); do
 	echo "run $i/$runs: claim pipeline, floor (1 and 4 clients), email drain" >&2
-	pipe+=("$($bin bench claim --rows "$rows" --output json | field rows_per_sec)")
+	out=$($bin bench claim --rows "$rows" --output json)
+	pipe+=("$(field rows_per_sec <<<"$out")")
+	cpu_pipe+=("$(field cpu_us_per_row <<<"$out")+$(field postgres_cpu_us_per_row <<<"$out")")
 	floor1+=("$(scripts/bench-floor.sh "$rows" 1 | field rows_per_sec)")
-	floor4+=("$(scripts/bench-floor.sh "$rows" 4 | field rows_per_sec)")
+	out=$(scripts/bench-floor.sh "$rows" 4)
+	floor4+=("$(field rows_per_sec <<<"$out")")
+	cpu_floor+=("$(field postgres_cpu_us_per_row <<<"$out")")
 	out=$($bin bench email --steps "$steps" --mailboxes 18 --output json)
 	email+=("$(field sends_per_sec <<<"$out")")
 	bare+=("$(field bare_sends_per_sec <<<"$out")")
+	cpu_email+=("$(field tick_cpu_us_per_send <<<"$out")+$(field postgres_cpu_us_per_send <<<"$out") / $(field bare_cpu_us_per_send <<<"$out");")
+done
+delayed=()
+for d in $delays; do
+	echo "email drain with the SMTP server taking $d per message" >&2
+	out=$($bin bench email --steps "$steps" --mailboxes 18 --smtp-delay "$d" --output json)
+	delayed+=("$(printf '%-34s %10s          (tick %s/s, bare %s/s)' "email / bare, server takes $d" \
+		"$(ratio "$(field sends_per_sec <<<"$out")" "$(field bare_sends_per_sec <<<"$out")")" \
+		"$(field sends_per_sec <<<"$out")" "$(field bare_sends_per_sec <<<"$out")")")
 done
 P=$(printf '%s\n' "${pipe[@]}" | median)
 F1=$(printf '%s\n' "${floor1[@]}" | median)
@@ -57,9 +74,12 @@ printf '%-34s %10.0f rows/s   (runs: %s)\n' "claim pipeline (batch 100, conc 4)"
 printf '%-34s %10.0f rows/s   (runs: %s)\n' "raw-SQL floor, 1 client" "$F1" "${floor1[*]}"
 printf '%-34s %10.0f rows/s   (runs: %s)\n' "raw-SQL floor, 4 clients" "$F4" "${floor4[*]}"
 printf '%-34s %10s          target >= 0.70\n' "pipeline / best floor" "$(ratio "$P" "$F")"
+printf '%-34s %s\n' "cpu per row (µs, each run)" "pipeline rindactl+postgres: ${cpu_pipe[*]}; floor (4 clients) postgres: ${cpu_floor[*]}"
 printf '%-34s %10.0f sends/s  (runs: %s)\n' "email tick, $steps steps / 18 mb" "$E" "${email[*]}"
 printf '%-34s %10.0f sends/s  (runs: %s)\n' "bare go-mail loop" "$B" "${bare[*]}"
 printf '%-34s %10s          target >= 0.80\n' "email tick / bare go-mail" "$(ratio "$E" "$B")"
+printf '%-34s %s\n' "cpu per send (µs, each run)" "tick+postgres / bare loop: ${cpu_email[*]}"
+for line in "${delayed[@]}"; do printf '%s\n' "$line"; done
 printf '%-34s %10s KiB\n' "peak RSS, 10,000 due rows" "$M10K"
 printf '%-34s %10s KiB\n' "peak RSS, 1,000,000 due rows" "$M1M"
 printf '%-34s %10s          target <= 1.10\n' "peak RSS ratio 1M / 10k" "$(ratio "$M1M" "$M10K")"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,7 +80,16 @@ func benchClaimRun(ctx context.Context, opts *BenchClaimOptions) error {
 	}
 	fmt.Fprintf(opts.f.IO.Out, "claim pipeline: %d rows in %.2fs = %.0f rows/s (batch %d, concurrency %d)\n",
 		res.Rows, res.Seconds, res.RowsPerSec, opts.Batch, opts.Concurrency)
+	fmt.Fprintf(opts.f.IO.Out, "cpu per row:    rindactl %.0f µs + postgres %s\n", res.CPUPerRowUS, postgresCPU(res.PostgresCPUPerRowUS))
 	return nil
+}
+
+// postgresCPU prints a measured postgres CPU figure in microseconds.
+func postgresCPU(us *float64) string {
+	if us == nil {
+		return "unknown (the server is not on this machine)"
+	}
+	return fmt.Sprintf("%.0f µs", *us)
 }
 
 // BenchEmailOptions holds the flags of `rindactl bench email`.
@@ -87,6 +97,7 @@ type BenchEmailOptions struct {
 	f         *Factory
 	Steps     int
 	Mailboxes int
+	SMTPDelay time.Duration
 	Output    string
 }
 
@@ -98,9 +109,15 @@ func newCmdBenchEmail(f *Factory, runF func(context.Context, *BenchEmailOptions)
 		Long: `Enroll N leads in a one-step campaign over M mailboxes on an in-process
 SMTP server (loopback, no TLS), time email ticks until every step is sent,
 then time a bare go-mail loop sending the same messages to the same server
-(one connection per mailbox, no database), and print both and their ratio.`,
-		Example: `  rindactl bench email --steps 30339 --mailboxes 18 --output json`,
-		Args:    exactArgs(0, "none"),
+(one connection per mailbox, no database), and print both and their ratio.
+
+Also printed: CPU per message of this process during each run and of the
+local postgres processes during the tick. With --smtp-delay the server takes
+that long to accept each message, as a real provider does; the default 0
+answers at once, so the database's CPU is all the difference.`,
+		Example: `  rindactl bench email --steps 30339 --mailboxes 18 --output json
+  rindactl bench email --smtp-delay 5ms`,
+		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -110,6 +127,7 @@ then time a bare go-mail loop sending the same messages to the same server
 	}
 	cmd.Flags().IntVar(&opts.Steps, "steps", bench.EmailStepsDefault, "due step-1 enrollments to send")
 	cmd.Flags().IntVar(&opts.Mailboxes, "mailboxes", bench.EmailMailboxesDefault, "mailboxes sending at once")
+	cmd.Flags().DurationVar(&opts.SMTPDelay, "smtp-delay", 0, "time the SMTP server takes to accept each message, in both runs (e.g. 5ms)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
@@ -124,10 +142,12 @@ func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
 		return usageError("invalid --steps %d: use 1 or more", opts.Steps)
 	case opts.Mailboxes < 1 || opts.Mailboxes > 1000:
 		return usageError("invalid --mailboxes %d: use 1 to 1000", opts.Mailboxes)
+	case opts.SMTPDelay < 0 || opts.SMTPDelay > time.Minute:
+		return usageError("invalid --smtp-delay %s: use 0 to 1m", opts.SMTPDelay)
 	case opts.f.DatabaseURL == "":
 		return store.ErrNoDatabaseURL
 	}
-	res, err := bench.Email(ctx, bench.EmailConfig{URL: opts.f.DatabaseURL, Steps: opts.Steps, Mailboxes: opts.Mailboxes})
+	res, err := bench.Email(ctx, bench.EmailConfig{URL: opts.f.DatabaseURL, Steps: opts.Steps, Mailboxes: opts.Mailboxes, SMTPDelay: opts.SMTPDelay})
 	if err != nil {
 		return err
 	}
@@ -137,5 +157,10 @@ func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
 	fmt.Fprintf(opts.f.IO.Out, "email tick:    %d sends in %.2fs = %.0f/s over %d mailboxes\n", res.Steps, res.Seconds, res.SendsPerSec, res.Mailboxes)
 	fmt.Fprintf(opts.f.IO.Out, "bare go-mail:  %d sends in %.2fs = %.0f/s\n", res.Steps, res.BareSeconds, res.BareSendsPerSec)
 	fmt.Fprintf(opts.f.IO.Out, "ratio:         %.2f\n", res.Ratio)
+	if res.SMTPDelayMS > 0 {
+		fmt.Fprintf(opts.f.IO.Out, "smtp delay:    %.1f ms per message\n", res.SMTPDelayMS)
+	}
+	fmt.Fprintf(opts.f.IO.Out, "cpu per send:  tick %.0f µs + postgres %s; bare loop %.0f µs\n",
+		res.TickCPUPerSendUS, postgresCPU(res.PostgresCPUPerSendUS), res.BareCPUPerSendUS)
 	return nil
 }

@@ -45,6 +45,9 @@ func TestDemoAndBenchUsageErrorsExit2(t *testing.T) {
 		{"bench", "claim", "--rows", "10", "--batch", "0"},
 		{"bench", "email", "--steps", "0"},
 		{"bench", "email", "--mailboxes", "0"},
+		{"bench", "email", "--smtp-delay", "-1ms"},
+		{"bench", "email", "--smtp-delay", "2h"},
+		{"bench", "email", "--smtp-delay", "soon"},
 	} {
 		if res := runCLI(t, env, args...); res.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, res.code, res.stderr)

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/bench"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -53,8 +54,29 @@ func TestEmailSendsEveryStepTwiceAndReportsTheRatio(t *testing.T) {
 	if res.Steps != 300 || res.SendsPerSec <= 0 || res.BareSendsPerSec <= 0 || res.Ratio <= 0 {
 		t.Fatalf("result %+v: want both loops measured", res)
 	}
+	if res.TickCPUPerSendUS <= 0 || res.BareCPUPerSendUS <= 0 || res.SMTPDelayMS != 0 {
+		t.Fatalf("result %+v: want CPU per send of both loops and no SMTP delay", res)
+	}
+	// The test cluster runs on this machine (scripts/pg), so its CPU is seen.
+	if res.PostgresCPUPerSendUS == nil || *res.PostgresCPUPerSendUS < 0 {
+		t.Fatalf("result %+v: want the local postgres CPU per send", res)
+	}
 	if n := schemas(t, db); n != 0 {
 		t.Fatalf("%d scratch schemas left behind", n)
+	}
+}
+
+// With a server that takes time to accept each message, both loops still
+// deliver every message and the delay is reported with the figures.
+func TestEmailWithAnSMTPDelay(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res, err := bench.Email(context.Background(), bench.EmailConfig{URL: db.URL, Steps: 40, Mailboxes: 4, SMTPDelay: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 40 || res.SMTPDelayMS != 2 || res.Ratio <= 0 {
+		t.Fatalf("result %+v: want 40 steps at a 2 ms delay", res)
 	}
 }
 
@@ -65,6 +87,9 @@ func TestRejectsEmptyRuns(t *testing.T) {
 	}
 	if _, err := bench.Email(context.Background(), bench.EmailConfig{Steps: 10, Mailboxes: 0}); err == nil {
 		t.Error("Email with no mailbox: want an error")
+	}
+	if _, err := bench.Email(context.Background(), bench.EmailConfig{Steps: 10, Mailboxes: 1, SMTPDelay: -time.Second}); err == nil {
+		t.Error("Email with a negative SMTP delay: want an error")
 	}
 }
 

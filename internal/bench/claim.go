@@ -30,6 +30,10 @@ type ClaimResult struct {
 	Rows       int     `json:"rows"`
 	Seconds    float64 `json:"seconds"`
 	RowsPerSec float64 `json:"rows_per_sec"`
+	// CPU per row in microseconds: this process, and every postgres
+	// process on this machine (absent when the server is not local).
+	CPUPerRowUS         float64  `json:"cpu_us_per_row"`
+	PostgresCPUPerRowUS *float64 `json:"postgres_cpu_us_per_row,omitempty"`
 }
 
 // noopFinder answers at once that it found nothing: the pipeline around
@@ -64,6 +68,7 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 		return res, err
 	}
 
+	cpu0 := sampleCPU()
 	start := time.Now()
 	done := 0
 	for done < cfg.Rows {
@@ -80,7 +85,9 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 		done += rep.Outcomes.NotFound
 	}
 	elapsed := time.Since(start).Seconds()
-	return ClaimResult{Rows: cfg.Rows, Seconds: elapsed, RowsPerSec: float64(cfg.Rows) / elapsed}, nil
+	res = ClaimResult{Rows: cfg.Rows, Seconds: elapsed, RowsPerSec: float64(cfg.Rows) / elapsed}
+	res.CPUPerRowUS, res.PostgresCPUPerRowUS = cpu0.perItem(sampleCPU(), cfg.Rows)
+	return res, nil
 }
 
 // loadDueLeads inserts n leads, each with a due enrichment row, in two

@@ -26,6 +26,9 @@ type EmailConfig struct {
 	URL       string
 	Steps     int
 	Mailboxes int
+	// SMTPDelay is how long the SMTP server takes to accept each message
+	// (both runs); 0 answers at once.
+	SMTPDelay time.Duration
 }
 
 // EmailResult is `rindactl bench email --output json`: the tick's drain and
@@ -38,7 +41,16 @@ type EmailResult struct {
 	BareSeconds     float64 `json:"bare_seconds"`
 	BareSendsPerSec float64 `json:"bare_sends_per_sec"`
 	// Ratio is SendsPerSec / BareSendsPerSec.
-	Ratio float64 `json:"ratio"`
+	Ratio       float64 `json:"ratio"`
+	SMTPDelayMS float64 `json:"smtp_delay_ms"`
+	// CPU per message in microseconds (user + system): this process during
+	// the tick and during the bare loop, and every postgres process on this
+	// machine during the tick (absent when the server is not local). When
+	// their sum over the cores is near the tick's time per message, CPU is
+	// the limit, not the database's latency.
+	TickCPUPerSendUS     float64  `json:"tick_cpu_us_per_send"`
+	PostgresCPUPerSendUS *float64 `json:"postgres_cpu_us_per_send,omitempty"`
+	BareCPUPerSendUS     float64  `json:"bare_cpu_us_per_send"`
 }
 
 const (
@@ -57,7 +69,10 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	if cfg.Mailboxes < 1 {
 		return res, fmt.Errorf("invalid --mailboxes %d: use 1 or more", cfg.Mailboxes)
 	}
-	srv, err := smtptest.Start(smtptest.Options{CountOnly: true})
+	if cfg.SMTPDelay < 0 {
+		return res, fmt.Errorf("invalid --smtp-delay %s: use 0 or more", cfg.SMTPDelay)
+	}
+	srv, err := smtptest.Start(smtptest.Options{CountOnly: true, AcceptDelay: cfg.SMTPDelay})
 	if err != nil {
 		return res, err
 	}
@@ -74,6 +89,7 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	}
 
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
+	cpu0 := sampleCPU()
 	start := time.Now()
 	sent := 0
 	for sent < cfg.Steps {
@@ -89,15 +105,18 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	if err := mailer.Close(); err != nil {
 		return res, err
 	}
-	res = EmailResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds()}
+	res = EmailResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds(), SMTPDelayMS: float64(cfg.SMTPDelay) / float64(time.Millisecond)}
 	res.SendsPerSec = float64(cfg.Steps) / res.Seconds
+	res.TickCPUPerSendUS, res.PostgresCPUPerSendUS = cpu0.perItem(sampleCPU(), cfg.Steps)
 
 	before := srv.Accepted()
+	cpu0 = sampleCPU()
 	start = time.Now()
 	if err := bareLoop(ctx, srv, campaign, cfg); err != nil {
 		return res, err
 	}
 	res.BareSeconds = time.Since(start).Seconds()
+	res.BareCPUPerSendUS, _ = cpu0.perItem(sampleCPU(), cfg.Steps)
 	if got := srv.Accepted() - before; got != cfg.Steps {
 		return res, fmt.Errorf("bench email: the bare loop delivered %d of %d messages", got, cfg.Steps)
 	}

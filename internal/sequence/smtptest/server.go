@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -67,6 +68,10 @@ type Options struct {
 	Users map[string]string
 	// CountOnly keeps counters but not message data, for large runs.
 	CountOnly bool
+	// AcceptDelay is how long the server takes to accept each message after
+	// its data arrives, as a real provider's queue does (tens of ms);
+	// 0 answers at once.
+	AcceptDelay time.Duration
 }
 
 // Server is a running SMTP server on 127.0.0.1.
@@ -283,6 +288,9 @@ func (ss *session) Data(r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
+	}
+	if d := ss.server.opts.AcceptDelay; d > 0 {
+		time.Sleep(d)
 	}
 	msg := Message{From: ss.from, To: append([]string(nil), ss.to...), Username: ss.username}
 	if !ss.server.opts.CountOnly {

@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+func TestPostgresCPUReadsOwnAndEndedChildrenTime(t *testing.T) {
+	t.Parallel()
+	// A postmaster's line from /proc/PID/stat: utime 4, stime 42, cutime
+	// 20576 and cstime 2231 ticks (its ended backends).
+	postmaster := "6943 (postgres) S 1 6943 6943 0 -1 4194304 18180 1819940 1 72 4 42 20576 2231 20 0 1 0 730696 381526016 11873"
+	d, ok := postgresCPU(postmaster)
+	if !ok || d != (4+42+20576+2231)*10*time.Millisecond {
+		t.Fatalf("postmaster: got %v, %v; want %v", d, ok, (4+42+20576+2231)*10*time.Millisecond)
+	}
+	for _, line := range []string{
+		"14874 (cat) R 14872 14872 4752 0 -1 4194304 131 0 0 0 0 0 0 0 20 0 1 0 927640",
+		"15000 (postgres: x) S 1 1 1 0 -1 4194304 1 0 0 0 5 5 0 0 20 0 1 0 1", // another program
+		"15001 (postgres) S 1 1 1 0 -1 4194304 1 0 0 0 5",                     // cut short
+		"15002 (postgres) S 1 1 1 0 -1 4194304 1 0 0 0 x 5 0 0 20 0 1 0 1",    // not a number
+	} {
+		if d, ok := postgresCPU(line); ok {
+			t.Errorf("%q: counted %v as postgres CPU", line, d)
+		}
+	}
+}
+
+func TestPerItemLeavesPostgresUnknownWhenNotSeen(t *testing.T) {
+	t.Parallel()
+	start := cpuSample{self: time.Second, postgres: 2 * time.Second, postgresSeen: true}
+	end := cpuSample{self: 3 * time.Second, postgres: 6 * time.Second, postgresSeen: true}
+	self, pg := start.perItem(end, 1000)
+	if self != 2000 || pg == nil || *pg != 4000 {
+		t.Fatalf("got self %v µs, postgres %v; want 2000 and 4000 µs per item", self, pg)
+	}
+	end.postgresSeen = false
+	if _, pg := start.perItem(end, 1000); pg != nil {
+		t.Fatalf("postgres not visible at the end: want unknown, got %v", *pg)
+	}
+}
+
+func TestSampleCPUCountsThisProcess(t *testing.T) {
+	t.Parallel()
+	before := sampleCPU()
+	deadline := time.Now().Add(50 * time.Millisecond)
+	for n := 0; time.Now().Before(deadline); n++ {
+		_ = n * n
+	}
+	if after := sampleCPU(); after.self <= before.self {
+		t.Fatalf("CPU of this process did not grow over 50 ms of work: %v then %v", before.self, after.self)
+	}
+}
