@@ -39,7 +39,9 @@ func newCmdBenchClaim(f *Factory, runF func(context.Context, *BenchClaimOptions)
 		Long: `Load N due leads into a scratch schema and time the enrichment tick's
 whole pipeline over them until the queue is empty: the claim (FOR UPDATE
 SKIP LOCKED with a lease), a provider that answers "not found" at once,
-and the grouped outcome records, through the tick's own code.`,
+and the grouped outcome records, through the tick's own code. Also
+printed: CPU per row of this process and of the local postgres processes
+(compare with scripts/bench-floor.sh, the same claim in raw SQL).`,
 		Example: `  rindactl bench claim --rows 200000 --output json`,
 		Args:    exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
