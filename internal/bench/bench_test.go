@@ -2,6 +2,9 @@ package bench_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,8 +60,9 @@ func TestEmailSendsEveryStepTwiceAndReportsTheRatio(t *testing.T) {
 	if res.TickCPUPerSendUS <= 0 || res.BareCPUPerSendUS <= 0 || res.SMTPDelayMS != 0 {
 		t.Fatalf("result %+v: want CPU per send of both loops and no SMTP delay", res)
 	}
-	// The test cluster runs on this machine (scripts/pg), so its CPU is seen.
-	if res.PostgresCPUPerSendUS == nil || *res.PostgresCPUPerSendUS < 0 {
+	// The test cluster of scripts/pg runs on this machine, so its CPU is
+	// seen; a server elsewhere leaves the figure out.
+	if postgresRunsHere() && (res.PostgresCPUPerSendUS == nil || *res.PostgresCPUPerSendUS < 0) {
 		t.Fatalf("result %+v: want the local postgres CPU per send", res)
 	}
 	if n := schemas(t, db); n != 0 {
@@ -78,6 +82,17 @@ func TestEmailWithAnSMTPDelay(t *testing.T) {
 	if res.Steps != 40 || res.SMTPDelayMS != 2 || res.Ratio <= 0 {
 		t.Fatalf("result %+v: want 40 steps at a 2 ms delay", res)
 	}
+}
+
+// postgresRunsHere reports whether a postgres process is visible in /proc.
+func postgresRunsHere() bool {
+	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, c := range comms {
+		if b, err := os.ReadFile(c); err == nil && strings.TrimSpace(string(b)) == "postgres" {
+			return true
+		}
+	}
+	return false
 }
 
 func TestRejectsEmptyRuns(t *testing.T) {
