@@ -42,14 +42,18 @@ type ClaimedLead struct {
 // ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
 // LOCKED), so concurrent ticks never take the same lead.
 func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead, error) {
-	var ws *int64
-	if c.WorkspaceID != 0 {
-		ws = &c.WorkspaceID
-	}
 	if c.Batch < 1 {
 		return nil, fmt.Errorf("claiming leads: batch %d: use 1 or more", c.Batch)
 	}
-	rows, err := db.Query(ctx, claimSQL("enrich_claim", c.Batch), c.Lease.Seconds(), c.TickID, ws, c.TickStarted)
+	args := []any{c.Lease.Seconds(), c.TickID, nil, c.TickStarted}
+	if c.WorkspaceID != 0 {
+		// One workspace's claim is planned for that workspace every time:
+		// a generic plan cannot know a small workspace behind a big one's
+		// backlog and walks the whole claim index (62 ms instead of 1 ms
+		// for 50 due rows behind 200k, EXPLAIN ANALYZE).
+		args = append([]any{pgx.QueryExecModeExec}, c.Lease.Seconds(), c.TickID, c.WorkspaceID, c.TickStarted)
+	}
+	rows, err := db.Query(ctx, claimSQL("enrich_claim", c.Batch), args...)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}
