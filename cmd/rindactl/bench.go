@@ -54,14 +54,14 @@ printed: CPU per row of this process and of the local postgres processes
 	cmd.Flags().IntVar(&opts.Rows, "rows", 0, "due leads to load and drain (required)")
 	cmd.Flags().IntVar(&opts.Batch, "batch", bench.ClaimBatchDefault, "leads per claim")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", bench.ClaimConcurrencyDefault, "leads worked at once")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func benchClaimRun(ctx context.Context, opts *BenchClaimOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	switch {
 	case opts.Rows < 1:
@@ -130,14 +130,14 @@ answers at once, so the database's CPU is all the difference.`,
 	cmd.Flags().IntVar(&opts.Steps, "steps", bench.EmailStepsDefault, "due step-1 enrollments to send")
 	cmd.Flags().IntVar(&opts.Mailboxes, "mailboxes", bench.EmailMailboxesDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.SMTPDelay, "smtp-delay", 0, "time the SMTP server takes to accept each message, in both runs (e.g. 5ms)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	switch {
 	case opts.Steps < 1:

@@ -46,14 +46,14 @@ current failure streak and the episode number (one alert per episode).`,
 			return breakerListRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func breakerListRun(ctx context.Context, opts *BreakerListOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {

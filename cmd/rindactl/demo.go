@@ -63,14 +63,14 @@ DATABASE_URL credentials are never passed to the ticks it runs.`,
 	fl.IntVar(&opts.Mailboxes, "mailboxes", demo.MailboxesDefault, "sender mailboxes")
 	fl.IntVar(&opts.Rounds, "rounds", demo.RoundsDefault, "rounds of enrich tick + email tick")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the work directory (CSV, campaign, tick logs) and a scratch database")
-	fl.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func demoRun(ctx context.Context, opts *DemoOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	bin := opts.Binary
 	if bin == "" {

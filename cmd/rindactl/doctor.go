@@ -71,7 +71,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 			return doctorRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
 	return cmd
@@ -87,9 +87,9 @@ type doctorReport struct {
 }
 
 func doctorRun(ctx context.Context, opts *DoctorOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	if opts.Interval <= 0 || opts.Lease <= 0 {
 		return usageError("--interval and --lease must be positive durations, such as 1m and 5m")

@@ -93,16 +93,16 @@ See docs/enrichment.md for the state machine.`,
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
-	fl.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	fl.IntVar(&opts.Nice, "nice", 10, "raise this tick's niceness by N so email keeps its pace on a shared host (0: leave it)")
 	opts.Outputs.register(fl)
 	return cmd
 }
 
 func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	switch {
 	case opts.Batch < 1 || opts.Batch > 10000:

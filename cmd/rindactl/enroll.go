@@ -56,14 +56,14 @@ blank lines and lines starting with # are ignored.`,
 	cmd.Flags().StringVar(&opts.Campaign, "campaign", "", "campaign name")
 	cmd.Flags().BoolVar(&opts.AllLeads, "all-leads", false, "enroll every lead of the workspace")
 	cmd.Flags().StringVar(&opts.LeadsFile, "leads", "", "file of external ids or emails, one per line")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func enrollRun(ctx context.Context, opts *EnrollOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	req := sequence.EnrollRequest{Workspace: opts.Workspace, Campaign: opts.Campaign}
 	if opts.LeadsFile != "" {

@@ -64,14 +64,14 @@ instead (docs/email.md, "Stops").`,
 	}
 	cmd.Flags().BoolVar(&opts.Replied, "replied", false, "the lead replied")
 	cmd.Flags().BoolVar(&opts.Unsubscribed, "unsubscribed", false, "the lead unsubscribed (also suppresses the address)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	status := "replied"
 	switch {

@@ -47,14 +47,14 @@ func newCmdEventsList(f *Factory, runF func(context.Context, *EventsListOptions)
 	}
 	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most this many, newest first")
 	cmd.Flags().BoolVar(&opts.Undelivered, "undelivered", false, "only events not yet posted")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func eventsListRun(ctx context.Context, opts *EventsListOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	if opts.Limit < 1 || opts.Limit > 10000 {
 		return usageError("invalid --limit %d: use 1 to 10000", opts.Limit)
@@ -116,14 +116,14 @@ events stay pending (see 'rindactl events list') and this exits 0.`,
 			return eventsDeliverRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {

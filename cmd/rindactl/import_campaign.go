@@ -40,14 +40,14 @@ in the file: each mailbox names the environment variable that holds it.`,
 			return importCampaignRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func importCampaignRun(ctx context.Context, opts *ImportCampaignOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	var r io.Reader = opts.f.IO.In
 	if opts.File != "-" {

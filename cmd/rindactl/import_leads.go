@@ -74,7 +74,7 @@ Files over 256 MiB are refused (exit 2): split them.`,
 	}
 	cmd.Flags().StringVarP(&opts.Workspace, "workspace", "w", "", "workspace to import into (created if missing; required)")
 	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines and report the invalid ones instead of importing nothing")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
@@ -91,9 +91,9 @@ type importLeadsLine struct {
 }
 
 func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	if opts.Workspace == "" {
 		return usageError("--workspace is required: name the workspace to import into (e.g. --workspace acme)")

@@ -44,14 +44,14 @@ Migrations take a Postgres advisory lock, so several hosts may run
 			return migrateRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func migrateRun(ctx context.Context, opts *MigrateOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {

@@ -78,7 +78,7 @@ terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
 	fl.IntVar(&opts.BatchSize, "batch-size", requeue.BatchSizeDefault, "rows per transaction")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "count what matches, change nothing")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
-	fl.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
@@ -96,9 +96,9 @@ type requeueReport struct {
 }
 
 func requeueRun(ctx context.Context, opts *RequeueOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	olderThan, err := parseAge(opts.OlderThan)
 	if err != nil {

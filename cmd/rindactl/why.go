@@ -47,7 +47,7 @@ func newCmdWhyLead(f *Factory, runF func(context.Context, *WhyOptions) error) *c
 		},
 	}
 	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the lead's workspace (needed when an external id exists in several)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
@@ -67,14 +67,14 @@ func newCmdWhyEnrollment(f *Factory, runF func(context.Context, *WhyOptions) err
 			return whyEnrollmentRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func whyLeadRun(ctx context.Context, opts *WhyOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
@@ -104,9 +104,9 @@ func whyLeadRun(ctx context.Context, opts *WhyOptions) error {
 }
 
 func whyEnrollmentRun(ctx context.Context, opts *WhyOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatText, cliio.FormatJSON)
+	format, err := parseOutput(opts.Output)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	id, err := strconv.ParseInt(opts.Ref, 10, 64)
 	if err != nil || id <= 0 {
