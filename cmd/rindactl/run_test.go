@@ -9,50 +9,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/schedule"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
-
-// runLog collects what the scheduler and its children write to stderr from
-// several goroutines.
-type runLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *runLog) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *runLog) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// eventually polls cond; the deadline guards against a hang and asserts
-// nothing about speed.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 func TestRunFiresTicksAsChildProcessesAndStopsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	var stderr runLog
+	var stderr testkit.Buffer
 	ios := &cliio.IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &stderr}
 	f := newFactory(ios, func(string) string { return "" })
 	f.LogFormat, f.LogLevel = "json", "info"
@@ -84,12 +52,12 @@ func TestRunFiresTicksAsChildProcessesAndStopsOnSIGTERM(t *testing.T) {
 		data, _ := os.ReadFile(filepath.Join(dir, "pids"))
 		return strings.Fields(string(data))
 	}
-	eventually(t, "two enrich ticks and a skipped firing", func() bool {
+	testkit.Eventually(t, "two enrich ticks and a skipped firing", func() bool {
 		return len(pids()) >= 2 && strings.Contains(stderr.String(), "skipping firing")
 	})
 	signals <- syscall.SIGTERM
 	var err error
-	eventually(t, "run to return after SIGTERM", func() bool {
+	testkit.Eventually(t, "run to return after SIGTERM", func() bool {
 		select {
 		case err = <-done:
 			return true

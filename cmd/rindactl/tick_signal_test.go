@@ -16,6 +16,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // runMainEnv makes the test binary behave as rindactl itself, so a test can
@@ -84,7 +85,7 @@ func TestEnrichTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
 	set.Hunter.SetLatency(300 * time.Millisecond)
 
 	cmd, stdout, stderr := startRindactl(t, tickEnv, "enrich", "tick", "--concurrency", "10", "--nice", "0", "--output", "json")
-	eventually(t, "the tick to be mid-batch", func() bool { return set.Findymail.Count() >= 20 })
+	testkit.Eventually(t, "the tick to be mid-batch", func() bool { return set.Findymail.Count() >= 20 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ steps:
 
 	tickEnv := map[string]string{"DATABASE_URL": db.TickURL(), "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
 	cmd, stdout, stderr := startRindactl(t, tickEnv, "email", "tick", "--output", "json")
-	eventually(t, "the tick to be mid-batch", func() bool { return srv.Accepted() >= 4 })
+	testkit.Eventually(t, "the tick to be mid-batch", func() bool { return srv.Accepted() >= 4 })
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // instantFinder answers at once, so the benchmark measures the tick's own
@@ -20,7 +21,7 @@ func (instantFinder) FindEmail(_ context.Context, l enrich.Lead) (enrich.Finding
 
 func BenchmarkTickPipeline(b *testing.B) {
 	const leads = 5000
-	e := &env{db: storetest.New(b), log: &syncBuffer{}}
+	e := &env{db: storetest.New(b), log: &testkit.Buffer{}}
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()

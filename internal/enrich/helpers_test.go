@@ -1,11 +1,9 @@
 package enrich_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,20 +12,21 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // env is one test's database and provider stand-ins.
 type env struct {
 	db  *storetest.DB
 	set *providertest.Set
-	log *syncBuffer
+	log *testkit.Buffer
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	set := providertest.StartAll()
 	t.Cleanup(set.Close)
-	return &env{db: storetest.New(t), set: set, log: &syncBuffer{}}
+	return &env{db: storetest.New(t), set: set, log: &testkit.Buffer{}}
 }
 
 // seed imports n leads without email into workspace ws and returns their
@@ -176,22 +175,4 @@ func perLead(reqs []providertest.Request) map[string]int {
 		m[r.FirstName+" "+r.LastName+"@"+r.Domain]++
 	}
 	return m
-}
-
-// syncBuffer collects log lines from concurrent goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

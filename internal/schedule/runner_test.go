@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"os"
@@ -9,42 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/testkit"
 )
-
-// syncBuffer collects log lines written from the runner's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor polls cond; the deadline only guards against a hang, it asserts
-// nothing about speed.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // readPids returns the pids the children wrote, one per line.
 func readPids(t *testing.T, path string) []int {
@@ -85,7 +54,7 @@ func everySecond(t *testing.T) Spec {
 func TestRunnerFiresTicksAsChildProcessesAndSkipsOverlaps(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	var logs syncBuffer
+	var logs testkit.Buffer
 	r := &Runner{
 		// Each run outlasts the one-second interval, so every other firing
 		// finds the previous run still going.
@@ -97,12 +66,12 @@ func TestRunnerFiresTicksAsChildProcessesAndSkipsOverlaps(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(signals) }()
 
-	waitFor(t, "two runs and a skipped firing", func() bool {
+	testkit.Eventually(t, "two runs and a skipped firing", func() bool {
 		return len(readPids(t, pidFile)) >= 2 && strings.Contains(logs.String(), "skipping firing: previous run still running")
 	})
 	signals <- syscall.SIGTERM
 	var err error
-	waitFor(t, "Run to return after SIGTERM", func() bool {
+	testkit.Eventually(t, "Run to return after SIGTERM", func() bool {
 		select {
 		case err = <-done:
 			return true
@@ -149,12 +118,12 @@ func TestRunnerForwardsSIGTERMThenKillsWithinBound(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=runner", "HELPER_SPEC=* * * * * *",
 		"HELPER_SCRIPT="+script, "HELPER_ARG="+pidFile, "HELPER_TIMEOUT="+timeout.String())
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first tick to start", func() bool { return len(readPids(t, pidFile)) >= 1 })
+	testkit.Eventually(t, "the first tick to start", func() bool { return len(readPids(t, pidFile)) >= 1 })
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -162,7 +131,7 @@ func TestRunnerForwardsSIGTERMThenKillsWithinBound(t *testing.T) {
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
 	var err error
-	waitFor(t, "the runner to exit after SIGTERM", func() bool {
+	testkit.Eventually(t, "the runner to exit after SIGTERM", func() bool {
 		select {
 		case err = <-waitErr:
 			return true
@@ -200,7 +169,7 @@ func TestRunnerCannotRunWithoutJobs(t *testing.T) {
 
 func TestRunnerKeepsRunningWhenATickCannotStart(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testkit.Buffer
 	r := &Runner{
 		Jobs:   []Job{{Kind: KindEvents, Spec: everySecond(t), Argv: []string{filepath.Join(t.TempDir(), "missing-binary")}}},
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
@@ -208,7 +177,7 @@ func TestRunnerKeepsRunningWhenATickCannotStart(t *testing.T) {
 	signals := make(chan os.Signal, 1)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(signals) }()
-	waitFor(t, "two failed starts", func() bool { return strings.Count(logs.String(), "cannot start tick") >= 2 })
+	testkit.Eventually(t, "two failed starts", func() bool { return strings.Count(logs.String(), "cannot start tick") >= 2 })
 	signals <- syscall.SIGINT
 	if err := <-done; err != nil {
 		t.Errorf("Run = %v; a tick that cannot start is logged, not fatal", err)
