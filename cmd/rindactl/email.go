@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,24 +100,8 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 
 func printTickReport(f *Factory, rep *sequence.TickReport) {
 	fmt.Fprintf(f.IO.Out, "claimed %d, sent %d in %dms\n", rep.Claimed, rep.Sent, rep.DurationMS)
-	fmt.Fprintf(f.IO.Out, "outcomes: %s\n", joinCounts(rep.Outcomes))
+	fmt.Fprintf(f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 	if len(rep.ByMailbox) > 0 {
-		fmt.Fprintf(f.IO.Out, "by mailbox: %s\n", joinCounts(rep.ByMailbox))
+		fmt.Fprintf(f.IO.Out, "by mailbox: %s\n", cliio.Counts(rep.ByMailbox, "=", " "))
 	}
-}
-
-func joinCounts(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
-	}
-	return strings.Join(parts, " ")
 }

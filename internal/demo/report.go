@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
 )
 
@@ -184,7 +184,7 @@ func (r Report) Render(w io.Writer) {
 		p("Findymail did not run out of credits (%d calls of %d); give --leads a larger number.", f.Total, f.Credits)
 	}
 	p("Enriched through the fallback provider (Hunter): %d; through Findymail: %d.", r.EnrichedBy["hunter"], r.EnrichedBy["findymail"])
-	p("Leads by state: %s.", formatCounts(r.LeadsByStatus))
+	p("Leads by state: %s.", cliio.Counts(r.LeadsByStatus, " ", ", "))
 	p("Unreachable: %d (Hunter found nothing and Findymail could not be asked: they wait out the negative cache, then retry by themselves).",
 		r.LeadsByStatus["unreachable"])
 	p("enrichment_failed: %d (the memo's loop turned every quota answer into one, and re-enqueued it).", r.LeadsByStatus["enrichment_failed"])
@@ -194,22 +194,6 @@ func (r Report) Render(w io.Writer) {
 	}
 	p("Per-mailbox spread: min %d, max %d, CV %.1f%% over %d mailboxes.", r.Spread.Min, r.Spread.Max, 100*r.Spread.CV, len(r.Spread.ByMailbox))
 	p("Finished in %.1fs.", float64(r.DurationMS)/1000)
-}
-
-func formatCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
 }
 
 func firstLine(s string) string {
