@@ -2,8 +2,6 @@ package reliability
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -36,17 +34,7 @@ type emailKill struct {
 func TestEmailTickSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
 	n := iterations(5, 100)
-	rng := rand.New(rand.NewPCG(killSeed, 2))
-	results := make([]emailKill, n)
-	t.Run("kills", func(t *testing.T) {
-		for i := range n {
-			delay := time.Duration(rng.Int64N(int64(900 * time.Millisecond)))
-			t.Run(fmt.Sprintf("%03d_at_%dms", i, delay.Milliseconds()), func(t *testing.T) {
-				t.Parallel()
-				results[i] = killEmailOnce(t, delay)
-			})
-		}
-	})
+	results := runKills(t, n, 2, 900*time.Millisecond, killEmailOnce)
 	unknown, delivered := 0, 0
 	for _, r := range results {
 		unknown += r.unknown

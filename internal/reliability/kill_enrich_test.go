@@ -19,6 +19,24 @@ import (
 // killSeed fixes the kill moments, so a failing run can be replayed.
 const killSeed = 20261202
 
+// runKills runs kill n times in parallel subtests of a "kills" group, each
+// at a moment drawn from [0, window) by the seeded stream, and returns
+// their results in order.
+func runKills[R any](t *testing.T, n int, stream uint64, window time.Duration, kill func(*testing.T, time.Duration) R) []R {
+	rng := rand.New(rand.NewPCG(killSeed, stream))
+	results := make([]R, n)
+	t.Run("kills", func(t *testing.T) {
+		for i := range n {
+			delay := time.Duration(rng.Int64N(int64(window)))
+			t.Run(fmt.Sprintf("%03d_at_%dms", i, delay.Milliseconds()), func(t *testing.T) {
+				t.Parallel()
+				results[i] = kill(t, delay)
+			})
+		}
+	})
+	return results
+}
+
 // Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in
 // answering in killEnrichLatency, killEnrichConcurrency at a time: about a
 // second of work, which the kill lands in.
@@ -43,17 +61,7 @@ type enrichKill struct {
 func TestEnrichTickSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
 	n := iterations(5, 100)
-	rng := rand.New(rand.NewPCG(killSeed, 1))
-	results := make([]enrichKill, n)
-	t.Run("kills", func(t *testing.T) {
-		for i := range n {
-			delay := time.Duration(rng.Int64N(int64(1100 * time.Millisecond)))
-			t.Run(fmt.Sprintf("%03d_at_%dms", i, delay.Milliseconds()), func(t *testing.T) {
-				t.Parallel()
-				results[i] = killEnrichOnce(t, delay)
-			})
-		}
-	})
+	results := runKills(t, n, 1, 1100*time.Millisecond, killEnrichOnce)
 	maxDup, total, inFlight, over := 0, 0, 0, 0
 	for _, r := range results {
 		maxDup = max(maxDup, r.duplicates)
