@@ -51,7 +51,8 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 		// a generic plan cannot know a small workspace behind a big one's
 		// backlog and walks the whole claim index (62 ms instead of 1 ms
 		// for 50 due rows behind 200k, EXPLAIN ANALYZE).
-		args = append([]any{pgx.QueryExecModeExec}, c.Lease.Seconds(), c.TickID, c.WorkspaceID, c.TickStarted)
+		args[2] = c.WorkspaceID
+		args = append([]any{pgx.QueryExecModeExec}, args...)
 	}
 	rows, err := db.Query(ctx, claimSQL("enrich_claim", c.Batch), args...)
 	if err != nil {
