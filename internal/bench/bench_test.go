@@ -82,6 +82,12 @@ func TestEmailWithAnSMTPDelay(t *testing.T) {
 	if res.Steps != 40 || res.SMTPDelayMS != 2 || res.Ratio <= 0 {
 		t.Fatalf("result %+v: want 40 steps at a 2 ms delay", res)
 	}
+	// Each mailbox sends its 10 messages in order, each held 2 ms by the
+	// server: neither run can take less than 20 ms (a lower bound, not a
+	// speed test).
+	if least := (10 * 2 * time.Millisecond).Seconds(); res.Seconds < least || res.BareSeconds < least {
+		t.Fatalf("result %+v: both runs should take at least %.3fs with the delay applied", res, least)
+	}
 }
 
 // postgresRunsHere reports whether a postgres process is visible in /proc.
