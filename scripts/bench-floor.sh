@@ -14,25 +14,9 @@ cd "$(dirname "$0")/.."
 rows=${1:-200000}
 clients=${2:-4}
 batch=100
-: "${DATABASE_URL:?set DATABASE_URL (make bench provides a throwaway cluster)}"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-pgbench=${pgbin:+$pgbin/}pgbench
-command -v "$pgbench" >/dev/null || { echo "bench-floor: pgbench not found; apt-get install -y postgresql-contrib (or postgresql)" >&2; exit 1; }
-[ -x bin/rindactl ] || go build -o bin/rindactl ./cmd/rindactl
-
-schema=rindactl_floor_$$
-work=$(mktemp -d)
-cleanup() {
-	psql "$DATABASE_URL" -qX -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-psql "$DATABASE_URL" -qX -v ON_ERROR_STOP=1 -c "CREATE SCHEMA $schema"
-sep='?'
-[[ $DATABASE_URL == *\?* ]] && sep='&'
-url="${DATABASE_URL}${sep}options=-csearch_path%3D${schema}"
-
-bin/rindactl migrate --database-url "$url" >/dev/null
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+floor_setup bench-floor
 # The same rows as `rindactl bench claim` loads.
 psql "$url" -qX -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO workspaces (name) VALUES ('bench');
@@ -55,17 +39,6 @@ $claim
 ) SELECT coalesce(array_agg(lead_id), '{}') AS ids FROM claimed \gset
 UPDATE lead_enrichment SET status = 'not_found', next_attempt_at = now(), locked_until = NULL, locked_by = NULL, updated_at = now() WHERE lead_id = ANY(:ids::bigint[]);
 SQL
-
-# CPU ticks (1/100 s) of every postgres process, counting ended backends
-# through the postmaster's cutime/cstime; empty when none is visible here.
-pgcpu() {
-	local f
-	f=$(grep -ls '^[0-9]* (postgres) ' /proc/[0-9]*/stat || true)
-	[ -n "$f" ] || return 0
-	# A backend may end between grep and cat: cat skips it, awk still sums.
-	# shellcheck disable=SC2086
-	{ cat $f 2>/dev/null || true; } | awk '{ t += $14 + $15 + $16 + $17 } END { print t }'
-}
 
 per_client=$(( (rows + batch * clients - 1) / (batch * clients) ))
 # Let the setup's sessions end first: one reaped while being read would

@@ -2,9 +2,12 @@
 # `make bench`: the figures of docs/benchmarks.md, on the database in
 # DATABASE_URL (make bench starts a throwaway cluster with scripts/pg).
 # Each throughput is the median of BENCH_RUNS runs, interleaved, because a
-# shared 2-core machine is noisy. Then one email run per BENCH_SMTP_DELAYS
-# entry: the same drain against a server that takes that long to accept
-# each message, as a real provider does.
+# shared 2-core machine is noisy. Each run also measures the email SQL
+# floor (scripts/bench-email-floor.sh) and from it the email ceiling: the
+# ratio a tick would reach if it cost no CPU beyond the bare loop's and the
+# floor's Postgres work, with every core busy. Then one email run per
+# BENCH_SMTP_DELAYS entry: the same drain against a server that takes that
+# long to accept each message, as a real provider does.
 #   BENCH_ROWS=200000 BENCH_STEPS=30339 BENCH_RUNS=3 BENCH_SMTP_DELAYS="1ms 5ms" scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +30,8 @@ fi
 
 # field NAME reads a number from one JSON document on stdin, rounded; "?"
 # when the document does not have it.
-field() { tr -d '\n' | sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | awk '{ printf "%.0f\n", $1 } END { if (NR == 0) print "?" }'; }
+field() { fieldf "$1" | awk '{ if ($1 == "?") print; else printf "%.0f\n", $1 }'; }
+fieldf() { tr -d '\n' | sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | awk '{ print $1 } END { if (NR == 0) print "?" }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
@@ -35,9 +39,9 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 10485
 echo "postgres: $(psql "$DATABASE_URL" -XAtc 'SHOW server_version'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-pipe=() floor1=() floor4=() email=() bare=() cpu_pipe=() cpu_floor=() cpu_email=()
+pipe=() floor1=() floor4=() email=() bare=() cpu_pipe=() cpu_floor=() cpu_email=() efloor=() ceiling=()
 for i in $(seq "$runs"); do
-	echo "run $i/$runs: claim pipeline, floor (1 and 4 clients), email drain" >&2
+	echo "run $i/$runs: claim pipeline, floor (1 and 4 clients), email drain, email floor" >&2
 	out=$($bin bench claim --rows "$rows" --output json)
 	pipe+=("$(field rows_per_sec <<<"$out")")
 	cpu_pipe+=("$(field cpu_us_per_row <<<"$out")+$(field postgres_cpu_us_per_row <<<"$out")")
@@ -49,6 +53,11 @@ for i in $(seq "$runs"); do
 	email+=("$(field sends_per_sec <<<"$out")")
 	bare+=("$(field bare_sends_per_sec <<<"$out")")
 	cpu_email+=("$(field tick_cpu_us_per_send <<<"$out")+$(field postgres_cpu_us_per_send <<<"$out") / $(field bare_cpu_us_per_send <<<"$out");")
+	floor_out=$(scripts/bench-email-floor.sh "$steps" 18 1)
+	efloor+=("$(field sends_per_sec <<<"$floor_out")/s,$(field postgres_cpu_us_per_send <<<"$floor_out")µs")
+	ceiling+=("$(awk -v cores="$(nproc)" -v n="$steps" -v t="$(fieldf bare_seconds <<<"$out")" \
+		-v b="$(fieldf bare_cpu_us_per_send <<<"$out")" -v f="$(fieldf postgres_cpu_us_per_send <<<"$floor_out")" \
+		'BEGIN { if (b == "?" || f == "?") print "?"; else printf "%.2f", cores * t * 1e6 / (n * (b + f)) }')")
 done
 delayed=()
 for d in $delays; do
@@ -79,6 +88,8 @@ printf '%-34s %10.0f sends/s  (runs: %s)\n' "email tick, $steps steps / 18 mb" "
 printf '%-34s %10.0f sends/s  (runs: %s)\n' "bare go-mail loop" "$B" "${bare[*]}"
 printf '%-34s %10s          target >= 0.80\n' "email tick / bare go-mail" "$(ratio "$E" "$B")"
 printf '%-34s %s\n' "cpu per send (µs, each run)" "tick+postgres / bare loop: ${cpu_email[*]}"
+printf '%-34s %s\n' "email SQL floor, 1 client" "sends/s,postgres cpu per send (each run): ${efloor[*]}"
+printf '%-34s %s\n' "email ceiling at the floor" "(each run) ${ceiling[*]}"
 for line in "${delayed[@]}"; do printf '%s\n' "$line"; done
 printf '%-34s %10s KiB\n' "peak RSS, 10,000 due rows" "$M10K"
 printf '%-34s %10s KiB\n' "peak RSS, 1,000,000 due rows" "$M1M"
