@@ -25,6 +25,9 @@ clients=${3:-1}
 batch=500
 # shellcheck source=scripts/bench-lib.sh
 . scripts/bench-lib.sh
+floor_count bench-email-floor STEPS "$steps"
+floor_count bench-email-floor MAILBOXES "$mailboxes"
+floor_count bench-email-floor CLIENTS "$clients"
 floor_setup bench-email-floor
 # The same rows as `rindactl bench email` loads.
 psql "$url" -qX -v ON_ERROR_STOP=1 <<SQL

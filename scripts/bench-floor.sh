@@ -16,6 +16,8 @@ clients=${2:-4}
 batch=100
 # shellcheck source=scripts/bench-lib.sh
 . scripts/bench-lib.sh
+floor_count bench-floor ROWS "$rows"
+floor_count bench-floor CLIENTS "$clients"
 floor_setup bench-floor
 # The same rows as `rindactl bench claim` loads.
 psql "$url" -qX -v ON_ERROR_STOP=1 <<SQL

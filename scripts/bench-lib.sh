@@ -22,6 +22,12 @@ floor_setup() {
 	bin/rindactl migrate --database-url "$url" >/dev/null
 }
 
+# floor_count SCRIPT NAME VALUE exits with a one-line error unless VALUE is
+# a whole number of at least 1.
+floor_count() {
+	[[ $3 =~ ^[1-9][0-9]*$ ]] || { echo "$1: invalid $2 '$3': use a whole number of at least 1" >&2; exit 2; }
+}
+
 floor_cleanup() {
 	psql "$DATABASE_URL" -qX -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
 	rm -rf "$work"
