@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -203,6 +202,20 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 		}()
 		return ch
 	}
+	// Concurrency workers serve the whole tick: a batch's last slow lead
+	// does not hold up the next batch, and each worker's stack, grown once
+	// by the waterfall, is reused rather than grown again per lead.
+	leads := make(chan store.ClaimedLead)
+	var workers sync.WaitGroup
+	for range r.cfg.Concurrency {
+		workers.Go(func() {
+			for l := range leads {
+				r.work(ctx, stop, l)
+			}
+		})
+	}
+	defer workers.Wait()
+	defer close(leads)
 	next := claim()
 	for {
 		got := <-next
@@ -215,20 +228,13 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 		if more {
 			next = claim()
 		}
-		var g errgroup.Group
-		g.SetLimit(r.cfg.Concurrency)
 		for _, l := range got.leads {
-			g.Go(func() error {
-				r.work(ctx, stop, l)
-				return nil
-			})
+			leads <- l
 		}
-		_ = g.Wait()
 		if !more {
-			break
+			return claimed, nil
 		}
 	}
-	return claimed, nil
 }
 
 // finish queues a lead's outcome for the next grouped flush.

@@ -309,3 +309,59 @@ func TestMaxDurationReleasesUnstartedLeads(t *testing.T) {
 		t.Fatalf("hunter calls %d != worked leads %d", e.set.Hunter.Count(), worked)
 	}
 }
+
+// heldFinder holds its second call until a third has been made (or a few
+// seconds have passed), and answers "not found" to every call. The first
+// call answers at once: until a pair has answered, its calls go one at a
+// time (slow start).
+type heldFinder struct {
+	mu       sync.Mutex
+	calls    int
+	more     chan struct{}
+	released bool // the second call saw the third, not the timeout
+}
+
+func (f *heldFinder) Name() string { return "held" }
+
+func (f *heldFinder) FindEmail(ctx context.Context, _ enrich.Lead) (enrich.Finding, error) {
+	f.mu.Lock()
+	f.calls++
+	held := f.calls == 2
+	if f.calls == 3 {
+		close(f.more)
+	}
+	f.mu.Unlock()
+	if held {
+		select {
+		case <-f.more:
+			f.mu.Lock()
+			f.released = true
+			f.mu.Unlock()
+		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
+		}
+	}
+	return enrich.Finding{}, nil
+}
+
+// A slow lead must not hold up the next batch: with batches of 2 and 2
+// workers, the worker done with the first lead goes on to the next batch
+// while the second lead's call still hangs.
+func TestSlowLeadDoesNotHoldUpTheNextBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "acme", 4)
+	f := &heldFinder{more: make(chan struct{})}
+	cfg := e.config(t)
+	cfg.Finders = []enrich.Finder{f}
+	cfg.Batch, cfg.Concurrency = 2, 2
+	rep := e.tick(t, cfg)
+	if rep.Claimed != 4 || rep.Outcomes.NotFound != 4 {
+		t.Fatalf("report %+v: want 4 claimed, 4 not found", rep)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.released {
+		t.Fatal("the next batch waited for the first batch's slowest lead")
+	}
+}

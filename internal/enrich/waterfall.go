@@ -217,19 +217,23 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 		return step{kind: stepStopped}
 	}
 
-	log := r.log.With("component", "tick", "provider", provider, "lead_id", l.LeadID, "workspace_id", l.WorkspaceID)
+	// Built only when there is something to say: most calls log nothing,
+	// and With copies its attributes.
+	log := func() *slog.Logger {
+		return r.log.With("component", "tick", "provider", provider, "lead_id", l.LeadID, "workspace_id", l.WorkspaceID)
+	}
 	call := Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID}
 	adm, err := r.cfg.Guard.Admit(ctx, call)
 	if err != nil {
 		if ctx.Err() != nil {
 			return step{kind: stepStopped}
 		}
-		log.Error("guard could not decide; no call made", "error", err.Error())
+		log().Error("guard could not decide; no call made", "error", err.Error())
 		return step{kind: stepBlocked, until: time.Now().Add(r.cfg.Backoff.Delay(1)), reason: "guard_error"}
 	}
 	if !adm.Allowed {
 		p.block(adm.Until, adm.Reason)
-		log.Warn("provider blocked by guard; no call made", "reason", adm.Reason,
+		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason,
 			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", true, "duration_ms", 0)
 		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}
 	}
@@ -239,7 +243,7 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// so the tick's own memory is the faster signal.
 	if s, held := r.remembered(provider, p); held {
 		if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
-			log.Error("guard could not release the reservation", "error", err.Error())
+			log().Error("guard could not release the reservation", "error", err.Error())
 		}
 		return s
 	}
@@ -264,7 +268,7 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	}
 	settle := CallResult{Outcome: outcome, Err: pe, Duration: took}
 	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, settle); err != nil {
-		log.Error("guard could not record the call", "error", err.Error())
+		log().Error("guard could not record the call", "error", err.Error())
 	}
 	if pe == nil {
 		p.answered()
@@ -277,16 +281,16 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 		"is_transient", pe.Transient(), "duration_ms", took.Milliseconds(), "error", pe.Error()}
 	switch pe.Kind {
 	case KindQuota:
-		log.Warn("provider quota exhausted; no more calls to it for this workspace in this tick", attrs...)
+		log().Warn("provider quota exhausted; no more calls to it for this workspace in this tick", attrs...)
 		return step{kind: stepQuota, err: pe}
 	case KindAuth:
-		r.disable(pe, log, attrs)
+		r.disable(pe, log(), attrs)
 		return step{kind: stepUnusable, err: pe}
 	case KindInvalidLead:
-		log.Warn("provider rejected the lead's input", attrs...)
+		log().Warn("provider rejected the lead's input", attrs...)
 		return step{kind: stepAnswered, outcome: CallNotFound, err: pe}
 	}
-	log.Warn("provider call failed transiently", attrs...)
+	log().Warn("provider call failed transiently", attrs...)
 	return step{kind: stepFailed, err: pe}
 }
 
