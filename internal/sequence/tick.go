@@ -157,18 +157,18 @@ type mailboxState struct {
 }
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
+	// A failed batch stops every batch in flight, as SIGTERM does.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	claim := func() ([]store.ClaimedEnrollment, error) {
-		if ctx.Err() != nil {
-			return nil, nil // stopping (SIGTERM): claim nothing more
+		if wctx.Err() != nil {
+			return nil, nil // stopping (SIGTERM or a failed batch): claim nothing more
 		}
 		// Never cancelled mid-statement: a claim committed but not read
 		// would strand its rows until their lease runs out.
 		return store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID)
 	}
-	// A failed batch stops every batch in flight, as SIGTERM does.
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	recorder := newSendingRecorder(wctx, t.pool)
+	recorder := newSendingRecorder(wctx, t.pool, func() int { return len(t.slots) })
 	defer recorder.close()
 	lanes := map[int64]chan struct{}{}
 
@@ -197,13 +197,13 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 		// A full batch suggests more: claim the next one while this one
 		// sends. Otherwise wait for it: rows released in it (moved off a
 		// paused mailbox) may be due again.
-		if len(rows) < t.opts.Batch || !t.opts.Now().Before(deadline) {
+		if !t.opts.Now().Before(deadline) {
+			return finish()
+		}
+		if len(rows) < t.opts.Batch {
 			if werr := finish(); werr != nil {
 				return werr
 			}
-		}
-		if !t.opts.Now().Before(deadline) {
-			return finish()
 		}
 		rows, err = claim()
 		if !t.opts.Now().Before(deadline) {
@@ -263,8 +263,6 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), rec *sendingRecor
 			select {
 			case t.slots <- struct{}{}:
 				defer func() { <-t.slots }()
-				rec.join()
-				defer rec.leave()
 			case <-ctx.Done():
 				// Stopping: the drain only releases its rows; it needs no slot.
 			}
