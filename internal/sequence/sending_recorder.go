@@ -2,7 +2,6 @@ package sequence
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,13 +23,15 @@ const groupLinger = 500 * time.Microsecond
 // until its row is committed (it must be before SMTP), and the workers
 // waiting at the same moment share one INSERT and one commit.
 type sendingRecorder struct {
+	// ctx carries the tick's values but never cancels a write: the reply
+	// must say truthfully whether the rows were committed.
 	ctx  context.Context
 	pool *pgxpool.Pool
 	reqs chan sendingReq
 	done chan struct{}
-	// senders counts the mailboxes sending now: a group holding a row of
-	// each is complete and need not wait.
-	senders atomic.Int32
+	// senders tells how many mailboxes are sending now: a group holding a
+	// row of each is complete and need not wait.
+	senders func() int
 }
 
 type sendingReq struct {
@@ -43,8 +44,9 @@ type sendingReply struct {
 	err      error
 }
 
-func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool) *sendingRecorder {
-	r := &sendingRecorder{ctx: ctx, pool: pool, reqs: make(chan sendingReq, groupMax), done: make(chan struct{})}
+func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, senders func() int) *sendingRecorder {
+	r := &sendingRecorder{ctx: context.WithoutCancel(ctx), pool: pool, reqs: make(chan sendingReq, groupMax),
+		done: make(chan struct{}), senders: senders}
 	go r.loop()
 	return r
 }
@@ -62,10 +64,6 @@ func (r *sendingRecorder) record(ctx context.Context, start store.SendStart) (bo
 	return res.recorded, res.err
 }
 
-// join and leave bracket a mailbox's sending.
-func (r *sendingRecorder) join()  { r.senders.Add(1) }
-func (r *sendingRecorder) leave() { r.senders.Add(-1) }
-
 func (r *sendingRecorder) loop() {
 	defer close(r.done)
 	linger := time.NewTimer(groupLinger)
@@ -74,7 +72,7 @@ func (r *sendingRecorder) loop() {
 		group := []sendingReq{first}
 		linger.Reset(groupLinger)
 	collect:
-		for len(group) < groupMax && len(group) < int(r.senders.Load()) {
+		for len(group) < groupMax && len(group) < r.senders() {
 			select {
 			case req, ok := <-r.reqs:
 				if !ok {
@@ -90,9 +88,7 @@ func (r *sendingRecorder) loop() {
 		for i, req := range group {
 			starts[i] = req.start
 		}
-		// Not cancelled mid-statement by SIGTERM: the reply must say
-		// truthfully whether the rows were committed.
-		written, err := store.BeginSends(context.WithoutCancel(r.ctx), r.pool, starts)
+		written, err := store.BeginSends(r.ctx, r.pool, starts)
 		for _, req := range group {
 			req.reply <- sendingReply{recorded: written[req.start.EnrollmentID], err: err}
 		}
