@@ -1,7 +1,7 @@
 -- Ends sequences because a lead replied or unsubscribed ($2), for the
 -- enrollments $1. Only active enrollments change; a tick that holds one
--- keeps its lease, and its settle no longer touches a row that is not
--- active, so the reply wins over the send in flight. An unsubscribe also
+-- keeps its lease, and its settle keeps this status (email_settle.sql), so
+-- the reply wins over the send in flight. An unsubscribe also
 -- suppresses the lead's address in its workspace (every campaign), whatever
 -- state the enrollment was in.
 WITH target AS (
