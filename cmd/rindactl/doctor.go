@@ -160,7 +160,7 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, re
 	for _, h := range health {
 		switch {
 		case h.Runs == 0:
-			rep.Notes = append(rep.Notes, h.Kind+" tick never ran (no tick_runs rows); fine if this deployment does not schedule it")
+			rep.Notes = append(rep.Notes, h.Kind+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
 		case h.SinceSuccess == nil:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded; see 'rindactl status' for the last error", h.Kind, h.Runs))
 		case *h.SinceSuccess > stale:

@@ -39,6 +39,8 @@ func TestDoctorTickHistory(t *testing.T) {
 		{name: "a longer interval tolerates it", rows: []string{enrichOld, emailOK}, args: []string{"--interval", "5m"}},
 		{name: "only failures", rows: []string{enrichFailed}, problems: []string{"enrich tick: none of its 1 run(s) succeeded"},
 			notes: []string{"email tick never ran"}},
+		{name: "a first run under way is not a failure", rows: []string{enrichOK, emailRunning},
+			notes: []string{"email tick never ran"}},
 		{name: "crashed, running and ancient unfinished ticks", rows: []string{enrichOK, emailOK, emailCrashed, emailRunning, emailAncient},
 			problems: []string{"email tick: 1 run(s) in the last 24 hours never finished (newest host-a:4242:dead)"}},
 		{name: "a shorter lease sees the running tick as crashed", rows: []string{enrichOK, emailOK, emailRunning}, args: []string{"--lease", "10s"},

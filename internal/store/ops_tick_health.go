@@ -11,7 +11,8 @@ type TickHealth struct {
 	// SinceSuccess is the time since the last successful run finished; nil
 	// when no run succeeded.
 	SinceSuccess *time.Duration
-	Runs         int64
+	// Runs counts the finished runs.
+	Runs int64
 	// Crashed counts runs that started more than a lease ago (within the
 	// crash window) and never finished; NewestCrashed names the latest.
 	Crashed       int64

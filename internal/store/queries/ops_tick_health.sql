@@ -1,10 +1,11 @@
 -- Per tick kind ($3), on the database's clock: seconds since the last
--- successful run finished, how many runs there were, and the crashed runs:
+-- successful run finished, how many runs finished (one still running is
+-- neither a success nor a failure yet), and the crashed runs:
 -- started more than $1 seconds (the lease) ago, within the crash window ($2
 -- seconds), never finished; with the newest crashed run's id.
 SELECT k.kind,
        extract(epoch FROM now() - ok.finished_at)::float8,
-       (SELECT count(*) FROM tick_runs r WHERE r.kind = k.kind),
+       (SELECT count(*) FROM tick_runs r WHERE r.kind = k.kind AND r.finished_at IS NOT NULL),
        coalesce(crashed.n, 0), coalesce(crashed.tick_id, '')
 FROM unnest($3::text[]) AS k(kind)
 LEFT JOIN LATERAL (
