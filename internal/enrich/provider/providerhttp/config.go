@@ -82,13 +82,14 @@ func ConfigFromEnv(provider, defaultBaseURL string, getenv func(string) string) 
 
 // ParseBaseURL accepts scheme and host only (http or https, optional port):
 // the adapters own the paths, and anything else in the value is a mistake.
-// The value is never echoed with credentials in it.
+// Errors show only its scheme and host: a key pasted into the user info,
+// the path or the query (Hunter takes ?api_key=) is never echoed.
 func ParseBaseURL(envName, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a URL; set it to scheme and host only, e.g. https://api.example.com", envName)
 	}
-	shown := u.Redacted()
+	shown := u.Scheme + "://" + u.Host
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return nil, fmt.Errorf("%s=%q must start with http:// or https://", envName, shown)

@@ -33,6 +33,9 @@ func TestParseBaseURLRejects(t *testing.T) {
 		"https://api.hunter.io?x=1",
 		"https://api.hunter.io#frag",
 		"https://user:hunter2pass@api.hunter.io",
+		"https://api.hunter.io/?api_key=hunter2pass",
+		"https://api.hunter.io/v2/hunter2pass",
+		"ftp://api.hunter.io/?api_key=hunter2pass",
 		"://bad",
 	} {
 		_, err := providerhttp.ParseBaseURL("RINDA_HUNTER_BASE_URL", raw)
