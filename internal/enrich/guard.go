@@ -70,9 +70,10 @@ const (
 	CallNotFound CallOutcome = "not_found"
 	// CallFailed: the call ended in Err.
 	CallFailed CallOutcome = "failed"
-	// CallSkipped: the call was admitted but never made, because the tick
-	// learned meanwhile that the provider is exhausted or blocked. The guard
-	// gives back what it reserved and leaves the breaker alone.
+	// CallSkipped: the call was admitted but never made: the tick learned
+	// meanwhile of the pair's quota or a refused key, or the wait for its
+	// token was cut short. The guard gives back what it reserved, frees a
+	// probe it held, and leaves the breaker alone otherwise.
 	CallSkipped CallOutcome = "skipped"
 )
 

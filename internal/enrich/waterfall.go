@@ -239,9 +239,11 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	}
 
 	// Admit may have waited for a token; meanwhile a call ahead of this one
-	// may have met the quota. Its breaker write may not be committed yet,
-	// so the tick's own memory is the faster signal.
-	if s, held := r.remembered(provider, p); held {
+	// may have met the quota or a refused key. Its breaker write may not be
+	// committed yet, so the tick's own memory is the faster signal. A guard
+	// block the tick remembers is not checked again: this admission is
+	// newer than it, and skipping would waste the token.
+	if s, held := r.unusable(provider, p); held {
 		if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
 			log().Error("guard could not release the reservation", "error", err.Error())
 		}
@@ -297,14 +299,23 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 // remembered answers from what the tick already knows: a refused key, the
 // pair's quota answer, or a guard block that still holds. No call is made.
 func (r *tickRun) remembered(provider string, p *pair) (step, bool) {
+	if s, held := r.unusable(provider, p); held {
+		return s, true
+	}
+	if until, reason, ok := p.blocked(time.Now()); ok {
+		return step{kind: stepBlocked, until: until, reason: reason}, true
+	}
+	return step{}, false
+}
+
+// unusable reports a refused key or the pair's quota answer: for the rest
+// of the tick no admission changes them.
+func (r *tickRun) unusable(provider string, p *pair) (step, bool) {
 	if pe := r.disabledBy(provider); pe != nil {
 		return step{kind: stepUnusable, err: pe}, true
 	}
 	if pe := p.exhausted(); pe != nil {
 		return step{kind: stepQuota, err: pe}, true
-	}
-	if until, reason, ok := p.blocked(time.Now()); ok {
-		return step{kind: stepBlocked, until: until, reason: reason}, true
 	}
 	return step{}, false
 }

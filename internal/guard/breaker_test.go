@@ -248,3 +248,25 @@ func TestOperatorOpenAndReset(t *testing.T) {
 		t.Fatal("want one breaker_opened and one breaker_closed")
 	}
 }
+
+// A probe admitted but never made (the tick learned of a quota meanwhile,
+// or its token wait was cut short) frees the probe: the next caller probes
+// at once instead of waiting out the probe lease.
+func TestSkippedProbeFreesTheProbe(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ws := newWorkspace(t, db.Pool, "acme")
+	newLeads(t, db.Pool, ws, 3)
+	g := guard.New(db.Pool, unlimited, nil)
+	settle(t, g, admit(t, g, call(ws, 1, "findymail")), quotaErr())
+	expireBreaker(t, db.Pool, ws, "findymail")
+
+	probe := admit(t, g, call(ws, 2, "findymail"))
+	if !probe.Allowed || !probe.Probe {
+		t.Fatalf("expired breaker: got %+v, want the probe", probe)
+	}
+	settle(t, g, probe, enrich.CallResult{Outcome: enrich.CallSkipped})
+	if next := admit(t, g, call(ws, 3, "findymail")); !next.Allowed || !next.Probe {
+		t.Fatalf("after a skipped probe: got %+v, want the next caller to probe", next)
+	}
+}

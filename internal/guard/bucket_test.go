@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/guard"
@@ -137,5 +138,62 @@ func TestBucketRefusesBeyondWaitWithDueTime(t *testing.T) {
 	var n int
 	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM provider_calls").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("ledger rows = %d (%v), want 1: a refused call reserves nothing", n, err)
+	}
+}
+
+// A call admitted with a wait for its token is made, even when a sibling
+// call was refused meanwhile (rate_limited, due after this one's token):
+// the guard's admission is newer than the tick's memory of the refusal,
+// and skipping would burn the token without a request.
+func TestTickMakesEveryCallTheBucketAdmitted(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	set := providertest.StartAll()
+	defer set.Close()
+	ws := newWorkspace(t, db.Pool, "acme")
+	newLeads(t, db.Pool, ws, 60)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
+		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads`); err != nil {
+		t.Fatal(err)
+	}
+	finder, err := provider.NewFinder("hunter", set.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: 10, Per: time.Second}, Burst: 1}}}, nil)
+	if _, err := enrich.RunTick(context.Background(), db.Pool, enrich.TickConfig{
+		Finders: []enrich.Finder{finder}, Guard: g, Concurrency: 25, MaxDuration: 1500 * time.Millisecond, TickID: "bucket",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var admitted, skipped int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE outcome = 'skipped') FROM provider_calls`).Scan(&admitted, &skipped); err != nil {
+		t.Fatal(err)
+	}
+	if skipped != 0 || set.Hunter.Count() != admitted || admitted < 5 {
+		t.Fatalf("%d calls admitted, %d skipped, %d made: want every admitted call made, and at least 5 in 1.5s at 10/s", admitted, skipped, set.Hunter.Count())
+	}
+}
+
+// An admission whose token wait is cut short (SIGTERM) made no call: its
+// reservation is refunded as skipped, not recorded as a failed request.
+func TestCutTokenWaitIsASkippedCall(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ws := newWorkspace(t, db.Pool, "acme")
+	newLeads(t, db.Pool, ws, 2)
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: 2, Per: time.Second}, Burst: 1}}}, nil)
+	settle(t, g, admit(t, g, call(ws, 1, "hunter")), enrich.CallResult{Outcome: enrich.CallFound})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if a, err := g.Admit(ctx, call(ws, 2, "hunter")); err == nil {
+		t.Fatalf("admission with its wait cut short: got %+v, want the context's error", a)
+	}
+	var state, outcome string
+	if err := db.Pool.QueryRow(context.Background(), `SELECT state, outcome FROM provider_calls WHERE lead_id = 2`).Scan(&state, &outcome); err != nil {
+		t.Fatal(err)
+	}
+	if state != "refunded" || outcome != "skipped" {
+		t.Fatalf("ledger row %s/%s, want refunded/skipped", state, outcome)
 	}
 }

@@ -78,7 +78,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 	}
 	if err := bucket.wait(ctx, row); err != nil {
 		// The call will not be made: give the reservation back.
-		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallFailed})
+		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallSkipped})
 		return enrich.Admission{Call: call}, err
 	}
 	return adm, nil
@@ -95,9 +95,15 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	defer cancel()
 	call := a.Call
 	if res.Outcome == enrich.CallSkipped {
-		// Never made: refund the reservation; the breaker learns nothing.
-		_, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false)
-		return err
+		// Never made: refund the reservation; the breaker learns nothing,
+		// but a probe it held is freed for the next caller.
+		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false); err != nil {
+			return err
+		}
+		if a.Probe {
+			return store.BreakerReleaseProbe(ctx, g.db, call.WorkspaceID, call.Provider, probeOwner(call))
+		}
+		return nil
 	}
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
