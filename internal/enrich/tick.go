@@ -223,6 +223,11 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 			return claimed, got.err
 		}
 		claimed += len(got.leads)
+		if r.out.Err() != nil {
+			// Outcomes can no longer be recorded: calls for this batch would
+			// be paid for and lost. Its leases bring the leads back.
+			return claimed, nil
+		}
 		// A short batch means nothing more is due.
 		more := len(got.leads) == r.cfg.Batch && stop.Err() == nil && r.out.Err() == nil
 		if more {
