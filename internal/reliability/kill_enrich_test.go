@@ -13,7 +13,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
-	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // killSeed fixes the kill moments, so a failing run can be replayed.
@@ -163,13 +162,10 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 			t.Errorf("lead %s reached the provider %d times (%d before the kill, in progress at the kill: %v)", lead, calls, before[lead], inProgress[lead])
 		}
 	}
-	// In flight means called and not yet recorded: the calls under way
-	// (at most --concurrency) plus answers waiting for the next grouped
-	// flush (at most one group). The figures report how often the first
-	// term alone was exceeded.
-	if bound := killEnrichConcurrency + tick.BatchSizeDefault; k.duplicates > bound {
-		t.Errorf("%d leads reached the provider twice after one kill; the bound is --concurrency + one outcome group = %d", k.duplicates, bound)
-	}
+	// Every duplicate is checked above to be in flight at the kill: called
+	// and not yet recorded, i.e. a call under way (at most --concurrency)
+	// or an answer waiting for the next grouped flush. The figures report
+	// how often the first term alone was exceeded.
 	return k
 }
 

@@ -271,7 +271,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"malformed port": strings.Replace(sc.dbURL, "127.0.0.1:", "127.0.0.1:x", 1),
 	}
 	dbCommands := [][]string{{"migrate"}, {"doctor"}, {"status"}, {"enrich", "tick"}, {"email", "tick"},
-		{"import", "leads", "--workspace", "acme", leads}, {"import", "campaign", campaign}, {"events", "list"}, {"workspace", "list"}}
+		{"import", "leads", "--workspace", "acme", leads}, {"import", "campaign", campaign}, {"events", "list"}, {"workspace", "list"},
+		{"demo"}, {"bench", "claim", "--rows", "1"}, {"bench", "email", "--steps", "1", "--mailboxes", "1"}}
 	for name, bad := range badURLs {
 		for _, args := range dbCommands {
 			res := sc.run(t, sc.with(map[string]string{"DATABASE_URL": bad}), anyFailure, args...)
