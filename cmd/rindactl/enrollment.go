@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,10 @@ instead (docs/email.md, "Stops").`,
 				if err != nil || id < 1 {
 					return usageError("invalid enrollment id %q: use the numeric id 'rindactl status' or 'rindactl why' shows", a)
 				}
-				opts.IDs = append(opts.IDs, id)
+				// A repeated id is one enrollment: the counts stay true.
+				if !slices.Contains(opts.IDs, id) {
+					opts.IDs = append(opts.IDs, id)
+				}
 			}
 			return nil
 		},

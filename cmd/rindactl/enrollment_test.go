@@ -38,7 +38,8 @@ func TestEnrollmentMarkStopsSequences(t *testing.T) {
 		return strconv.FormatInt(n, 10)
 	}
 
-	res := runCLI(t, env, "enrollment", "mark", "--replied", id("ext-1"), "999999")
+	// A repeated id is one enrollment.
+	res := runCLI(t, env, "enrollment", "mark", "--replied", id("ext-1"), "999999", id("ext-1"))
 	if res.code != 0 || !strings.Contains(res.stdout, "marked 1 of 2 enrollment(s) replied; 1 id(s) not found") {
 		t.Fatalf("mark --replied: %+v", res)
 	}
