@@ -20,8 +20,6 @@ type DemoOptions struct {
 	Rounds    int
 	Keep      bool
 	Output    string
-	// Binary runs the ticks; empty means this executable.
-	Binary string
 }
 
 func newCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cobra.Command {
@@ -72,11 +70,10 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	bin := opts.Binary
-	if bin == "" {
-		if bin, err = os.Executable(); err != nil {
-			return fmt.Errorf("finding the rindactl executable to run the ticks: %w", err)
-		}
+	// The ticks run as separate processes of this same executable.
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the rindactl executable to run the ticks: %w", err)
 	}
 	ios := opts.f.IO
 	cfg := demo.Config{

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -183,17 +182,8 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	if format == cliio.FormatJSON {
 		return ios.WriteJSON(rep)
 	}
-	names := make([]string, 0, len(rep.ProviderCalls))
-	for n := range rep.ProviderCalls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	calls := make([]string, len(names))
-	for i, n := range names {
-		calls[i] = fmt.Sprintf("%s=%d", n, rep.ProviderCalls[n])
-	}
 	o := rep.Outcomes
 	fmt.Fprintf(ios.Out, "tick %s claimed %d: %d enriched, %d not_found, %d pending, %d unreachable, %d enrichment_failed; calls %s; %dms\n",
-		rep.TickID, rep.Claimed, o.Enriched, o.NotFound, o.Pending, o.Unreachable, o.EnrichmentFailed, strings.Join(calls, " "), rep.DurationMS)
+		rep.TickID, rep.Claimed, o.Enriched, o.NotFound, o.Pending, o.Unreachable, o.EnrichmentFailed, cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
 	return nil
 }
