@@ -17,7 +17,7 @@ steps=${BENCH_STEPS:-30339}
 runs=${BENCH_RUNS:-3}
 delays=${BENCH_SMTP_DELAYS-1ms 5ms}
 bin=bin/rindactl
-[ -x "$bin" ] || go build -o "$bin" ./cmd/rindactl
+make -s build # cached: cheap, and never a stale binary
 
 if [ ! -x /usr/bin/time ]; then
 	if [ "$(id -u)" = 0 ]; then

@@ -98,7 +98,7 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 			return res, errors.Join(err, mailer.Close())
 		}
 		if rep.Claimed == 0 {
-			return res, fmt.Errorf("bench email: the queue stopped with %d of %d steps sent (outcomes %v)", sent, cfg.Steps, rep.Outcomes)
+			return res, errors.Join(fmt.Errorf("bench email: the queue stopped with %d of %d steps sent (outcomes %v)", sent, cfg.Steps, rep.Outcomes), mailer.Close())
 		}
 		sent += rep.Sent
 	}
