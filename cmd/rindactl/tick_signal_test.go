@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,15 +92,7 @@ func TestEnrichTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	var finished bool
-	var exitStatus, claimed int
-	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
-		FROM tick_runs WHERE kind = 'enrich'`).Scan(&finished, &exitStatus, &claimed); err != nil {
-		t.Fatalf("one enrich tick_runs row: %v", err)
-	}
-	if !finished || exitStatus != 0 || claimed == 0 {
-		t.Errorf("tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", finished, exitStatus, claimed)
-	}
+	assertTickRunFinished(t, db, "enrich")
 
 	var locked, heldPending int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'in_progress' OR locked_by IS NOT NULL),
@@ -126,52 +116,6 @@ func TestEnrichTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
 	}
 }
 
-// slowLink forwards TCP connections to upstream, holding back every chunk
-// the server sends by delay: a real SMTP server behind a slow network, so
-// a signal lands while messages are on the wire.
-func slowLink(t *testing.T, upstream string, delay time.Duration) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			client, err := l.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", upstream)
-			if err != nil {
-				_ = client.Close()
-				continue
-			}
-			go func() {
-				_, _ = io.Copy(server, client)
-				_ = server.Close()
-			}()
-			go func() {
-				defer client.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := server.Read(buf)
-					if n > 0 {
-						time.Sleep(delay)
-						if _, werr := client.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return l.Addr().String()
-}
-
 // Issue 8 for the email tick: SIGTERM while mailboxes are sending. Every
 // enrollment it claimed is sent (and recorded once) or released due, no
 // 'sending' row is left behind, and the run is recorded with exit 0.
@@ -179,7 +123,7 @@ func TestEmailTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	srv := smtptest.New(t, smtptest.Options{})
-	addr := slowLink(t, fmt.Sprintf("%s:%d", srv.Host(), srv.Port()), 40*time.Millisecond)
+	addr := testkit.SlowProxy(t, fmt.Sprintf("%s:%d", srv.Host(), srv.Port()), 40*time.Millisecond)
 	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
 	campaign := filepath.Join(t.TempDir(), "campaign.yaml")
 	doc := fmt.Sprintf(`workspace: acme
@@ -223,15 +167,7 @@ steps:
 		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
 	}
 
-	var finished bool
-	var exitStatus, claimed int
-	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
-		FROM tick_runs WHERE kind = 'email'`).Scan(&finished, &exitStatus, &claimed); err != nil {
-		t.Fatalf("one email tick_runs row: %v", err)
-	}
-	if !finished || exitStatus != 0 || claimed == 0 {
-		t.Errorf("tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", finished, exitStatus, claimed)
-	}
+	assertTickRunFinished(t, db, "email")
 	var held, sending, sent, advanced, waiting int
 	if err := db.Pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM enrollments WHERE locked_by IS NOT NULL OR next_send_at > now() + interval '1 minute'),
@@ -250,5 +186,20 @@ steps:
 	if sent != srv.Accepted() || advanced != sent || sent+waiting != n || waiting == 0 {
 		t.Errorf("server accepted %d; sends sent=%d, enrollments advanced=%d waiting=%d, want equal counts summing to %d with some waiting",
 			srv.Accepted(), sent, advanced, waiting, n)
+	}
+}
+
+// assertTickRunFinished checks the one tick_runs row of kind: a SIGTERM
+// stop is recorded as a finished run with exit status 0, after claiming.
+func assertTickRunFinished(t *testing.T, db *storetest.DB, kind string) {
+	t.Helper()
+	var finished bool
+	var exitStatus, claimed int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+		FROM tick_runs WHERE kind = $1`, kind).Scan(&finished, &exitStatus, &claimed); err != nil {
+		t.Fatalf("one %s tick_runs row: %v", kind, err)
+	}
+	if !finished || exitStatus != 0 || claimed == 0 {
+		t.Errorf("%s tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", kind, finished, exitStatus, claimed)
 	}
 }

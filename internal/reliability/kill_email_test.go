@@ -11,6 +11,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // Shape of one email kill: killEmailLeads leads, two steps each, over two
@@ -50,7 +51,7 @@ func TestEmailTickSurvivesSIGKILL(t *testing.T) {
 func killEmailOnce(t *testing.T, delay time.Duration) emailKill {
 	db := storetest.New(t)
 	srv := smtptest.New(t, smtptest.Options{})
-	proxy := slowProxy(t, net.JoinHostPort(srv.Host(), strconv.Itoa(srv.Port())), killEmailReplyDelay)
+	proxy := testkit.SlowProxy(t, net.JoinHostPort(srv.Host(), strconv.Itoa(srv.Port())), killEmailReplyDelay)
 	env := map[string]string{"DATABASE_URL": db.URL}
 	for _, args := range [][]string{
 		{"import", "leads", "--workspace", "acme", writeFile(t, "leads.csv", leadsCSV("e", 0, killEmailLeads))},

@@ -1,4 +1,4 @@
-package reliability
+package testkit
 
 import (
 	"io"
@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// slowProxy forwards TCP connections to target and holds every chunk the
-// server sends for delay, so each SMTP reply takes a while and a kill
-// lands mid-conversation rather than before or after it.
-func slowProxy(t testing.TB, target string, delay time.Duration) string {
+// SlowProxy forwards TCP connections to target and holds every chunk the
+// server sends for delay: a real server behind a slow network, so each
+// reply takes a while and a signal or a kill lands mid-conversation rather
+// than before or after it. It returns the proxy's address; the listener and
+// every connection close when the test ends.
+func SlowProxy(t testing.TB, target string, delay time.Duration) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
