@@ -5,7 +5,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,13 +67,7 @@ func killEmailOnce(t *testing.T, delay time.Duration) emailKill {
 
 	tickEnv := map[string]string{"DATABASE_URL": db.TickURL()}
 	args := []string{"email", "tick", "--batch", "8", "--concurrency", "2", "--lease", killLease.String(), "--max-duration", "1500ms"}
-	cmd := command(context.Background(), tickEnv, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(delay)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	killAfter(t, tickEnv, args, delay)
 
 	// Recover: after the lease, tick until nothing is due or leased.
 	for i := 0; ; i++ {

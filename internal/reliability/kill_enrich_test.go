@@ -36,6 +36,18 @@ func runKills[R any](t *testing.T, n int, stream uint64, window time.Duration, k
 	return results
 }
 
+// killAfter starts rindactl with args, SIGKILLs it after delay and reaps it.
+func killAfter(t *testing.T, env map[string]string, args []string, delay time.Duration) {
+	t.Helper()
+	cmd := command(context.Background(), env, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(delay)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+}
+
 // Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in
 // answering in killEnrichLatency, killEnrichConcurrency at a time: about a
 // second of work, which the kill lands in.
@@ -99,14 +111,7 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 	tickEnv["RINDA_HUNTER_RATE"] = "off"
 	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "10",
 		"--concurrency", fmt.Sprint(killEnrichConcurrency), "--lease", killLease.String(), "--max-duration", "1500ms"}
-
-	cmd := command(context.Background(), tickEnv, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(delay)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	killAfter(t, tickEnv, args, delay)
 	killedAt := time.Now()
 	before := perLead(hunter.Requests())
 
