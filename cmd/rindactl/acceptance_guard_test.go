@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
-	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
 // Issue 4: two workspaces with separate budgets in one tick. Workspace
@@ -25,19 +24,12 @@ import (
 // in that same tick.
 func TestAcceptanceExhaustedWorkspaceDoesNotStallTheOther(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	set := providertest.StartAll()
-	defer set.Close()
-	env, tickEnv := acceptanceEnv(set, db)
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
 
 	const n = 30
-	spentFile, _ := acceptanceLeads(t, "spent", n)
-	freshFile, fresh := acceptanceLeads(t, "fresh", n)
-	for ws, file := range map[string]string{"spent": spentFile, "fresh": freshFile} {
-		if res := runCLI(t, env, "import", "leads", "--workspace", ws, file); res.code != exitOK {
-			t.Fatalf("import %s: %+v", ws, res)
-		}
-	}
+	importAcceptanceLeads(t, env, "spent", "spent", n)
+	fresh := importAcceptanceLeads(t, env, "fresh", "fresh", n)
 	// Findymail bills 0.049 and Hunter 0.0245 per found address: a few
 	// fit under 0.10.
 	const ceiling = 0.10
@@ -151,10 +143,8 @@ func (h *slackHook) count(kind string) int {
 // leaves a valid textfile with the last success timestamp.
 func TestAcceptanceQuotaAlertOnceAcrossTicks(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	set := providertest.StartAll()
-	defer set.Close()
-	env, tickEnv := acceptanceEnv(set, db)
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
 	hook := newSlackHook(t)
 	tickEnv["RINDA_SLACK_WEBHOOK_URL"] = hook.URL + "/services/T000/B000/s3cret"
 	set.Findymail.SetMode(providertest.ModeQuota429)
@@ -162,11 +152,8 @@ func TestAcceptanceQuotaAlertOnceAcrossTicks(t *testing.T) {
 
 	var all []acceptanceLead
 	for i, prefix := range []string{"first", "second", "third"} {
-		file, leads := acceptanceLeads(t, prefix, 20)
+		leads := importAcceptanceLeads(t, env, "acme", prefix, 20)
 		all = append(all, leads...)
-		if res := runCLI(t, env, "import", "leads", "--workspace", "acme", file); res.code != exitOK {
-			t.Fatalf("import %s: %+v", prefix, res)
-		}
 		res := runCLI(t, tickEnv, "enrich", "tick", "--concurrency", "10", "--metrics-file", metrics)
 		if res.code != exitOK || strings.Contains(res.stdout+res.stderr, "s3cret") {
 			t.Fatalf("tick %d: exit %d (or the webhook URL was printed)\n%s%s", i+1, res.code, res.stdout, res.stderr)

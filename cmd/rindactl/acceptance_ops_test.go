@@ -15,10 +15,10 @@ import (
 // acceptanceLead is one generated lead of an acceptance scenario.
 type acceptanceLead struct{ first, last, domain string }
 
-// acceptanceLeads writes n leads of workspace-independent names to a CSV
-// and returns its path with the leads, so a test can predict the
-// stand-in's deterministic misses with providertest.IsDefaultMiss.
-func acceptanceLeads(t *testing.T, prefix string, n int) (string, []acceptanceLead) {
+// importAcceptanceLeads imports n leads named after prefix into workspace
+// through the CLI and returns them, so a test can predict the stand-in's
+// deterministic misses with providertest.IsDefaultMiss.
+func importAcceptanceLeads(t *testing.T, env map[string]string, workspace, prefix string, n int) []acceptanceLead {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("external_id,first_name,last_name,company_domain\n")
@@ -27,7 +27,10 @@ func acceptanceLeads(t *testing.T, prefix string, n int) (string, []acceptanceLe
 		leads[i] = acceptanceLead{fmt.Sprintf("Ann%d", i), fmt.Sprintf("%sLee%d", prefix, i), fmt.Sprintf("co%d.example", i%7)}
 		fmt.Fprintf(&b, "%s-%d,%s,%s,%s\n", prefix, i, leads[i].first, leads[i].last, leads[i].domain)
 	}
-	return writeCSV(t, b.String()), leads
+	if res := runCLI(t, env, "import", "leads", "--workspace", workspace, writeCSV(t, b.String())); res.code != exitOK {
+		t.Fatalf("import %s leads into %s: %+v", prefix, workspace, res)
+	}
+	return leads
 }
 
 // expectedMisses counts the leads the default directory misses.
@@ -41,18 +44,29 @@ func expectedMisses(leads []acceptanceLead) int {
 	return n
 }
 
-// acceptanceEnv points the CLI at the stand-ins and db. Ticks connect as the
-// least-privilege tick role; operator commands as the owner. The buckets are
-// off so the scenario's outcome does not depend on timing.
-func acceptanceEnv(set *providertest.Set, db *storetest.DB) (operator, ticker map[string]string) {
-	operator = set.Env()
-	operator["DATABASE_URL"] = db.URL
-	operator["USER"] = "oncall"
-	operator["RINDA_FINDYMAIL_RATE"] = "off"
-	operator["RINDA_HUNTER_RATE"] = "off"
-	ticker = maps.Clone(operator)
-	ticker["DATABASE_URL"] = db.TickURL()
-	return operator, ticker
+// acceptance is one CLI scenario: a database, the provider stand-ins
+// (closed when the test ends), and the environments that point the CLI at
+// them. Ticks connect as the least-privilege tick role; operator commands
+// as the owner. The buckets are off so the outcome does not depend on
+// timing.
+type acceptance struct {
+	db           *storetest.DB
+	set          *providertest.Set
+	env, tickEnv map[string]string
+}
+
+func newAcceptance(t *testing.T) acceptance {
+	t.Helper()
+	a := acceptance{db: storetest.New(t), set: providertest.StartAll()}
+	t.Cleanup(a.set.Close)
+	a.env = a.set.Env()
+	a.env["DATABASE_URL"] = a.db.URL
+	a.env["USER"] = "oncall"
+	a.env["RINDA_FINDYMAIL_RATE"] = "off"
+	a.env["RINDA_HUNTER_RATE"] = "off"
+	a.tickEnv = maps.Clone(a.env)
+	a.tickEnv["DATABASE_URL"] = a.db.TickURL()
+	return a
 }
 
 // leadStatusCounts reads lead_enrichment by status straight from the table,
@@ -103,17 +117,12 @@ func runEnrichTick(t *testing.T, env map[string]string, args ...string) enrichTi
 // breaker reset + requeue + one tick enriches every lead.
 func TestAcceptanceQuotaIncidentRecovery(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	set := providertest.StartAll()
-	defer set.Close()
-	env, tickEnv := acceptanceEnv(set, db)
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
 	ctx := context.Background()
 
 	const n = 40
-	file, leads := acceptanceLeads(t, "inc", n)
-	if res := runCLI(t, env, "import", "leads", "--workspace", "acme", file); res.code != exitOK {
-		t.Fatalf("import: %+v", res)
-	}
+	leads := importAcceptanceLeads(t, env, "acme", "inc", n)
 	set.Findymail.SetMode(providertest.ModeQuotaExhausted)
 	set.Hunter.SetMode(providertest.ModeQuotaExhausted)
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
@@ -70,15 +69,10 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 // run and exits 0; no lead is left in_progress until its lease.
 func TestEnrichTickSIGTERMMidBatchReleasesEveryClaim(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	set := providertest.StartAll()
-	defer set.Close()
-	env, tickEnv := acceptanceEnv(set, db)
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
 	const n = 200
-	file, _ := acceptanceLeads(t, "sig", n)
-	if res := runCLI(t, env, "import", "leads", "--workspace", "acme", file); res.code != exitOK {
-		t.Fatalf("import: %+v", res)
-	}
+	importAcceptanceLeads(t, env, "acme", "sig", n)
 	set.Findymail.SetLatency(300 * time.Millisecond)
 	set.Hunter.SetLatency(300 * time.Millisecond)
 
