@@ -48,11 +48,12 @@ func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 		Short: "Check the database, the schema and provider configuration",
 		Long: `Check that the database is reachable and fully migrated, report which
 providers have an API key configured (never the keys themselves), and check
-the tick history in tick_runs for the enrich and email ticks:
+the tick history in tick_runs for the enrich, email and events ticks:
 
   - a kind whose last successful run finished more than three --interval
     ago is a problem: the scheduler (cron, systemd timer, CronJob, rindactl
-    run) is not running it, or every run fails;
+    run) is not running it, or every run fails (a kind whose runs all
+    failed is reported with its newest error);
   - a tick that started more than --lease ago (within the last 24 hours)
     and never finished is a problem: it crashed or was killed without its
     SIGTERM grace, and its rows waited for their lease;
@@ -152,7 +153,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 
 // checkTicks adds what tick_runs says about each scheduled kind to rep.
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	health, err := store.TickHealthOf(ctx, pool, []string{tick.KindEmail, tick.KindEnrich}, opts.Lease, crashWindow)
+	health, err := store.TickHealthOf(ctx, pool, []string{tick.KindEmail, tick.KindEnrich, tick.KindEvents}, opts.Lease, crashWindow)
 	if err != nil {
 		return err
 	}
@@ -162,10 +163,10 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, re
 		case h.Runs == 0:
 			rep.Notes = append(rep.Notes, h.Kind+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
 		case h.SinceSuccess == nil:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded; see 'rindactl status' for the last error", h.Kind, h.Runs))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
 		case *h.SinceSuccess > stale:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s; check its schedule (cron, systemd timer, CronJob) and logs",
-				h.Kind, *h.SinceSuccess, staleIntervals, opts.Interval))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
+				h.Kind, *h.SinceSuccess, staleIntervals, opts.Interval, newestError(h)))
 		default:
 			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
 		}
@@ -175,4 +176,13 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, re
 		}
 	}
 	return nil
+}
+
+// newestError quotes the newest failure of a kind, if any, so a tick that
+// keeps failing says why without a second command.
+func newestError(h store.TickHealth) string {
+	if h.LastError == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (newest failure: %s)", h.LastError)
 }

@@ -24,7 +24,15 @@ func TestDoctorTickHistory(t *testing.T) {
 		emailAncient = `('email', 'm-ancient', now() - interval '3 days', NULL, NULL)`
 		emailLongAgo = `('email', 'm-long-ago', now() - interval '3 days', now() - interval '3 days', 0)`
 		enrichRecent = `('enrich', 'e-recent', now() - interval '5 seconds', now() - interval '1 second', 0)`
+		eventsOK     = `('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
+		eventsOld    = `('events', 'v-old', now() - interval '10 minutes', now() - interval '10 minutes', 0)`
 	)
+	// eventsFailing are the recent runs of an events tick that keeps failing.
+	eventsFailing := []string{
+		`('events', 'v-bad-1', now() - interval '3 minutes', now() - interval '3 minutes', 1, 'cannot connect to Postgres')`,
+		`('events', 'v-bad-2', now() - interval '2 minutes', now() - interval '2 minutes', 1, 'cannot connect to Postgres')`,
+		`('events', 'v-bad-3', now() - interval '1 minute', now() - interval '1 minute', 1, 'cannot connect to Postgres')`,
+	}
 	cases := []struct {
 		name     string
 		rows     []string
@@ -32,12 +40,14 @@ func TestDoctorTickHistory(t *testing.T) {
 		problems []string // substrings, one per expected problem line
 		notes    []string
 	}{
-		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran"}},
+		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran"}},
+		{name: "an events tick that keeps failing", rows: append([]string{enrichOK, emailOK, eventsOld}, eventsFailing...),
+			problems: []string{"events tick: last success 10m0s ago, more than 3 × --interval 1m0s (newest failure: cannot connect to Postgres)"}},
 		{name: "fresh successes", rows: []string{enrichOK, emailOK}},
 		{name: "stale beyond three intervals", rows: []string{enrichOld, emailOK},
 			problems: []string{"enrich tick: last success 10m0s ago, more than 3 × --interval 1m0s"}},
 		{name: "a longer interval tolerates it", rows: []string{enrichOld, emailOK}, args: []string{"--interval", "5m"}},
-		{name: "only failures", rows: []string{enrichFailed}, problems: []string{"enrich tick: none of its 1 run(s) succeeded"},
+		{name: "only failures", rows: []string{enrichFailed}, problems: []string{"enrich tick: none of its 1 run(s) succeeded (newest failure: exit status 1)"},
 			notes: []string{"email tick never ran"}},
 		{name: "a first run under way is not a failure", rows: []string{enrichOK, emailRunning},
 			notes: []string{"email tick never ran"}},
@@ -53,8 +63,17 @@ func TestDoctorTickHistory(t *testing.T) {
 			t.Parallel()
 			db := storetest.New(t)
 			if len(tc.rows) > 0 {
-				if _, err := db.Pool.Exec(context.Background(), `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid)
-					SELECT k, id, s, f, x, 'host-a', 4242 FROM (VALUES `+strings.Join(tc.rows, ", ")+`) AS v(k, id, s, f, x)`); err != nil {
+				rows := tc.rows
+				if !strings.Contains(strings.Join(rows, ""), "'events'") {
+					rows = append(rows, eventsOK)
+				}
+				for i, r := range rows {
+					if strings.Count(r, ",") == 4 {
+						rows[i] = strings.TrimSuffix(r, ")") + ", NULL)"
+					}
+				}
+				if _, err := db.Pool.Exec(context.Background(), `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, error, host, pid)
+					SELECT k, id, s, f, x, e, 'host-a', 4242 FROM (VALUES `+strings.Join(rows, ", ")+`) AS v(k, id, s, f, x, e)`); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 func newCmdEvents(f *Factory) *cobra.Command {
@@ -95,20 +97,31 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions) error {
 
 // EventsDeliverOptions holds the flags of `rindactl events deliver`.
 type EventsDeliverOptions struct {
-	f      *Factory
-	Output string
+	f           *Factory
+	MaxDuration time.Duration
+	Output      string
 }
+
+// eventsMaxDurationDefault matches the other ticks: a run on the default
+// every-minute schedule ends before the next firing.
+const eventsMaxDurationDefault = 50 * time.Second
 
 func newCmdEventsDeliver(f *Factory, runF func(context.Context, *EventsDeliverOptions) error) *cobra.Command {
 	opts := &EventsDeliverOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "deliver",
-		Short: "Deliver pending events to the Slack webhook now",
+		Short: "Deliver pending events to the Slack webhook now (a bounded tick)",
 		Long: `Post every due event to the Slack incoming webhook in ` + guard.SlackWebhookEnv + `,
 once each, even with several deliverers running. Without a webhook the
-events stay pending (see 'rindactl events list') and this exits 0.`,
-		Example: `  RINDA_SLACK_WEBHOOK_URL=https://hooks.slack.com/services/... rindactl events deliver`,
-		Args:    exactArgs(0, "none"),
+events stay pending (see 'rindactl events list') and this exits 0.
+
+Like the other ticks it is bounded: it claims no new batch after
+--max-duration, stops on SIGTERM once the post in flight is recorded, and
+records its run in tick_runs (kind events), which 'rindactl status' and
+'rindactl doctor' read.`,
+		Example: `  RINDA_SLACK_WEBHOOK_URL=https://hooks.slack.com/services/... rindactl events deliver
+  rindactl events deliver --max-duration 50s --output json`,
+		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -116,8 +129,15 @@ events stay pending (see 'rindactl events list') and this exits 0.`,
 			return eventsDeliverRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", eventsMaxDurationDefault, "stop claiming events after this long")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
+}
+
+// eventsDeliverReport is what `events deliver` prints.
+type eventsDeliverReport struct {
+	TickID string `json:"tick_id"`
+	guard.DeliveryReport
 }
 
 func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
@@ -125,12 +145,32 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.MaxDuration <= 0 {
+		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
+	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	rep, err := guard.DeliverEvents(ctx, pool, opts.f.Getenv(guard.SlackWebhookEnv), guard.DeliverOptions{})
+	rep := eventsDeliverReport{TickID: tick.NewID()}
+	run, err := tick.Start(ctx, pool, tick.KindEvents, rep.TickID)
+	if err != nil {
+		return err
+	}
+	rep.DeliveryReport, err = guard.DeliverEvents(ctx, pool, opts.f.Getenv(guard.SlackWebhookEnv),
+		guard.DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration)})
+	if errors.Is(err, context.Canceled) {
+		err = nil // SIGTERM: what was posted is recorded, the rest waits
+	}
+	res := tick.Result{Claimed: rep.Delivered + rep.Failed + rep.Lost,
+		Counts: map[string]int{"delivered": rep.Delivered, "failed": rep.Failed}, Err: err}
+	if err != nil {
+		res.ExitStatus = exitError
+	}
+	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return err
 	}

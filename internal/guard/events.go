@@ -31,6 +31,9 @@ type DeliverOptions struct {
 	Batch   int
 	Lease   time.Duration
 	Metrics *Metrics
+	// StopClaimingAt bounds a run like any tick's --max-duration: no new
+	// batch is claimed after it; the zero time means no bound.
+	StopClaimingAt time.Time
 }
 
 // DeliveryReport is what one DeliverEvents run did.
@@ -77,6 +80,9 @@ func DeliverEvents(ctx context.Context, db store.DBTX, webhookURL string, opts D
 		}
 		if len(claimed) < opts.Batch || ctx.Err() != nil {
 			return rep, ctx.Err()
+		}
+		if !opts.StopClaimingAt.IsZero() && !time.Now().Before(opts.StopClaimingAt) {
+			return rep, nil
 		}
 	}
 }

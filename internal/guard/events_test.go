@@ -164,3 +164,30 @@ func TestEventsFailedPostRetriedLaterNotDoubled(t *testing.T) {
 		t.Fatalf("slack got %d messages, want 1", n)
 	}
 }
+
+// Issue 16: `events deliver` is a bounded tick like the others: past
+// StopClaimingAt it claims no further batch and leaves the rest pending.
+func TestEventsDeliverStopsClaimingAtItsBound(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	ws := newWorkspace(t, db.Pool, "acme")
+	for _, p := range []string{"hunter", "findymail", "millionverifier"} {
+		if _, err := guard.OpenBreaker(ctx, db.Pool, ws, p, time.Hour, "manual"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := store.Events(ctx, db.Pool, 10, true)
+	if err != nil || len(before) < 3 {
+		t.Fatalf("pending events = %d (%v), want at least 3", len(before), err)
+	}
+	hook := newSlackHook(t)
+	rep, err := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{Batch: 1, StopClaimingAt: time.Now()})
+	if err != nil || rep.Delivered != 1 {
+		t.Fatalf("bounded run: %+v %v, want exactly one batch of 1 delivered", rep, err)
+	}
+	after, err := store.Events(ctx, db.Pool, 10, true)
+	if err != nil || len(after) != len(before)-1 {
+		t.Fatalf("pending after a bounded run = %d (%v), want %d", len(after), err, len(before)-1)
+	}
+}

@@ -17,6 +17,8 @@ type TickHealth struct {
 	// crash window) and never finished; NewestCrashed names the latest.
 	Crashed       int64
 	NewestCrashed string
+	// LastError is the newest failed run's error; empty when none failed.
+	LastError string
 }
 
 // TickHealthOf reads the health of each kind on the database's clock.
@@ -30,7 +32,7 @@ func TickHealthOf(ctx context.Context, db DBTX, kinds []string, lease, crashWind
 	for rows.Next() {
 		var h TickHealth
 		var since *float64
-		if err := rows.Scan(&h.Kind, &since, &h.Runs, &h.Crashed, &h.NewestCrashed); err != nil {
+		if err := rows.Scan(&h.Kind, &since, &h.Runs, &h.Crashed, &h.NewestCrashed, &h.LastError); err != nil {
 			return nil, err
 		}
 		if since != nil {
