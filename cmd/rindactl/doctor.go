@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -25,6 +28,10 @@ type DoctorOptions struct {
 	// Lease is the longest a tick may hold its rows: one started longer
 	// ago that never finished has crashed.
 	Lease time.Duration
+	// EnvFile is the file the crontab and systemd units load; EnvFileSet
+	// says it was named on the command line (then it must exist).
+	EnvFile    string
+	EnvFileSet bool
 }
 
 // DoctorIntervalDefault is the cadence the generated schedules use.
@@ -59,6 +66,10 @@ the tick history in tick_runs for the enrich, email and events ticks:
     SIGTERM grace, and its rows waited for their lease;
   - a kind that never ran is only noted: not every deployment runs both.
 
+It also checks the env file the crontab and systemd units load (--env-file):
+a line that sh and systemd would read differently is a problem, reported
+with its line number and never its value.
+
 Exits 0 when everything is fine, 1 with one line per problem on stderr
 (a stale tick is a problem an operator must see), 2 on bad flags.`,
 		Example: `  rindactl doctor
@@ -66,6 +77,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
   rindactl doctor --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.EnvFileSet = cmd.Flags().Changed("env-file")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -74,6 +86,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 	}
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
+	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
 	return cmd
 }
@@ -117,6 +130,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		}
 	}
 
+	checkEnvFileFor(opts, &rep)
 	for _, p := range providerNames {
 		rep.Providers[p] = opts.f.Getenv("RINDA_"+p+"_API_KEY") != ""
 	}
@@ -185,4 +199,22 @@ func newestError(h store.TickHealth) string {
 		return ""
 	}
 	return fmt.Sprintf(" (newest failure: %s)", h.LastError)
+}
+
+// checkEnvFileFor adds what the env file check finds to rep. The default
+// path missing is only a note: Kubernetes and 'rindactl run' need no file.
+func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) {
+	problems, err := schedule.CheckEnvFile(opts.EnvFile)
+	switch {
+	case err != nil && !opts.EnvFileSet && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
+		rep.Notes = append(rep.Notes, fmt.Sprintf("env file %s not checked: %v (pass --env-file to check another)", opts.EnvFile, errors.Unwrap(err)))
+	case err != nil:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("env file %s: %v", opts.EnvFile, errors.Unwrap(err)))
+	case len(problems) > 0:
+		for _, p := range problems {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("env file %s: %v; sh (crontab) and systemd would read it differently", opts.EnvFile, p))
+		}
+	default:
+		rep.Checks = append(rep.Checks, "env file "+opts.EnvFile+" reads the same in sh and systemd")
+	}
 }

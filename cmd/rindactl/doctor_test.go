@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,6 +80,7 @@ func TestDoctorTickHistory(t *testing.T) {
 				}
 			}
 			env := map[string]string{"DATABASE_URL": db.URL}
+			tc.args = append(tc.args, "--env-file", goodEnvFile(t))
 			res := runCLI(t, env, append([]string{"doctor"}, tc.args...)...)
 			want := exitOK
 			if len(tc.problems) > 0 {
@@ -115,6 +118,42 @@ func TestDoctorTickHistory(t *testing.T) {
 				t.Errorf("json report %+v, want %d problems and %d notes", rep, len(tc.problems), len(tc.notes))
 			}
 		})
+	}
+}
+
+// goodEnvFile is an env file in the format sh and systemd read alike.
+func goodEnvFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "env")
+	if err := os.WriteFile(path, []byte("# test\nDATABASE_URL=\"postgres://u@h/db?a=1&b=2\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Issue 16: doctor checks the env file the crontab and systemd units load;
+// a line sh and systemd read differently is a problem (exit 1) with its
+// line number and without its value.
+func TestDoctorChecksTheEnvFile(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	bad := filepath.Join(t.TempDir(), "env")
+	if err := os.WriteFile(bad, []byte("# ok\nDATABASE_URL=postgres://u:s3cr3t@h/db?sslmode=disable&application_name=x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := runCLI(t, env, "doctor", "--env-file", bad)
+	if res.code != exitError || !strings.Contains(res.stderr, "problem  env file "+bad+": line 2: DATABASE_URL: an unquoted value") || strings.Contains(res.stderr+res.stdout, "s3cr3t") {
+		t.Errorf("bad env file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	missing := filepath.Join(t.TempDir(), "absent")
+	res = runCLI(t, env, "doctor", "--env-file", missing)
+	if res.code != exitError || !strings.Contains(res.stderr, "problem  env file "+missing+": no such file") {
+		t.Errorf("missing named env file: exit %d\n%s", res.code, res.stderr)
+	}
+	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t))
+	if res.code != exitOK || !strings.Contains(res.stdout, "reads the same in sh and systemd") || strings.Contains(res.stderr, "env file") {
+		t.Errorf("good env file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
 

@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +19,8 @@ const specOff = "off"
 
 func newCmdSchedule(f *Factory) *cobra.Command {
 	return groupCommand("schedule", "Print crontab, systemd or Kubernetes units that run the ticks",
-		"Generate deployment units for the ticks from cron specs.",
-		newCmdSchedulePrint(f, nil))
+		"Generate deployment units for the ticks from cron specs, and the env file they load.",
+		newCmdSchedulePrint(f, nil), newCmdScheduleEnvFile(f, nil))
 }
 
 // SchedulePrintOptions holds the flags of `rindactl schedule print`.
@@ -48,7 +53,10 @@ interval so it ends before its next firing.
   kubernetes  a CronJob per tick with its environment from a Secret
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
-a lease. A spec that is invalid, or that systemd cannot express, exits 2.`,
+a lease. A spec that is invalid, or that systemd cannot express, exits 2. For crontab
+and systemd, an existing --env-file is checked too: a line that sh and
+systemd would read differently exits 2 with its line number (see
+'rindactl schedule env-file' for the format).`,
 		Example: `  rindactl schedule print --format crontab | crontab -u rindactl -
   rindactl schedule print --format systemd --enrich '*/2 * * * *' --events off
   rindactl schedule print --format kubernetes > rindactl-cronjobs.yaml`,
@@ -91,6 +99,11 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 		// Render only rejects its input: a value the format cannot carry.
 		return usageError("%v", err)
 	}
+	if format != schedule.FormatKubernetes {
+		if err := checkEnvFile(opts.EnvFile); err != nil {
+			return err
+		}
+	}
 	out := opts.f.IO.Out
 	for i, file := range files {
 		if i > 0 {
@@ -123,4 +136,102 @@ func parseTicks(enrich, email, events string, parse func(string) (schedule.Spec,
 		return nil, usageError("every tick is off: give a cron spec to --enrich, --email or --events")
 	}
 	return ticks, nil
+}
+
+// checkEnvFile rejects an env file sh and systemd would read differently
+// (exit 2, one line per problem, never a value). A file that is missing or
+// unreadable here (mode 0600, owned by root) is left to 'rindactl doctor'
+// on the host.
+func checkEnvFile(path string) error {
+	problems, err := schedule.CheckEnvFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil
+		}
+		return usageError("env file %s: %v", path, err)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Error()
+	}
+	return usageError("env file %s: sh (crontab) and systemd would read it differently:\n  %s", path, strings.Join(msgs, "\n  "))
+}
+
+// ScheduleEnvFileOptions holds the flags of `rindactl schedule env-file`.
+type ScheduleEnvFileOptions struct {
+	f    *Factory
+	Path string
+	Vars []string
+}
+
+func newCmdScheduleEnvFile(f *Factory, runF func(context.Context, *ScheduleEnvFileOptions) error) *cobra.Command {
+	opts := &ScheduleEnvFileOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "env-file PATH",
+		Short: "Write the env file the crontab and systemd units load, quoted for both",
+		Long: `Write DATABASE_URL (from --database-url or the environment), every RINDA_*
+variable of this environment and each --var to PATH, mode 0600, replaced in
+one rename. Each line is KEY="value" with \, ", $ and ` + "`" + ` escaped, the
+one form that sh (the crontab lines source the file) and systemd's
+EnvironmentFile= both read unchanged: a DATABASE_URL with &, $, spaces or
+quotes survives both. Prints the names written, never the values.
+
+Kubernetes reads no env file: 'kubectl create secret --from-env-file' keeps
+quotes literally, so create the Secret with --from-literal (docs/deploy.md).`,
+		Example: `  sudo -E rindactl schedule env-file /etc/rindactl/env --var SMTP_PASSWORD_SALES
+  rindactl doctor --env-file /etc/rindactl/env   # check a hand-edited file`,
+		Args: exactArgs(1, "PATH"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return scheduleEnvFileRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Vars, "var", nil, "also write this variable from the environment (a mailbox's password_env); repeatable")
+	return cmd
+}
+
+func scheduleEnvFileRun(_ context.Context, opts *ScheduleEnvFileOptions) error {
+	if opts.f.DatabaseURL == "" {
+		return usageError("no database configured: set DATABASE_URL or pass --database-url; the env file needs it")
+	}
+	vars := [][2]string{{"DATABASE_URL", opts.f.DatabaseURL}}
+	var names []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "RINDA_") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range append(names, opts.Vars...) {
+		value := opts.f.Getenv(name)
+		if value == "" {
+			if slices.Contains(opts.Vars, name) {
+				return usageError("--var %s: not set in this environment", name)
+			}
+			continue
+		}
+		if !slices.ContainsFunc(vars, func(kv [2]string) bool { return kv[0] == name }) {
+			vars = append(vars, [2]string{name, value})
+		}
+	}
+	for _, kv := range vars {
+		if _, err := schedule.EnvLine(kv[0], kv[1]); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	if err := schedule.WriteEnvFile(opts.Path, vars); err != nil {
+		return err
+	}
+	written := make([]string, len(vars))
+	for i, kv := range vars {
+		written[i] = kv[0]
+	}
+	fmt.Fprintf(opts.f.IO.Out, "wrote %s (mode 0600): %s\n", opts.Path, strings.Join(written, ", "))
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -149,4 +151,53 @@ func splitLF(data []byte, atEOF bool) (int, []byte, error) {
 		return len(data), data, nil
 	}
 	return 0, nil, nil
+}
+
+// WriteEnvFile writes vars to path in the env-file format, readable by its
+// owner only, replacing any file there in one rename so a tick never
+// sources half a file.
+func WriteEnvFile(path string, vars [][2]string) error {
+	var b strings.Builder
+	b.WriteString("# rindactl environment, written by `rindactl schedule env-file`.\n")
+	b.WriteString("# Read by sh (crontab: set -a; . FILE) and systemd (EnvironmentFile=) alike;\n")
+	b.WriteString("# keep the KEY=\"value\" form (escape \\ \" $ ` with a backslash).\n")
+	for _, kv := range vars {
+		line, err := EnvLine(kv[0], kv[1])
+		if err != nil {
+			return err
+		}
+		b.WriteString(line + "\n")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("env file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("env file %s: %w", path, err)
+	}
+	if _, err := io.WriteString(tmp, b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("env file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("env file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("env file %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckEnvFile validates the env file at path. A missing file is not an
+// error here: Kubernetes deployments have none; callers decide.
+func CheckEnvFile(path string) ([]*EnvFileError, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	_, problems, err := ParseEnvFile(fh)
+	return problems, err
 }
