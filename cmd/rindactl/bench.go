@@ -9,7 +9,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/bench"
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/store"
 )
 
 func newCmdBench(f *Factory) *cobra.Command {
@@ -70,8 +69,8 @@ func benchClaimRun(ctx context.Context, opts *BenchClaimOptions) error {
 		return usageError("invalid --batch %d: use 1 to 10000", opts.Batch)
 	case opts.Concurrency < 1 || opts.Concurrency > 1000:
 		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
-	case opts.f.DatabaseURL == "":
-		return store.ErrNoDatabaseURL
+	case opts.f.CheckDatabaseURL() != nil:
+		return opts.f.CheckDatabaseURL()
 	}
 	res, err := bench.Claim(ctx, bench.ClaimConfig{URL: opts.f.DatabaseURL, Rows: opts.Rows, Batch: opts.Batch, Concurrency: opts.Concurrency})
 	if err != nil {
@@ -146,8 +145,8 @@ func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
 		return usageError("invalid --mailboxes %d: use 1 to 1000", opts.Mailboxes)
 	case opts.SMTPDelay < 0 || opts.SMTPDelay > time.Minute:
 		return usageError("invalid --smtp-delay %s: use 0 to 1m", opts.SMTPDelay)
-	case opts.f.DatabaseURL == "":
-		return store.ErrNoDatabaseURL
+	case opts.f.CheckDatabaseURL() != nil:
+		return opts.f.CheckDatabaseURL()
 	}
 	res, err := bench.Email(ctx, bench.EmailConfig{URL: opts.f.DatabaseURL, Steps: opts.Steps, Mailboxes: opts.Mailboxes, SMTPDelay: opts.SMTPDelay})
 	if err != nil {

@@ -58,7 +58,7 @@ func TestDemoAndBenchUsageErrorsExit2(t *testing.T) {
 func TestBenchWithoutDatabaseSaysHowToSetIt(t *testing.T) {
 	t.Parallel()
 	res := runCLI(t, nil, "bench", "claim", "--rows", "10")
-	if res.code != 1 || !strings.Contains(res.stderr, "DATABASE_URL") {
-		t.Fatalf("exit %d, stderr %q: want exit 1 naming DATABASE_URL", res.code, res.stderr)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "DATABASE_URL") {
+		t.Fatalf("exit %d, stderr %q: want exit 2 naming DATABASE_URL", res.code, res.stderr)
 	}
 }

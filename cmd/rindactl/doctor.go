@@ -111,6 +111,8 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}}
 
 	pool, err := opts.f.OpenDB(ctx)
+	var configErr *codedError
+	errors.As(err, &configErr)
 	if err != nil {
 		rep.Problems = append(rep.Problems, "database: "+err.Error())
 	} else {
@@ -158,6 +160,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		for _, p := range rep.Problems {
 			fmt.Fprintln(ios.ErrOut, "problem  "+p)
 		}
+	}
+	if configErr != nil {
+		return &silentError{code: configErr.code} // no or an invalid DATABASE_URL: exit 2
 	}
 	if !rep.OK {
 		return &silentError{code: exitError}

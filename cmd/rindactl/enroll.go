@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // EnrollOptions holds the flags of `rindactl enroll`.
@@ -77,6 +79,9 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	}
 	defer pool.Close()
 	res, err := sequence.Enroll(ctx, pool, req, opts.f.Now())
+	if errors.Is(err, store.ErrCampaignNotFound) {
+		return usageError("%v", err) // an unknown workspace or campaign is bad input
+	}
 	if err != nil {
 		return err
 	}

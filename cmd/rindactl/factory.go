@@ -43,7 +43,20 @@ func (f *Factory) Logger() *slog.Logger {
 // OpenDB connects to the configured database with the safety settings of
 // store.Open (statement and lock timeouts on every connection).
 func (f *Factory) OpenDB(ctx context.Context) (*pgxpool.Pool, error) {
+	if err := f.CheckDatabaseURL(); err != nil {
+		return nil, err
+	}
 	return store.Open(ctx, store.Config{URL: f.DatabaseURL})
+}
+
+// CheckDatabaseURL reports a missing or unparsable database URL as a
+// configuration error (exit 2): retrying cannot fix it, unlike an
+// unreachable server (exit 1).
+func (f *Factory) CheckDatabaseURL() error {
+	if _, err := store.ParseConfig(store.Config{URL: f.DatabaseURL}); err != nil {
+		return &codedError{code: exitUsage, err: err}
+	}
+	return nil
 }
 
 // Env reads an environment variable through the factory, so tests control it.

@@ -53,7 +53,7 @@ it (an address found meanwhile is kept when the new line has none).
 Every line is checked first. A bad line (no email and no company_domain, a
 malformed email or domain, an unknown timezone, a value over 1000
 characters, a repeated external_id) is reported with its line number and
-reason; then nothing is imported and the command exits 1, unless
+reason; then nothing is imported and the command exits 2, unless
 --skip-invalid imports the good lines. The import is one transaction.
 Files over 256 MiB are refused (exit 2): split them.`,
 		Example: `  rindactl import leads --workspace acme leads.csv
@@ -119,7 +119,7 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 				return err
 			}
 		}
-		return &codedError{code: exitError, err: fmt.Errorf("%s: %d invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %d valid lines)",
+		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %d invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %d valid lines)",
 			opts.File, len(file.Invalid), len(file.Records))}
 	}
 
@@ -183,7 +183,7 @@ func readLeadFile(path string, maxBytes int64) (*enrich.LeadFile, error) {
 		return nil, tooBig
 	}
 	if err != nil {
-		return nil, &codedError{code: exitError, err: fmt.Errorf("%s: %w", path, err)}
+		return nil, &codedError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
 	}
 	return file, nil
 }

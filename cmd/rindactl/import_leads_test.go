@@ -33,8 +33,8 @@ func TestImportLeadsBadLinesImportNothing(t *testing.T) {
 	file := writeCSV(t, leadsCSV)
 
 	res := runCLI(t, env, "import", "leads", "--workspace", "acme", file)
-	if res.code != exitError {
-		t.Fatalf("exit %d, want 1; stderr:\n%s", res.code, res.stderr)
+	if res.code != exitUsage {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", res.code, res.stderr)
 	}
 	for _, want := range []string{"line 3: no email and no company_domain", `line 5: email "not-an-email"`, "2 invalid line(s); nothing was imported"} {
 		if !strings.Contains(res.stderr, want) {
@@ -78,7 +78,7 @@ func TestImportLeadsUsageErrors(t *testing.T) {
 		{[]string{"import", "leads", file}, exitUsage, "--workspace is required"},
 		{[]string{"import", "leads", "--workspace", "bad name", file}, exitUsage, "invalid --workspace"},
 		{[]string{"import", "leads", "--workspace", "acme", "/no/such/file.csv"}, exitUsage, "no such file"},
-		{[]string{"import", "leads", "--workspace", "acme", file}, exitError, `unknown column "phone"`},
+		{[]string{"import", "leads", "--workspace", "acme", file}, exitUsage, `unknown column "phone"`},
 	}
 	for _, tc := range cases {
 		res := runCLI(t, map[string]string{}, tc.args...)

@@ -61,6 +61,7 @@ batch runs ("ticks") against Postgres. cron or systemd timers run
 processes, on any number of hosts. A provider running out of quota opens a
 breaker instead of looping, and can never delay an email.`,
 		Version:       buildVersion(),
+		RunE:          needSubcommand,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Example: `  # prepare a database and check the setup
@@ -167,8 +168,23 @@ func groupCommand(use, short, long string, subs ...*cobra.Command) *cobra.Comman
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE: needSubcommand,
 	}
 	c.AddCommand(subs...)
 	return c
+}
+
+// needSubcommand runs for a group without its subcommand ("rindactl email"):
+// the help goes to stderr and the exit is 2, so a cron line missing "tick"
+// fails loudly instead of looking like success.
+func needSubcommand(cmd *cobra.Command, _ []string) error {
+	cmd.SetOut(cmd.ErrOrStderr())
+	_ = cmd.Help()
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return usageError("%s needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
 }

@@ -70,6 +70,10 @@ func runRun(_ context.Context, opts *RunOptions) error {
 	if opts.ShutdownTimeout <= 0 {
 		return usageError("--shutdown-timeout %v: use a positive duration like 30s", opts.ShutdownTimeout)
 	}
+	// Every child would fail on every firing without a database.
+	if err := opts.f.CheckDatabaseURL(); err != nil {
+		return err
+	}
 	argv := opts.TickArgv
 	if argv == nil {
 		argv, err = selfTickArgv(opts.f)

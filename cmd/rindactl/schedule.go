@@ -197,8 +197,8 @@ quotes literally, so create the Secret with --from-literal (docs/deploy.md).`,
 }
 
 func scheduleEnvFileRun(_ context.Context, opts *ScheduleEnvFileOptions) error {
-	if opts.f.DatabaseURL == "" {
-		return usageError("no database configured: set DATABASE_URL or pass --database-url; the env file needs it")
+	if err := opts.f.CheckDatabaseURL(); err != nil {
+		return err
 	}
 	vars := [][2]string{{"DATABASE_URL", opts.f.DatabaseURL}}
 	var names []string

@@ -146,13 +146,14 @@ func writeHolds(out io.Writer, holds []status.Hold, summary string) {
 	}
 }
 
-// whyError maps explanation errors to exit codes: a missing row is an
-// error (1), an ambiguous or malformed reference a usage error (2).
+// whyError maps explanation errors to exit codes: a missing, ambiguous or
+// malformed reference is bad input (2), like an unknown workspace anywhere.
 func whyError(err error) error {
 	var amb *status.AmbiguousError
 	var filt *status.FilterError
+	var missing *status.NotFoundError
 	switch {
-	case errors.As(err, &amb), errors.As(err, &filt):
+	case errors.As(err, &amb), errors.As(err, &filt), errors.As(err, &missing):
 		return usageError("%v", err)
 	default:
 		return err

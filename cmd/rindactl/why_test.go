@@ -26,8 +26,8 @@ func TestWhyCommand(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"why", "lead", "crm-999"}, exitError},
-		{[]string{"why", "enrollment", "999"}, exitError},
+		{[]string{"why", "lead", "crm-999"}, exitUsage},
+		{[]string{"why", "enrollment", "999"}, exitUsage},
 		{[]string{"why", "enrollment", "abc"}, exitUsage},
 		{[]string{"why", "lead"}, exitUsage},
 	} {
