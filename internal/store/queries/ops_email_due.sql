@@ -1,18 +1,20 @@
 -- Due active enrollments ($1 = now) grouped by what decides whether they can
 -- go out: campaign, mailbox, whether the lead has an address, and the lead's
 -- zone (only for campaigns that send in each lead's own zone). The groups are
--- few; the sending window is judged per group in Go. Leased rows are not due:
--- their next_send_at is the lease end.
+-- few; the sending window is judged per group in Go. Due and late are
+-- measured from step_due_at, when the current step first became due: a
+-- lease or a retry moves next_send_at, never that, so leased rows and rows
+-- backing off after a refused send count as long as their step is unsent.
 SELECT e.campaign_id, e.mailbox_id,
        coalesce(l.email, '') = '' AS no_email,
        CASE WHEN c.window_timezone = 'lead' THEN coalesce(l.timezone, '') ELSE '' END AS lead_tz,
        count(*) AS n,
-       min(e.next_send_at) AS oldest
+       min(e.step_due_at) AS oldest
 FROM enrollments e
 JOIN campaigns c ON c.id = e.campaign_id
 JOIN leads l ON l.id = e.lead_id
 WHERE e.status = 'active'
-  AND e.next_send_at <= $1
+  AND e.step_due_at <= $1
   AND ($2::bigint IS NULL OR e.workspace_id = $2)
   AND ($3::bigint IS NULL OR e.campaign_id = $3)
 GROUP BY 1, 2, 3, 4
