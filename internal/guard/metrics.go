@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -159,9 +160,13 @@ func (m *Metrics) Refresh(ctx context.Context, db store.DBTX, kinds ...string) e
 type ExportOptions struct {
 	// File is the node_exporter textfile path (…/rindactl_enrich.prom).
 	File string
-	// PushgatewayURL is the Pushgateway base URL; Job groups the push.
+	// PushgatewayURL is the Pushgateway base URL. A push replaces the
+	// metrics of its group, job + instance: Job names the tick kind and
+	// Instance the host (os.Hostname when empty), so ticks on several hosts
+	// keep their own series instead of overwriting each other's.
 	PushgatewayURL string
 	Job            string
+	Instance       string
 }
 
 // Export refreshes the database gauges (when db is not nil) and writes the
@@ -187,7 +192,14 @@ func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions,
 		if job == "" {
 			job = "rindactl"
 		}
-		if err := push.New(opts.PushgatewayURL, job).Gatherer(m.Registry).PushContext(ctx); err != nil {
+		instance := opts.Instance
+		if instance == "" {
+			if instance, _ = os.Hostname(); instance == "" {
+				instance = "unknown"
+			}
+		}
+		pusher := push.New(opts.PushgatewayURL, job).Grouping("instance", instance).Gatherer(m.Registry)
+		if err := pusher.PushContext(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("push metrics to %s: %s", redactURL(opts.PushgatewayURL),
 				strings.ReplaceAll(err.Error(), opts.PushgatewayURL, redactURL(opts.PushgatewayURL))))
 		}
