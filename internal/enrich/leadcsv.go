@@ -55,58 +55,106 @@ type LeadFile struct {
 	Invalid []LineError
 }
 
-// ParseLeadCSV reads a lead CSV with a header line. It checks every line
-// and reports all bad ones instead of stopping at the first, so one run
-// tells the operator everything to fix. A broken header or a CSV syntax
-// error (an unclosed quote) is returned as an error: past it, lines cannot
-// be trusted.
+// ParseLeadCSV reads a whole lead CSV with a header line. It checks every
+// line and reports all bad ones instead of stopping at the first, so one run
+// tells the operator everything to fix; a repeated external_id is a bad
+// line. A broken header or a CSV syntax error (an unclosed quote) is
+// returned as an error: past it, lines cannot be trusted. Large files are
+// streamed with LeadReader instead.
 func ParseLeadCSV(r io.Reader) (*LeadFile, error) {
+	lr, err := NewLeadReader(r)
+	if err != nil {
+		return nil, err
+	}
+	out := &LeadFile{}
+	seen := map[string]int{} // external_id -> first line
+	for {
+		rec, bad, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if bad == nil && rec.ExternalID != "" {
+			if first, dup := seen[rec.ExternalID]; dup {
+				bad = &LineError{Line: rec.Line, Reason: fmt.Sprintf("external_id %q already appears on line %d", rec.ExternalID, first)}
+			} else {
+				seen[rec.ExternalID] = rec.Line
+			}
+		}
+		if bad != nil {
+			out.Invalid = append(out.Invalid, *bad)
+			continue
+		}
+		out.Records = append(out.Records, rec)
+	}
+}
+
+// HeaderError is a lead CSV whose header (or emptiness) makes every line
+// unreadable.
+type HeaderError struct{ msg string }
+
+func (e *HeaderError) Error() string { return e.msg }
+
+// LeadReader streams a lead CSV one line at a time, so memory does not grow
+// with the file. It checks each line on its own; repeated external_ids
+// across lines are the caller's to find.
+type LeadReader struct {
+	cr   *csv.Reader
+	cols map[string]int
+}
+
+// NewLeadReader reads and checks the header line.
+func NewLeadReader(r io.Reader) (*LeadReader, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked per line, so the error names the line
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, errors.New("the file is empty; it needs a header line: " + strings.Join(requiredLeadColumns, ","))
+		return nil, &HeaderError{"the file is empty; it needs a header line: " + strings.Join(requiredLeadColumns, ",")}
 	}
 	if err != nil {
 		return nil, csvError(err)
 	}
 	cols, err := leadColumns(header)
 	if err != nil {
-		return nil, err
+		return nil, &HeaderError{err.Error()}
 	}
-
-	out := &LeadFile{}
-	seen := map[string]int{} // external_id -> first line
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, csvError(err)
-		}
-		line, _ := cr.FieldPos(0)
-		lr, reasons := parseLeadLine(rec, cols, line)
-		if lr.ExternalID != "" {
-			if first, dup := seen[lr.ExternalID]; dup {
-				reasons = append(reasons, fmt.Sprintf("external_id %q already appears on line %d", lr.ExternalID, first))
-			} else {
-				seen[lr.ExternalID] = line
-			}
-		}
-		if len(reasons) > 0 {
-			out.Invalid = append(out.Invalid, LineError{Line: line, Reason: strings.Join(reasons, "; ")})
-			continue
-		}
-		out.Records = append(out.Records, lr)
-	}
+	return &LeadReader{cr: cr, cols: cols}, nil
 }
+
+// Next returns the next line: its record, or the reasons it is invalid as a
+// LineError. It returns io.EOF after the last line, and a SyntaxError when
+// the CSV itself is broken.
+func (lr *LeadReader) Next() (LeadRecord, *LineError, error) {
+	rec, err := lr.cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return LeadRecord{}, nil, io.EOF
+		}
+		return LeadRecord{}, nil, csvError(err)
+	}
+	line, _ := lr.cr.FieldPos(0)
+	r, reasons := parseLeadLine(rec, lr.cols, line)
+	if len(reasons) > 0 {
+		return r, &LineError{Line: line, Reason: strings.Join(reasons, "; ")}, nil
+	}
+	return r, nil, nil
+}
+
+// InputOffset is how many bytes of the file have been read (for progress).
+func (lr *LeadReader) InputOffset() int64 { return lr.cr.InputOffset() }
+
+// SyntaxError is a CSV the reader cannot continue past (an unclosed quote).
+type SyntaxError struct{ msg string }
+
+func (e *SyntaxError) Error() string { return e.msg }
 
 func csvError(err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("line %d: %v (fix the quoting; nothing was imported)", pe.StartLine, pe.Err)
+		return &SyntaxError{fmt.Sprintf("line %d: %v (fix the quoting; nothing was imported)", pe.StartLine, pe.Err)}
 	}
 	return fmt.Errorf("reading CSV: %w", err)
 }
@@ -147,6 +195,11 @@ func parseLeadLine(rec []string, cols map[string]int, line int) (LeadRecord, []s
 			return ""
 		}
 		v := strings.TrimSpace(rec[i])
+		if strings.ContainsRune(v, 0) {
+			// Postgres text cannot hold NUL: the line is bad, not the import.
+			reasons = append(reasons, name+" contains a NUL byte")
+			return ""
+		}
 		if !utf8.ValidString(v) {
 			reasons = append(reasons, name+" is not valid UTF-8")
 			return ""

@@ -9,8 +9,9 @@ import (
 )
 
 // LeadImport is one lead to import; empty Email, ExternalID and Timezone
-// are stored as NULL.
+// are stored as NULL. Line is its line in the source file (for reports).
 type LeadImport struct {
+	Line       int
 	ExternalID string
 	FirstName  string
 	LastName   string
@@ -26,38 +27,135 @@ type LeadImportResult struct {
 	WorkspaceCreated bool  `json:"workspace_created"`
 	Inserted         int64 `json:"inserted"`
 	Updated          int64 `json:"updated"`
+	// Merged counts lines without an external_id that were a lead the
+	// workspace already had, or another line of the file had (same address,
+	// or without one the same name at the same domain): merged, not
+	// duplicated.
+	Merged int64 `json:"duplicates_merged"`
 	// Queued leads got a new pending enrichment row.
 	Queued int64 `json:"queued"`
 	// Closed enrichment rows whose lead now came with an address.
 	Closed int64 `json:"closed"`
 }
 
-// ImportLeads writes leads into the named workspace (created if missing)
-// in one transaction: COPY into a staging table, then one merge statement.
-// Either every lead is imported or none is.
-func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, leads []LeadImport) (LeadImportResult, error) {
-	var res LeadImportResult
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, query("leads_workspace_ensure"), workspace).Scan(&res.WorkspaceID, &res.WorkspaceCreated); err != nil {
-			return fmt.Errorf("workspace %q: %w", workspace, err)
+// LeadRepeat is a line whose external_id an earlier line of the same
+// import already used.
+type LeadRepeat struct {
+	Line       int
+	ExternalID string
+	FirstLine  int
+}
+
+// LeadImporter writes one import in batches inside one transaction, so a
+// file of any size imports with bounded memory and every statement stays
+// short (each batch is one COPY into a staging table and one merge), while
+// the import as a whole is all or nothing: Commit or Rollback.
+type LeadImporter struct {
+	tx  pgx.Tx
+	res LeadImportResult
+}
+
+// BeginLeadImport opens the import's transaction and creates the workspace
+// if it does not exist.
+func BeginLeadImport(ctx context.Context, pool *pgxpool.Pool, workspace string) (*LeadImporter, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("importing leads: %w", err)
+	}
+	im := &LeadImporter{tx: tx}
+	if err := tx.QueryRow(ctx, query("leads_workspace_ensure"), workspace).Scan(&im.res.WorkspaceID, &im.res.WorkspaceCreated); err != nil {
+		im.Rollback(ctx)
+		return nil, fmt.Errorf("workspace %q: %w", workspace, err)
+	}
+	for _, q := range []string{"leads_import_stage", "leads_import_seen"} {
+		if _, err := tx.Exec(ctx, query(q)); err != nil {
+			im.Rollback(ctx)
+			return nil, fmt.Errorf("importing leads: %w", err)
 		}
-		if _, err := tx.Exec(ctx, query("leads_import_stage")); err != nil {
-			return err
-		}
-		src := pgx.CopyFromSlice(len(leads), func(i int) ([]any, error) {
-			l := leads[i]
-			return []any{nullText(l.ExternalID), l.FirstName, l.LastName, l.Company, l.Domain, nullText(l.Email), nullText(l.Timezone)}, nil
-		})
-		cols := []string{"external_id", "first_name", "last_name", "company", "company_domain", "email", "timezone"}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lead_import"}, cols, src); err != nil {
-			return fmt.Errorf("copying leads: %w", err)
-		}
-		return tx.QueryRow(ctx, query("leads_import_merge"), res.WorkspaceID).Scan(&res.Inserted, &res.Updated, &res.Queued, &res.Closed)
+	}
+	return im, nil
+}
+
+// Add imports one batch. Lines whose external_id an earlier line used are
+// left out and returned; the caller decides whether that fails the import.
+func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepeat, error) {
+	src := pgx.CopyFromSlice(len(leads), func(i int) ([]any, error) {
+		l := leads[i]
+		return []any{int32(l.Line), nullText(l.ExternalID), l.FirstName, l.LastName, l.Company, l.Domain, nullText(l.Email), nullText(l.Timezone)}, nil
+	})
+	cols := []string{"line", "external_id", "first_name", "last_name", "company", "company_domain", "email", "timezone"}
+	if _, err := im.tx.CopyFrom(ctx, pgx.Identifier{"lead_import"}, cols, src); err != nil {
+		return nil, fmt.Errorf("copying leads: %w", err)
+	}
+	rows, err := im.tx.Query(ctx, query("leads_import_repeats"))
+	if err != nil {
+		return nil, fmt.Errorf("checking external_ids: %w", err)
+	}
+	repeats, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (LeadRepeat, error) {
+		var rp LeadRepeat
+		return rp, r.Scan(&rp.Line, &rp.ExternalID, &rp.FirstLine)
 	})
 	if err != nil {
+		return nil, fmt.Errorf("checking external_ids: %w", err)
+	}
+	var ins, upd, merged, queued, closed int64
+	if err := im.tx.QueryRow(ctx, query("leads_import_merge"), im.res.WorkspaceID).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
+		return nil, fmt.Errorf("merging leads: %w", err)
+	}
+	im.res.Inserted += ins
+	im.res.Updated += upd
+	im.res.Merged += merged
+	im.res.Queued += queued
+	im.res.Closed += closed
+	if _, err := im.tx.Exec(ctx, query("leads_import_clear")); err != nil {
+		return nil, fmt.Errorf("importing leads: %w", err)
+	}
+	return repeats, nil
+}
+
+// Commit makes the whole import visible at once.
+func (im *LeadImporter) Commit(ctx context.Context) (LeadImportResult, error) {
+	if err := im.tx.Commit(ctx); err != nil {
 		return LeadImportResult{}, fmt.Errorf("importing leads: %w", err)
 	}
-	return res, nil
+	return im.res, nil
+}
+
+// Rollback discards the import; safe after Commit.
+func (im *LeadImporter) Rollback(ctx context.Context) {
+	_ = im.tx.Rollback(context.WithoutCancel(ctx))
+}
+
+// ImportBatchDefault is how many lines one batch stages and merges: large
+// enough to amortise a round trip, small enough that each statement stays
+// far below statement_timeout and memory stays flat.
+const ImportBatchDefault = 5000
+
+// ImportLeads imports leads in one transaction, in batches: either every
+// lead is imported or none is. A repeated external_id fails the import.
+func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, leads []LeadImport) (LeadImportResult, error) {
+	im, err := BeginLeadImport(ctx, pool, workspace)
+	if err != nil {
+		return LeadImportResult{}, err
+	}
+	defer im.Rollback(ctx)
+	for start := 0; start < len(leads); start += ImportBatchDefault {
+		batch := leads[start:min(start+ImportBatchDefault, len(leads))]
+		for i := range batch {
+			if batch[i].Line == 0 {
+				batch[i].Line = start + i + 1
+			}
+		}
+		repeats, err := im.Add(ctx, batch)
+		if err != nil {
+			return LeadImportResult{}, err
+		}
+		if len(repeats) > 0 {
+			r := repeats[0]
+			return LeadImportResult{}, fmt.Errorf("importing leads: line %d: external_id %q already appears on line %d", r.Line, r.ExternalID, r.FirstLine)
+		}
+	}
+	return im.Commit(ctx)
 }
 
 // nullText maps "" to NULL.

@@ -114,3 +114,64 @@ func BenchmarkImportLeads100k(b *testing.B) {
 		}
 	}
 }
+
+// Issue 15/16: lines without an external_id are one lead per address (or,
+// without one, per name at a domain): importing the same file twice, or a
+// file that repeats a lead, merges instead of duplicating, and says so.
+func TestImportLeadsWithoutExternalIDMergesDuplicates(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	file := []store.LeadImport{
+		{FirstName: "Ada", LastName: "Lovelace", Domain: "analytical.example", Email: "ada@analytical.example"},
+		{FirstName: "Grace", LastName: "Hopper", Domain: "navy.example"},
+		{FirstName: "Ada", LastName: "King", Domain: "analytical.example", Email: "ada@analytical.example"}, // same address
+		{FirstName: "grace", LastName: "HOPPER", Domain: "navy.example"},                                    // same name
+	}
+	res, err := store.ImportLeads(ctx, db.Pool, "acme", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Inserted != 2 || res.Merged != 2 || res.Queued != 1 {
+		t.Fatalf("first import: %+v, want 2 inserted, 2 duplicates merged, 1 queued", res)
+	}
+	res, err = store.ImportLeads(ctx, db.Pool, "acme", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Inserted != 0 || res.Merged != 4 || res.Queued != 0 {
+		t.Fatalf("re-import: %+v, want nothing inserted, 4 duplicates merged", res)
+	}
+	var n int
+	var last string
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), max(last_name) FILTER (WHERE email IS NOT NULL) FROM leads`).Scan(&n, &last); err != nil || n != 2 || last != "King" {
+		t.Fatalf("leads after two imports: %d, Ada's last name %q (%v); want 2 leads, the last line's name", n, last, err)
+	}
+}
+
+// A repeated external_id is caught across batches, not only within one.
+func TestImportLeadsRepeatAcrossBatches(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	im, err := store.BeginLeadImport(ctx, db.Pool, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Rollback(ctx)
+	if rep, err := im.Add(ctx, []store.LeadImport{{Line: 2, ExternalID: "x", FirstName: "A", Domain: "a.example"}}); err != nil || len(rep) != 0 {
+		t.Fatalf("first batch: %v %v", rep, err)
+	}
+	rep, err := im.Add(ctx, []store.LeadImport{
+		{Line: 3, ExternalID: "y", FirstName: "B", Domain: "b.example"},
+		{Line: 4, ExternalID: "x", FirstName: "C", Domain: "c.example"},
+		{Line: 5, ExternalID: "y", FirstName: "D", Domain: "d.example"},
+	})
+	if err != nil || len(rep) != 2 || rep[0] != (store.LeadRepeat{Line: 4, ExternalID: "x", FirstLine: 2}) || rep[1] != (store.LeadRepeat{Line: 5, ExternalID: "y", FirstLine: 3}) {
+		t.Fatalf("second batch repeats = %+v (%v), want lines 4 (of 2) and 5 (of 3)", rep, err)
+	}
+	res, err := im.Commit(ctx)
+	if err != nil || res.Inserted != 2 {
+		t.Fatalf("commit: %+v %v, want the 2 first uses inserted", res, err)
+	}
+}
