@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
@@ -45,16 +46,27 @@ it does not exist.
 
 The header names the columns: first_name, last_name and company_domain are
 required; email, external_id, company and timezone (an IANA zone) are
-optional; any other column is an error. A lead with an email needs no
-enrichment; a lead without one is queued for "rindactl enrich tick".
-Re-importing a lead with the same external_id updates it, never duplicates
-it (an address found meanwhile is kept when the new line has none).
+optional; any other column is an error (exit 2). A lead with an email needs
+no enrichment; a lead without one is queued for "rindactl enrich tick".
+Addresses are lower-cased and trimmed. Re-importing a lead with the same
+external_id updates it, never duplicates it (an address found meanwhile is
+kept when the new line has none). A line without an external_id is the
+lead with its address or, without one, its name at its company_domain:
+importing the same file twice, or a file that repeats a lead, merges the
+line into that lead (the last line's values win) and counts it as a
+duplicate merged, never a second lead.
 
-Every line is checked first. A bad line (no email and no company_domain, a
-malformed email or domain, an unknown timezone, a value over 1000
-characters, a repeated external_id) is reported with its line number and
-reason; then nothing is imported and the command exits 2, unless
---skip-invalid imports the good lines. The import is one transaction.
+The file is streamed in batches of 5,000 lines, each copied into a staging
+table and merged, inside one transaction: memory stays flat for any size,
+every statement stays far under statement_timeout, and the import is all
+or nothing (interrupted, it leaves nothing; run it again). On a terminal,
+progress is drawn on stderr.
+
+A bad line (no email and no company_domain, a malformed email or domain, an
+unknown timezone, a value over 1000 characters, a NUL byte, a repeated
+external_id) is reported with its line number and reason; then nothing is
+imported and the command exits 2, unless --skip-invalid imports the good
+lines. A CSV syntax error (an unclosed quote) stops the import (exit 2).
 Files over 256 MiB are refused (exit 2): split them.`,
 		Example: `  rindactl import leads --workspace acme leads.csv
   rindactl import leads --workspace acme --skip-invalid --output json leads.csv
@@ -81,8 +93,9 @@ Files over 256 MiB are refused (exit 2): split them.`,
 type importLeadsReport struct {
 	Workspace string `json:"workspace"`
 	store.LeadImportResult
-	Invalid  []importLeadsLine `json:"invalid"`
-	Imported bool              `json:"imported"`
+	Invalid      []importLeadsLine `json:"invalid"`
+	InvalidCount int               `json:"invalid_count"`
+	Imported     bool              `json:"imported"`
 }
 
 type importLeadsLine struct {
@@ -101,44 +114,51 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if !workspaceName.MatchString(opts.Workspace) {
 		return usageError("invalid --workspace %q: use 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", opts.Workspace)
 	}
-	file, err := readLeadFile(opts.File, opts.MaxBytes)
+	fh, size, err := openLeadFile(opts.File, opts.MaxBytes)
 	if err != nil {
 		return err
 	}
-	ios := opts.f.IO
-	rep := importLeadsReport{Workspace: opts.Workspace, Invalid: []importLeadsLine{}}
-	for _, le := range file.Invalid {
-		rep.Invalid = append(rep.Invalid, importLeadsLine{Line: le.Line, Reason: le.Reason})
-		if format == cliio.FormatText {
-			fmt.Fprintf(ios.ErrOut, "%s: %s\n", opts.File, le.Error())
-		}
+	defer fh.Close()
+	reader, err := enrich.NewLeadReader(fh)
+	if err != nil {
+		return leadFileError(opts.File, opts.MaxBytes, err)
 	}
-	if len(file.Invalid) > 0 && !opts.SkipInvalid {
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	ios := opts.f.IO
+	iopts := enrich.ImportOptions{SkipInvalid: opts.SkipInvalid}
+	if format == cliio.FormatText {
+		iopts.OnInvalid = func(le enrich.LineError) { fmt.Fprintf(ios.ErrOut, "%s: %s\n", opts.File, le.Error()) }
+	}
+	if ios.IsStderrTTY() && format == cliio.FormatText && size > 0 {
+		bar := progressbar.DefaultBytes(size, "importing "+opts.File)
+		progressbar.OptionSetWriter(ios.ErrOut)(bar)
+		progressbar.OptionClearOnFinish()(bar)
+		iopts.Progress = func(n int64) { _ = bar.Set64(min(n, size)) }
+		defer func() { _ = bar.Finish() }()
+	}
+	res, err := enrich.ImportLeads(ctx, pool, opts.Workspace, reader, iopts)
+	rep := importLeadsReport{Workspace: opts.Workspace, LeadImportResult: res.LeadImportResult, Invalid: []importLeadsLine{},
+		InvalidCount: res.InvalidCount, Imported: res.Imported}
+	for _, le := range res.Invalid {
+		rep.Invalid = append(rep.Invalid, importLeadsLine{Line: le.Line, Reason: le.Reason})
+	}
+	var invalid *enrich.InvalidLinesError
+	if errors.As(err, &invalid) {
 		if format == cliio.FormatJSON {
 			if err := ios.WriteJSON(rep); err != nil {
 				return err
 			}
 		}
-		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %d invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %d valid lines)",
-			opts.File, len(file.Invalid), len(file.Records))}
+		return usageError("%s: %d invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %d valid lines)",
+			opts.File, invalid.Invalid, invalid.Valid)
 	}
-
-	if len(file.Records) > 0 {
-		leads := make([]store.LeadImport, len(file.Records))
-		for i, r := range file.Records {
-			leads[i] = store.LeadImport{ExternalID: r.ExternalID, FirstName: r.FirstName, LastName: r.LastName,
-				Company: r.Company, Domain: r.Domain, Email: r.Email, Timezone: r.Timezone}
-		}
-		pool, err := opts.f.OpenDB(ctx)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		rep.LeadImportResult, err = store.ImportLeads(ctx, pool, opts.Workspace, leads)
-		if err != nil {
-			return err
-		}
-		rep.Imported = true
+	if err != nil {
+		return leadFileError(opts.File, opts.MaxBytes, err)
 	}
 
 	if format == cliio.FormatJSON {
@@ -148,42 +168,76 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if rep.WorkspaceCreated {
 		created = " (created)"
 	}
-	fmt.Fprintf(ios.Out, "imported %d leads into workspace %s%s: %d new, %d updated, %d queued for enrichment",
-		rep.Inserted+rep.Updated, opts.Workspace, created, rep.Inserted, rep.Updated, rep.Queued)
-	if len(rep.Invalid) > 0 {
-		fmt.Fprintf(ios.Out, ", %d invalid lines skipped", len(rep.Invalid))
+	fmt.Fprintf(ios.Out, "imported %d leads into workspace %s%s: %d new, %d updated, %d duplicates merged, %d queued for enrichment",
+		rep.Inserted+rep.Updated+rep.Merged, opts.Workspace, created, rep.Inserted, rep.Updated, rep.Merged, rep.Queued)
+	if rep.InvalidCount > 0 {
+		fmt.Fprintf(ios.Out, ", %d invalid lines skipped", rep.InvalidCount)
 	}
 	fmt.Fprintln(ios.Out)
 	return nil
 }
 
-// readLeadFile opens and parses path, refusing files over maxBytes before
-// reading them.
-func readLeadFile(path string, maxBytes int64) (*enrich.LeadFile, error) {
+// errLeadFileTooBig stops a read past the size limit of a pipe or device,
+// which has no size up front.
+var errLeadFileTooBig = errors.New("lead file over the size limit")
+
+// openLeadFile opens path, refusing files over maxBytes before reading
+// them; it returns the size when the file has one (for progress).
+func openLeadFile(path string, maxBytes int64) (io.ReadCloser, int64, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, usageError("%s: no such file", path)
+			return nil, 0, usageError("%s: no such file", path)
 		}
-		return nil, usageError("%s: cannot open: %v", path, errors.Unwrap(err))
+		return nil, 0, usageError("%s: cannot open: %v", path, errors.Unwrap(err))
 	}
-	defer fh.Close()
-	limit := fmt.Sprintf("%d bytes", maxBytes)
-	if maxBytes >= 1<<20 {
-		limit = fmt.Sprintf("%d MiB", maxBytes>>20)
+	var size int64
+	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() {
+		if size = st.Size(); size > maxBytes {
+			fh.Close()
+			return nil, 0, leadFileError(path, maxBytes, errLeadFileTooBig)
+		}
 	}
-	tooBig := usageError("%s is larger than the %s limit for one import; split it into smaller files", path, limit)
-	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > maxBytes {
-		return nil, tooBig
+	return struct {
+		io.Reader
+		io.Closer
+	}{&limitReader{r: fh, left: maxBytes}, fh}, size, nil
+}
+
+// limitReader fails with errLeadFileTooBig instead of a silent EOF, so a
+// cut-off file can never import as if complete.
+type limitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errLeadFileTooBig
 	}
-	// A pipe or device has no size up front: count while reading.
-	lr := &io.LimitedReader{R: fh, N: maxBytes + 1}
-	file, err := enrich.ParseLeadCSV(lr)
-	if lr.N <= 0 {
-		return nil, tooBig
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
 	}
-	if err != nil {
-		return nil, &codedError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// leadFileError maps what reading the file found to an exit code: a file
+// too big, a bad header, broken CSV syntax are bad input (2); the rest
+// (a read or database failure) is a runtime error (1).
+func leadFileError(path string, maxBytes int64, err error) error {
+	var header *enrich.HeaderError
+	var syntax *enrich.SyntaxError
+	switch {
+	case errors.Is(err, errLeadFileTooBig):
+		limit := fmt.Sprintf("%d bytes", maxBytes)
+		if maxBytes >= 1<<20 {
+			limit = fmt.Sprintf("%d MiB", maxBytes>>20)
+		}
+		return usageError("%s is larger than the %s limit for one import; split it into smaller files", path, limit)
+	case errors.As(err, &header), errors.As(err, &syntax):
+		return usageError("%s: %v", path, err)
 	}
-	return file, nil
+	return fmt.Errorf("%s: %w", path, err)
 }

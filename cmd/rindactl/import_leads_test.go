@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -88,11 +90,85 @@ func TestImportLeadsUsageErrors(t *testing.T) {
 	}
 }
 
-func TestReadLeadFileSizeLimit(t *testing.T) {
+func TestLeadFileSizeLimit(t *testing.T) {
 	t.Parallel()
 	file := writeCSV(t, leadsCSV)
-	_, err := readLeadFile(file, 64)
+	_, _, err := openLeadFile(file, 64)
 	if err == nil || !strings.Contains(err.Error(), "larger than the 64 bytes limit") {
-		t.Fatalf("got %v, want the size limit named", err)
+		t.Fatalf("regular file: got %v, want the size limit named", err)
+	}
+	// A pipe has no size up front: the limit stops the read with an error,
+	// never a silent end of file that would import half the lines.
+	fifo := filepath.Join(t.TempDir(), "leads.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = w.WriteString(leadsCSV)
+			w.Close()
+		}
+	}()
+	rc, _, err := openLeadFile(fifo, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	lr, err := enrich.NewLeadReader(rc)
+	for err == nil {
+		_, _, err = lr.Next()
+	}
+	if err := leadFileError(fifo, 64, err); !strings.Contains(err.Error(), "larger than the 64 bytes limit") {
+		t.Fatalf("pipe: got %v, want the size limit named", err)
+	}
+}
+
+// Issue 16: a NUL byte is an invalid line like any other: reported with its
+// line number (exit 2, nothing imported), and skipped by --skip-invalid,
+// never a raw SQLSTATE that aborts the whole import.
+func TestImportLeadsNULByteIsAnInvalidLine(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	file := writeCSV(t, "first_name,last_name,company_domain\nAda,Lovelace,analytical.example\nAl\x00an,Turing,bletchley.example\nGrace,Hopper,navy.example\n")
+
+	res := runCLI(t, env, "import", "leads", "--workspace", "acme", file)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "line 3: first_name contains a NUL byte") || strings.Contains(res.stderr, "SQLSTATE") {
+		t.Fatalf("exit %d, want 2 naming line 3:\n%s", res.code, res.stderr)
+	}
+	res = runCLI(t, env, "import", "leads", "--workspace", "acme", "--skip-invalid", file)
+	if res.code != 0 || !strings.Contains(res.stdout, "2 new") || !strings.Contains(res.stdout, "1 invalid lines skipped") {
+		t.Fatalf("--skip-invalid: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// Issue 15/16 (import side): re-importing the same CSV without external_id
+// does not create the leads twice, and the import says how many lines it
+// merged; addresses are normalised (case, spaces) before they are compared.
+func TestImportLeadsTwiceWithoutExternalIDMerges(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	file := writeCSV(t, "first_name,last_name,company_domain,email\n"+
+		"Ada,Lovelace,analytical.example, Ada@Analytical.Example \n"+
+		"Alan,Turing,bletchley.example,\n"+
+		"Grace,Hopper,navy.example,grace@navy.example\n")
+	res := runCLI(t, env, "import", "leads", "--workspace", "acme", file)
+	if res.code != 0 || !strings.Contains(res.stdout, "3 new, 0 updated, 0 duplicates merged") {
+		t.Fatalf("first import: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res = runCLI(t, env, "import", "leads", "--workspace", "acme", "--output", "json", file)
+	var rep struct {
+		Inserted int64 `json:"inserted"`
+		Merged   int64 `json:"duplicates_merged"`
+	}
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &rep) != nil || rep.Inserted != 0 || rep.Merged != 3 {
+		t.Fatalf("re-import: exit %d %+v\n%s%s", res.code, rep, res.stdout, res.stderr)
+	}
+	var n int
+	var email string
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*), max(email) FILTER (WHERE first_name = 'Ada') FROM leads`).Scan(&n, &email); err != nil || n != 3 || email != "ada@analytical.example" {
+		t.Fatalf("leads = %d, Ada's address %q (%v); want 3 leads and a normalised address", n, email, err)
 	}
 }

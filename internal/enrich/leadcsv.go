@@ -14,8 +14,9 @@ import (
 )
 
 const (
-	// ImportMaxBytesDefault bounds a lead CSV file: 100k leads weigh about
-	// 15 MiB, so this leaves room while keeping one import one transaction.
+	// ImportMaxBytesDefault bounds a lead CSV file: 2M leads weigh about
+	// 115 MiB. Imports stream, so the bound is about how long one
+	// all-or-nothing transaction may grow, not memory.
 	ImportMaxBytesDefault int64 = 256 << 20
 	// ImportMaxFieldLen is the longest value any column accepts; longer
 	// values are a broken export, not a name or a domain.
