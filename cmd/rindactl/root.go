@@ -17,10 +17,33 @@ func buildVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(bi)
+}
+
+// versionFrom names a build not made by `make`: the module version of `go
+// install ...@v1.4.0`, else the commit a plain `go build` stamped (with
+// -dirty for uncommitted changes), else "dev".
+func versionFrom(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "dev"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			rev = s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return "dev-" + rev + dirty
 }
 
 // Exit codes, documented in the README: a deliberate block (open breaker,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -106,5 +107,24 @@ func TestDoctorReportsProvidersWithoutKeys(t *testing.T) {
 	}
 	if !rep.OK || !rep.Providers["HUNTER"] || rep.Providers["FINDYMAIL"] {
 		t.Fatalf("unexpected report: %+v", rep)
+	}
+}
+
+// Issue 16: --version names the build when `make` did not stamp one.
+func TestVersionFromBuildInfo(t *testing.T) {
+	t.Parallel()
+	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{nil, "dev"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "dev-0123456789ab-dirty"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+	} {
+		if got := versionFrom(tc.bi); got != tc.want {
+			t.Errorf("versionFrom(%+v) = %q, want %q", tc.bi, got, tc.want)
+		}
 	}
 }

@@ -76,7 +76,7 @@ systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
-	fl.StringVar(&opts.Image, "image", schedule.ImageDefault, "container image (kubernetes)")
+	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes; default: this binary's version)")
 	return cmd
 }
 

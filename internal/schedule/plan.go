@@ -36,9 +36,23 @@ func ParseFormat(s string) (Format, error) {
 const (
 	BinaryDefault  = "/usr/local/bin/rindactl"
 	EnvFileDefault = "/etc/rindactl/env"
-	ImageDefault   = "ghcr.io/rindactl/rindactl:latest"
+	ImageRepo      = "ghcr.io/rindactl/rindactl"
+	ImageDefault   = ImageRepo + ":latest"
 	SecretDefault  = "rindactl"
 )
+
+// releaseTag is a version an image can be tagged with (v1.4.0, 1.4.0-rc1).
+var releaseTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]{1,100})?$`)
+
+// ImageFor is the image of the binary's own version, so the CronJobs run
+// what generated them; a development build (no release version) gets
+// ImageDefault.
+func ImageFor(version string) string {
+	if releaseTag.MatchString(version) {
+		return ImageRepo + ":" + version
+	}
+	return ImageDefault
+}
 
 // ShutdownTimeoutDefault is how long a tick gets after SIGTERM (or after its
 // --max-duration) to finish or release its in-flight rows before it is

@@ -327,3 +327,21 @@ func commentBefore(doc *yaml.Node, key string) string {
 	}
 	return ""
 }
+
+// Issue 16: CronJobs run the image of the version that generated them.
+func TestImageForVersion(t *testing.T) {
+	t.Parallel()
+	for version, want := range map[string]string{
+		"v1.4.0":                 ImageRepo + ":v1.4.0",
+		"1.4.0-rc.1":             ImageRepo + ":1.4.0-rc.1",
+		"dev":                    ImageDefault,
+		"dev-0123456789ab-dirty": ImageDefault,
+		"":                       ImageDefault,
+		"v1.4.0+meta":            ImageDefault, // + is not a valid tag character
+		"3de1b5a-dirty":          ImageDefault, // git describe without a tag
+	} {
+		if got := ImageFor(version); got != want {
+			t.Errorf("ImageFor(%q) = %q, want %q", version, got, want)
+		}
+	}
+}
