@@ -50,12 +50,13 @@ email, breakers, ticks and spend.`,
 	cmd.Flags().BoolVar(&opts.Overdue, "overdue", false, "focus on the late backlog and its drain time")
 	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "only this workspace (by name)")
 	cmd.Flags().StringVar(&opts.Campaign, "campaign", "", "only this campaign's email backlog (by name)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table (or text) or json")
 	return cmd
 }
 
 func statusRun(ctx context.Context, opts *StatusOptions) error {
-	format, err := cliio.ParseFormat(opts.Output, cliio.FormatTable, cliio.FormatJSON)
+	// text is accepted like on every other command: status's text is its table.
+	format, err := cliio.ParseFormat(opts.Output, cliio.FormatTable, cliio.FormatText, cliio.FormatJSON)
 	if err != nil {
 		return usageError("%v", err)
 	}

@@ -67,3 +67,18 @@ func TestStatusCommand(t *testing.T) {
 		}
 	}
 }
+
+// Issue 16: `status -o text` is accepted like on every other command and
+// prints the same table as the default.
+func TestStatusOutputTextIsTheTable(t *testing.T) {
+	t.Parallel()
+	env, _ := opsEnv(t)
+	table := runCLI(t, env, "status", "--overdue")
+	text := runCLI(t, env, "status", "--overdue", "-o", "text")
+	// The first line stamps the time of the run.
+	_, tableBody, _ := strings.Cut(table.stdout, "\n")
+	_, textBody, _ := strings.Cut(text.stdout, "\n")
+	if table.code != 0 || text.code != 0 || textBody != tableBody || tableBody == "" {
+		t.Fatalf("status -o text: exit %d (table exit %d); output differs:\n%s\n---\n%s", text.code, table.code, text.stdout, table.stdout)
+	}
+}
