@@ -34,7 +34,7 @@ func TestInputLimits(t *testing.T) {
 		"bad-2,Ada,\"" + strings.Repeat("y", 5<<20) + "\",b.example\nok-2,Alan,Turing,bletchley.example\n"
 	file := writeFile(t, "long.csv", csv)
 	res := rindactl(t, env, "import", "leads", "--workspace", "acme", file)
-	if res.code != 1 || !strings.Contains(res.stderr, "line 3: first_name is 1001 characters long") || !strings.Contains(res.stderr, "line 4: last_name is 5242880 characters long") {
+	if res.code != 2 || !strings.Contains(res.stderr, "line 3: first_name is 1001 characters long") || !strings.Contains(res.stderr, "line 4: last_name is 5242880 characters long") {
 		t.Errorf("absurd field lengths: %s", res)
 	}
 	if n := queryInt(t, db, `SELECT count(*) FROM leads`); n != 0 {

@@ -1,7 +1,9 @@
 -- Removes from the staged batch every line whose external_id an earlier
 -- line of this import used (an earlier batch: lead_import_seen; this batch:
 -- a lower line), returns each with the line that used it first, and records
--- the batch's first uses for the batches to come.
+-- the batch's first uses for the batches to come. lead_import_seen is looked
+-- up per external_id (its primary key): a temp table has no statistics, and
+-- a join could scan all of it for every batch.
 WITH firsts AS (
     SELECT DISTINCT ON (external_id) external_id, line
     FROM lead_import
@@ -9,9 +11,9 @@ WITH firsts AS (
     ORDER BY external_id, line
 ),
 known AS (
-    SELECT f.external_id, coalesce(s.line, f.line) AS first_line
+    SELECT f.external_id,
+           coalesce((SELECT s.line FROM lead_import_seen s WHERE s.external_id = f.external_id), f.line) AS first_line
     FROM firsts f
-    LEFT JOIN lead_import_seen s ON s.external_id = f.external_id
 ),
 repeats AS (
     DELETE FROM lead_import i
