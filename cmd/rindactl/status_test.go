@@ -82,3 +82,20 @@ func TestStatusOutputTextIsTheTable(t *testing.T) {
 		t.Fatalf("status -o text: exit %d (table exit %d); output differs:\n%s\n---\n%s", text.code, table.code, text.stdout, table.stdout)
 	}
 }
+
+// Issue 16: every tick's JSON names its tick_id, which tick_runs, leases
+// (locked_by) and the logs carry.
+func TestTickJSONCarriesTickID(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	for _, args := range [][]string{{"enrich", "tick", "--nice", "0"}, {"events", "deliver"}} {
+		res := runCLI(t, env, append(args, "--output", "json")...)
+		var rep struct {
+			TickID string `json:"tick_id"`
+		}
+		if res.code != 0 || json.Unmarshal([]byte(res.stdout), &rep) != nil || rep.TickID == "" {
+			t.Errorf("%v: exit %d, no tick_id in %s%s", args, res.code, res.stdout, res.stderr)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func (o Outcomes) Map() map[string]int {
 
 // Report is what one tick did; `enrich tick --output json` prints it.
 type Report struct {
-	TickID   string   `json:"-"`
+	TickID   string   `json:"tick_id"`
 	Claimed  int      `json:"claimed"`
 	Outcomes Outcomes `json:"outcomes"`
 	// ProviderCalls counts requests made per provider (finders and the
