@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -34,6 +35,17 @@ type SchedulePrintOptions struct {
 	Binary  string
 	User    string
 	Image   string
+	// Changed reports a flag given on the command line.
+	Changed func(name string) bool
+}
+
+// scheduleFlagFormats are the flags only some formats use: giving one to
+// another format is a mistake to report, not to ignore.
+var scheduleFlagFormats = map[string][]schedule.Format{
+	"env-file": {schedule.FormatCrontab, schedule.FormatSystemd},
+	"binary":   {schedule.FormatCrontab, schedule.FormatSystemd},
+	"user":     {schedule.FormatSystemd},
+	"image":    {schedule.FormatKubernetes},
 }
 
 func newCmdSchedulePrint(f *Factory, runF func(context.Context, *SchedulePrintOptions) error) *cobra.Command {
@@ -62,6 +74,7 @@ systemd would read differently exits 2 with its line number (see
   rindactl schedule print --format kubernetes > rindactl-cronjobs.yaml`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Changed = cmd.Flags().Changed
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -87,6 +100,11 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	format, err := schedule.ParseFormat(opts.Format)
 	if err != nil {
 		return usageError("--%v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(scheduleFlagFormats)) {
+		if formats := scheduleFlagFormats[name]; opts.Changed != nil && opts.Changed(name) && !slices.Contains(formats, format) {
+			return usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
+		}
 	}
 	ticks, err := parseTicks(opts.Enrich, opts.Email, opts.Events, schedule.Parse)
 	if err != nil {

@@ -90,3 +90,24 @@ func TestSchedulePrintFlags(t *testing.T) {
 		t.Errorf("--events off still printed the events units")
 	}
 }
+
+// Issue 16: a flag the chosen format does not use is rejected (exit 2),
+// not silently ignored.
+func TestSchedulePrintRejectsFlagsOfOtherFormats(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--format", "kubernetes", "--user", "rindactl"},
+		{"--format", "kubernetes", "--env-file", "/etc/rindactl/env"},
+		{"--format", "crontab", "--image", "registry.example/rindactl:1.0.0"},
+		{"--format", "crontab", "--user", "rindactl"},
+		{"--format", "systemd", "--image", "registry.example/rindactl:1.0.0"},
+	} {
+		res := runCLI(t, nil, append([]string{"schedule", "print"}, args...)...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, "does not apply to --format") {
+			t.Errorf("%v: exit %d %q, want 2 naming the flag", args, res.code, res.stderr)
+		}
+	}
+	if res := runCLI(t, nil, "schedule", "print", "--format", "systemd", "--user", "rindactl"); res.code != 0 {
+		t.Errorf("--user with systemd: exit %d %s", res.code, res.stderr)
+	}
+}
