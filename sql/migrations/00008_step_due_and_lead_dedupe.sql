@@ -11,6 +11,14 @@
 --    one lead per workspace (lower-cased), and a lead without an address is
 --    its name at its company's domain. These indexes serve the import's
 --    lookups; they are not unique, since older data may hold duplicates.
+--    Each key is one expression with the workspace inside it, so the
+--    lookup can only use its own index: with bare workspace_id columns the
+--    planner, whose statistics do not yet know the workspace an import is
+--    filling, chose the (workspace_id, external_id) key and scanned the
+--    whole workspace per line (a 200k-line import hit statement_timeout).
+--    The address index is not partial, so the planner uses its expression
+--    statistics (it ignores those of partial indexes); ANALYZE gathers them
+--    now instead of whenever autovacuum comes by.
 
 -- +goose Up
 ALTER TABLE enrollments ADD COLUMN step_due_at timestamptz;
@@ -38,13 +46,15 @@ CREATE TRIGGER enrollments_step_due BEFORE INSERT OR UPDATE ON enrollments
 
 CREATE INDEX enrollments_step_due_idx ON enrollments (step_due_at) WHERE status = 'active';
 
-CREATE INDEX leads_workspace_email_idx ON leads (workspace_id, lower(email)) WHERE email IS NOT NULL;
-CREATE INDEX leads_workspace_name_idx ON leads (workspace_id, company_domain, lower(first_name), lower(last_name))
+CREATE INDEX leads_dedupe_email_idx ON leads ((workspace_id::text || E'\x1f' || lower(email)));
+CREATE INDEX leads_dedupe_name_idx ON leads
+    ((workspace_id::text || E'\x1f' || company_domain || E'\x1f' || lower(first_name) || E'\x1f' || lower(last_name)))
     WHERE external_id IS NULL;
+ANALYZE leads;
 
 -- +goose Down
-DROP INDEX leads_workspace_name_idx;
-DROP INDEX leads_workspace_email_idx;
+DROP INDEX leads_dedupe_name_idx;
+DROP INDEX leads_dedupe_email_idx;
 DROP INDEX enrollments_step_due_idx;
 DROP TRIGGER enrollments_step_due ON enrollments;
 DROP FUNCTION enrollments_step_due();

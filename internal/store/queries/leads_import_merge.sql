@@ -29,14 +29,14 @@ batch AS (
     SELECT b.*,
            CASE WHEN b.dedupe_key IS NULL THEN NULL
                 WHEN b.email IS NOT NULL THEN
-                    (SELECT x.id FROM leads x
-                     WHERE x.workspace_id = $1 AND x.email IS NOT NULL AND lower(x.email) = b.email
-                     ORDER BY x.id LIMIT 1)
+                    -- the keys of leads_dedupe_email_idx and _name_idx (00008)
+                    (SELECT min(x.id) FROM leads x
+                     WHERE x.workspace_id::text || E'\x1f' || lower(x.email) = $1::bigint::text || E'\x1f' || b.email)
                 ELSE
-                    (SELECT x.id FROM leads x
-                     WHERE x.workspace_id = $1 AND x.external_id IS NULL AND x.company_domain = b.company_domain
-                       AND lower(x.first_name) = lower(b.first_name) AND lower(x.last_name) = lower(b.last_name)
-                     ORDER BY x.id LIMIT 1)
+                    (SELECT min(x.id) FROM leads x
+                     WHERE x.external_id IS NULL
+                       AND x.workspace_id::text || E'\x1f' || x.company_domain || E'\x1f' || lower(x.first_name) || E'\x1f' || lower(x.last_name)
+                         = $1::bigint::text || E'\x1f' || b.company_domain || E'\x1f' || lower(b.first_name) || E'\x1f' || lower(b.last_name))
            END AS existing_id
     FROM latest b
     WHERE b.dedupe_key IS NULL OR b.newest = 1
