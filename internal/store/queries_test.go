@@ -26,15 +26,17 @@ func TestEveryQueryPrepares(t *testing.T) {
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no embedded queries: %v", err)
 	}
-	// The lead import merges from a temp table the stage query creates for
-	// the life of its transaction.
+	// The lead import merges from temp tables the stage and seen queries
+	// create for the life of its transaction.
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, store.Query("leads_import_stage")); err != nil {
-		t.Fatalf("leads_import_stage: %v", err)
+	for _, name := range []string{"leads_import_stage", "leads_import_seen"} {
+		if _, err := tx.Exec(ctx, store.Query(name)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 	for _, p := range names {
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "queries/"), ".sql")
