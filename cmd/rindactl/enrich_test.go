@@ -34,7 +34,7 @@ func TestEnrichTickJSONOutput(t *testing.T) {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, res.stdout)
 	}
 	keys := strings.Join(slices.Sorted(maps.Keys(doc)), ",")
-	if keys != "claimed,duration_ms,outcomes,provider_calls" {
+	if keys != "claimed,duration_ms,outcomes,provider_calls,tick_id" {
 		t.Fatalf("top-level keys %s", keys)
 	}
 	var outcomes, calls map[string]int
