@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rindactl/rindactl/internal/schedule"
 )
 
 // TestSchedulePrintDefaultsMatchDeployExamples checks that what the CLI
@@ -109,5 +111,33 @@ func TestSchedulePrintRejectsFlagsOfOtherFormats(t *testing.T) {
 	}
 	if res := runCLI(t, nil, "schedule", "print", "--format", "systemd", "--user", "rindactl"); res.code != 0 {
 		t.Errorf("--user with systemd: exit %d %s", res.code, res.stderr)
+	}
+}
+
+// Issue 16: `schedule env-file` writes the variables quoted for sh and
+// systemd alike, readable by its owner only, and prints names, never values.
+func TestScheduleEnvFileWritesBothParsersFormat(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "env")
+	env := map[string]string{"DATABASE_URL": `postgres://u:p&w$x@h/db?a=1&b=2`, "SMTP_PW": `it's "x" $y`}
+	res := runCLI(t, env, "schedule", "env-file", path, "--var", "SMTP_PW")
+	if res.code != 0 || !strings.Contains(res.stdout, "DATABASE_URL, SMTP_PW") || strings.Contains(res.stdout+res.stderr, "p&w") {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("env file mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	vars, problems, err := schedule.ParseEnvFile(fh)
+	if err != nil || len(problems) > 0 || len(vars) != 2 || vars[0] != [2]string{"DATABASE_URL", env["DATABASE_URL"]} || vars[1] != [2]string{"SMTP_PW", env["SMTP_PW"]} {
+		t.Fatalf("read back %q, problems %v (%v)", vars, problems, err)
+	}
+	if res := runCLI(t, env, "schedule", "env-file", path, "--var", "NOT_SET_HERE"); res.code != exitUsage {
+		t.Errorf("--var of an unset variable: exit %d, want 2", res.code)
 	}
 }
