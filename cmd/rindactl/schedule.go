@@ -55,7 +55,9 @@ func newCmdSchedulePrint(f *Factory, runF func(context.Context, *SchedulePrintOp
 		Short: "Print units for --format crontab|systemd|kubernetes",
 		Long: `Print ready-to-install units that run "rindactl enrich tick", "rindactl email
 tick" and "rindactl events deliver" on cron specs (five fields; default every
-minute; "off" leaves a tick out). Each tick gets a --max-duration below its
+minute; "off" leaves a tick out; a leading CRON_TZ=Zone fires the spec in
+that IANA zone: spec.timeZone for Kubernetes, a zone in OnCalendar= for
+systemd, refused for crontab). Each tick gets a --max-duration below its
 interval so it ends before its next firing.
 
   crontab     crontab lines that load --env-file and log to the journal

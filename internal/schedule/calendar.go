@@ -36,6 +36,9 @@ func (s Spec) OnCalendar() (string, error) {
 	fmt.Fprintf(&b, "*-%s-%s %s:%s:%s",
 		values(sc.Month, 1, 12), values(dom, 1, 31),
 		values(sc.Hour, 0, 23), values(sc.Minute, 0, 59), values(sc.Second, 0, 59))
+	if s.zone != "" {
+		b.WriteString(" " + s.zone) // systemd 235+ reads a trailing IANA zone
+	}
 	return b.String(), nil
 }
 

@@ -39,6 +39,7 @@ var calendarCases = []struct {
 	{spec: "0 0 ? * 1", want: "Mon *-*-* 00:00:00"},
 	{spec: "*/10 * * * * *", seconds: true, want: "*-*-* *:*:00/10"},
 	{spec: "1,2,3,7 0 * * *", want: "*-*-* 00:01..03,07:00"},
+	{spec: "CRON_TZ=Asia/Seoul 0 9 * * 1-5", want: "Mon..Fri *-*-* 09:00:00 Asia/Seoul"},
 }
 
 func parseCase(t *testing.T, spec string, seconds bool) Spec {
@@ -118,10 +119,13 @@ func TestOnCalendarMatchesSystemd(t *testing.T) {
 			}
 			sched := *spec.sched
 			sched.Location = time.UTC
+			if spec.loc != nil {
+				sched.Location = spec.loc
+			}
 			next := base
 			for i := range iterations {
 				next = sched.Next(next)
-				want := next.Format("2006-01-02 15:04:05")
+				want := next.UTC().Format("2006-01-02 15:04:05")
 				if i >= len(got) {
 					t.Fatalf("systemd listed %d firings, want %d:\n%s", len(got), iterations, out)
 				}

@@ -99,6 +99,9 @@ func Render(format Format, plan Plan) ([]File, error) {
 	}
 	units := make([]unit, 0, len(plan.Ticks))
 	for _, t := range plan.Ticks {
+		if t.Spec.Zone() != "" && format == FormatCrontab {
+			return nil, fmt.Errorf("%s tick: cron spec %q has a time zone, which a crontab line cannot carry (cron fires in the host's zone); drop the CRON_TZ= prefix, or use systemd or kubernetes", t.Kind, t.Spec)
+		}
 		if t.Spec.HasSeconds() && format != FormatSystemd {
 			return nil, fmt.Errorf("%s tick: cron spec %q has a seconds field, which %s cannot run; use five fields", t.Kind, t.Spec, format)
 		}

@@ -345,3 +345,33 @@ func TestImageForVersion(t *testing.T) {
 		}
 	}
 }
+
+// Issue 16: a spec's zone reaches the CronJob as spec.timeZone (and its
+// schedule carries no prefix); a crontab line cannot carry one.
+func TestRenderTimeZone(t *testing.T) {
+	t.Parallel()
+	ticks := ticksOn(t, map[Kind]string{KindEmail: "CRON_TZ=Asia/Seoul 0 9 * * 1-5"})
+	files, err := Render(FormatKubernetes, Plan{Ticks: ticks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Spec struct {
+			Schedule string
+			TimeZone string `yaml:"timeZone"`
+		}
+	}
+	if err := yaml.Unmarshal([]byte(files[0].Content), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Spec.Schedule != "0 9 * * 1-5" || doc.Spec.TimeZone != "Asia/Seoul" {
+		t.Errorf("CronJob schedule %q timeZone %q", doc.Spec.Schedule, doc.Spec.TimeZone)
+	}
+	plain, err := Render(FormatKubernetes, Plan{Ticks: defaultTicks(t)})
+	if err != nil || strings.Contains(plain[0].Content, "timeZone") {
+		t.Errorf("a spec without a zone got a timeZone (%v)", err)
+	}
+	if _, err := Render(FormatCrontab, Plan{Ticks: ticks}); err == nil || !strings.Contains(err.Error(), "time zone") {
+		t.Errorf("crontab with a zone: %v, want it refused", err)
+	}
+}

@@ -48,6 +48,9 @@ func (e *SpecError) Error() string {
 // Spec is a validated cron spec.
 type Spec struct {
 	text       string
+	expr       string // text without its CRON_TZ= prefix
+	zone       string // IANA zone of a CRON_TZ= (or TZ=) prefix; "" is the host's zone
+	loc        *time.Location
 	fields     [6]string // second..day-of-week; second is "0" when the spec has five fields
 	hasSeconds bool
 	sched      *cron.SpecSchedule
@@ -73,12 +76,19 @@ func parse(text string, allowSeconds bool) (Spec, error) {
 	if text == "" {
 		return fail("", "empty; use five fields like %q", SpecDefault)
 	}
+	expr, zone, loc := text, "", (*time.Location)(nil)
 	if strings.HasPrefix(text, "TZ=") || strings.HasPrefix(text, "CRON_TZ=") {
-		return fail("", "time zone prefixes are not supported; schedules run in the host's zone")
+		prefix, rest, _ := strings.Cut(text, " ")
+		_, zone, _ = strings.Cut(prefix, "=")
+		var err error
+		if loc, err = time.LoadLocation(zone); err != nil || zone == "" || strings.EqualFold(zone, "local") {
+			return fail("", "unknown time zone %q: use an IANA zone like Europe/Paris", zone)
+		}
+		expr = rest
 	}
-	fieldsText := text
-	if strings.HasPrefix(text, "@") {
-		expanded, ok := descriptors[text]
+	fieldsText := expr
+	if strings.HasPrefix(expr, "@") {
+		expanded, ok := descriptors[expr]
 		if !ok {
 			return fail("", "unknown descriptor; use @hourly, @daily, @weekly, @monthly, @yearly or five fields")
 		}
@@ -113,7 +123,7 @@ func parse(text string, allowSeconds bool) (Spec, error) {
 	if err != nil {
 		return fail("", "%s", err)
 	}
-	spec := Spec{text: text, fields: fields, hasSeconds: len(parts) == 6, sched: sched.(*cron.SpecSchedule)}
+	spec := Spec{text: text, expr: expr, zone: zone, loc: loc, fields: fields, hasSeconds: len(parts) == 6, sched: sched.(*cron.SpecSchedule)}
 	if field, ok := spec.ambiguousDay(); ok {
 		return fail(field, "%q with a restricted %s picks different days in Vixie cron (AND) and robfig/cron (OR); list the values instead of using a step on *",
 			spec.fields[fieldIndex(field)], otherDayField(field))
@@ -173,13 +183,23 @@ func otherDayField(name string) string {
 // String returns the spec as written, whitespace normalised.
 func (s Spec) String() string { return s.text }
 
+// Expr is the spec without its CRON_TZ= prefix: the schedule fields alone.
+func (s Spec) Expr() string { return s.expr }
+
+// Zone is the IANA zone the spec fires in; "" means the host's zone.
+func (s Spec) Zone() string { return s.zone }
+
 // HasSeconds reports whether the spec has a seconds field.
 func (s Spec) HasSeconds() bool { return s.hasSeconds }
 
-// Schedule returns the spec as a robfig/cron schedule in the host's zone.
+// Schedule returns the spec as a robfig/cron schedule in its zone (the
+// host's when it has none).
 func (s Spec) Schedule() cron.Schedule {
 	sched := *s.sched
 	sched.Location = time.Local
+	if s.loc != nil {
+		sched.Location = s.loc
+	}
 	return &sched
 }
 

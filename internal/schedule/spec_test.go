@@ -29,7 +29,8 @@ func TestParseRejectsBadSpecNamingFieldAndReason(t *testing.T) {
 		{spec: "* * * * * * *", seconds: true, reasonParts: []string{"or 6 with a leading second", "found 7"}},
 		{spec: "", reasonParts: []string{"empty"}},
 		{spec: "@every 1m", reasonParts: []string{"unknown descriptor"}},
-		{spec: "CRON_TZ=UTC * * * * *", reasonParts: []string{"time zone"}},
+		{spec: "CRON_TZ=Mars/Olympus * * * * *", reasonParts: []string{"unknown time zone", "IANA"}},
+		{spec: "TZ=Local * * * * *", reasonParts: []string{"unknown time zone"}},
 		{spec: "0 0 30 2 *", reasonParts: []string{"never fires"}},
 		{spec: "0 0 */2 * 1", field: "day-of-month", reasonParts: []string{"Vixie cron", "robfig/cron"}},
 		{spec: "0 0 1 * */2", field: "day-of-week", reasonParts: []string{"Vixie cron"}},
@@ -145,5 +146,27 @@ func TestTickCommand(t *testing.T) {
 		if got != want[kind] {
 			t.Errorf("%s: Command() = %q, want %q", kind, got, want[kind])
 		}
+	}
+}
+
+// Issue 16: a spec may carry its zone (CRON_TZ=Zone or TZ=Zone first); it
+// fires in that zone, and Expr and Zone hand the parts to the generators.
+func TestParseTimeZonePrefix(t *testing.T) {
+	t.Parallel()
+	spec, err := Parse("CRON_TZ=Asia/Seoul 0 9 * * 1-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Zone() != "Asia/Seoul" || spec.Expr() != "0 9 * * 1-5" || spec.String() != "CRON_TZ=Asia/Seoul 0 9 * * 1-5" {
+		t.Fatalf("zone %q expr %q string %q", spec.Zone(), spec.Expr(), spec.String())
+	}
+	// Friday 2026-06-05 00:30 UTC is 09:30 in Seoul: the next firing is
+	// Monday 09:00 Seoul, Monday 00:00 UTC.
+	next := spec.Schedule().Next(time.Date(2026, 6, 5, 0, 30, 0, 0, time.UTC))
+	if want := time.Date(2026, 6, 8, 0, 0, 0, 0, time.UTC); !next.Equal(want) {
+		t.Errorf("next firing %s, want %s", next.UTC(), want)
+	}
+	if d, err := Parse("TZ=UTC @daily"); err != nil || d.Zone() != "UTC" || d.Expr() != "@daily" {
+		t.Errorf("TZ=UTC @daily: %v %q %q", err, d.Zone(), d.Expr())
 	}
 }
