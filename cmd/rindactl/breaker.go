@@ -78,7 +78,7 @@ func breakerListRun(ctx context.Context, opts *BreakerListOptions) error {
 	for _, b := range rows {
 		state, until := b.State, "-"
 		if b.OpenUntil != nil {
-			until = b.OpenUntil.UTC().Format(time.RFC3339)
+			until = cliio.Stamp(*b.OpenUntil)
 			if b.State == "open" && !b.OpenUntil.After(now) {
 				state = "open (expired: next call probes)"
 			}
@@ -225,7 +225,7 @@ func breakerOpenRun(ctx context.Context, opts *BreakerOpenOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.Out, "opened the %s breaker of workspace %s until %s\n", opts.Provider, opts.Workspace, until.UTC().Format(time.RFC3339))
+	fmt.Fprintf(opts.f.IO.Out, "opened the %s breaker of workspace %s until %s\n", opts.Provider, opts.Workspace, cliio.Stamp(until))
 	return nil
 }
 

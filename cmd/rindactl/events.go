@@ -84,13 +84,13 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions) error {
 		var delivery string
 		switch {
 		case e.DeliveredAt != nil:
-			delivery = "delivered " + e.DeliveredAt.UTC().Format(time.RFC3339)
+			delivery = "delivered " + cliio.Stamp(*e.DeliveredAt)
 		case e.Attempts == 0:
 			delivery = "pending"
 		default:
-			delivery = fmt.Sprintf("retry at %s (%d failed: %s)", e.NextAttemptAt.UTC().Format(time.RFC3339), e.Attempts, e.LastError)
+			delivery = fmt.Sprintf("retry at %s (%d failed: %s)", cliio.Stamp(e.NextAttemptAt), e.Attempts, e.LastError)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.UTC().Format(time.RFC3339), e.Kind, e.Workspace, e.Provider, delivery)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, cliio.Stamp(e.CreatedAt), e.Kind, e.Workspace, e.Provider, delivery)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,5 +98,28 @@ func TestTickJSONCarriesTickID(t *testing.T) {
 		if res.code != 0 || json.Unmarshal([]byte(res.stdout), &rep) != nil || rep.TickID == "" {
 			t.Errorf("%v: exit %d, no tick_id in %s%s", args, res.code, res.stdout, res.stderr)
 		}
+	}
+}
+
+// Issue 16: one human time format in every table and text line (status's
+// "2006-01-02 15:04:05Z"); JSON keeps RFC 3339.
+func TestTablesShareOneTimeFormat(t *testing.T) {
+	t.Parallel()
+	env, _ := opsEnv(t)
+	human := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ`)
+	rfc3339 := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d`)
+	for _, args := range [][]string{
+		{"breaker", "open", "--workspace", "acme", "--provider", "hunter", "--for", "1h"},
+		{"breaker", "list"},
+		{"events", "list"},
+	} {
+		res := runCLI(t, env, args...)
+		if res.code != 0 || !human.MatchString(res.stdout) || rfc3339.MatchString(res.stdout) {
+			t.Errorf("%v: exit %d, want times like 2026-06-05 05:55:00Z:\n%s%s", args, res.code, res.stdout, res.stderr)
+		}
+	}
+	res := runCLI(t, env, "events", "list", "--output", "json")
+	if res.code != 0 || !rfc3339.MatchString(res.stdout) {
+		t.Errorf("events list --output json: exit %d, want RFC 3339 times:\n%s", res.code, res.stdout)
 	}
 }

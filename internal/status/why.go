@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"github.com/rindactl/rindactl/internal/cliio"
 	"regexp"
 	"strings"
 	"time"
@@ -300,7 +301,7 @@ func orUnknown(s string) string {
 	return s
 }
 
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+func stamp(t time.Time) string { return cliio.Stamp(t) }
 
 // secretPattern matches key=value pairs that may carry a credential, as
 // they could appear in a URL or a provider's echoed request.
