@@ -11,6 +11,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -182,6 +183,7 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 		fmt.Fprintf(ios.Out, "%s is not set: events stay pending (see 'rindactl events list')\n", guard.SlackWebhookEnv)
 		return nil
 	}
-	fmt.Fprintf(ios.Out, "delivered %d event(s), %d failed (retried later with backoff)\n", rep.Delivered, rep.Failed)
+	fmt.Fprintf(ios.Out, "delivered %s event(s), %s failed (retried later with backoff)\n",
+		status.Thousands(int64(rep.Delivered)), status.Thousands(int64(rep.Failed)))
 	return nil
 }

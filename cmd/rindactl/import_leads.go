@@ -13,6 +13,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -154,8 +155,8 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 				return err
 			}
 		}
-		return usageError("%s: %d invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %d valid lines)",
-			opts.File, invalid.Invalid, invalid.Valid)
+		return usageError("%s: %s invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %s valid lines)",
+			opts.File, status.Thousands(int64(invalid.Invalid)), status.Thousands(int64(invalid.Valid)))
 	}
 	if err != nil {
 		return leadFileError(opts.File, opts.MaxBytes, err)
@@ -168,10 +169,11 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if rep.WorkspaceCreated {
 		created = " (created)"
 	}
-	fmt.Fprintf(ios.Out, "imported %d leads into workspace %s%s: %d new, %d updated, %d duplicates merged, %d queued for enrichment",
-		rep.Inserted+rep.Updated+rep.Merged, opts.Workspace, created, rep.Inserted, rep.Updated, rep.Merged, rep.Queued)
+	n := status.Thousands
+	fmt.Fprintf(ios.Out, "imported %s leads into workspace %s%s: %s new, %s updated, %s duplicates merged, %s queued for enrichment",
+		n(rep.Inserted+rep.Updated+rep.Merged), opts.Workspace, created, n(rep.Inserted), n(rep.Updated), n(rep.Merged), n(rep.Queued))
 	if rep.InvalidCount > 0 {
-		fmt.Fprintf(ios.Out, ", %d invalid lines skipped", rep.InvalidCount)
+		fmt.Fprintf(ios.Out, ", %s invalid lines skipped", n(int64(rep.InvalidCount)))
 	}
 	fmt.Fprintln(ios.Out)
 	return nil

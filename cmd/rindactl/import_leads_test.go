@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +171,20 @@ func TestImportLeadsTwiceWithoutExternalIDMerges(t *testing.T) {
 	var email string
 	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*), max(email) FILTER (WHERE first_name = 'Ada') FROM leads`).Scan(&n, &email); err != nil || n != 3 || email != "ada@analytical.example" {
 		t.Fatalf("leads = %d, Ada's address %q (%v); want 3 leads and a normalised address", n, email, err)
+	}
+}
+
+// Issue 16: counts in text output carry thousands separators, like status.
+func TestImportLeadsCountsWithThousandsSeparators(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	var b strings.Builder
+	b.WriteString("external_id,first_name,last_name,company_domain\n")
+	for i := range 1500 {
+		fmt.Fprintf(&b, "x-%d,Ada,Lovelace,analytical.example\n", i)
+	}
+	res := runCLI(t, map[string]string{"DATABASE_URL": db.URL}, "import", "leads", "--workspace", "acme", writeCSV(t, b.String()))
+	if res.code != 0 || !strings.Contains(res.stdout, "imported 1,500 leads") || !strings.Contains(res.stdout, "1,500 queued") {
+		t.Fatalf("exit %d: %s%s", res.code, res.stdout, res.stderr)
 	}
 }
