@@ -84,6 +84,10 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	if err != nil {
 		return nil, err
 	}
+	// Warm-up ramps grow before the claim reads today's caps.
+	if _, err := store.GrowRamps(ctx, pool); err != nil {
+		return nil, errors.Join(err, run.Finish(ctx, tick.Result{ExitStatus: 1, Err: err}))
+	}
 	err = t.run(ctx, start.Add(opts.MaxDuration))
 	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
 	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
