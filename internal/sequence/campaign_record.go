@@ -62,7 +62,7 @@ func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
 	return f
 }
 
-// mailboxFromRecord validates a stored mailbox as import did.
-func mailboxFromRecord(mb store.MailboxRecord) (Mailbox, error) {
+// MailboxFromRecord validates a stored mailbox as import did.
+func MailboxFromRecord(mb store.MailboxRecord) (Mailbox, error) {
 	return mailboxFromRecordFile(mb).validate("mailbox " + strings.ToLower(mb.Address))
 }

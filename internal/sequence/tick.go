@@ -321,7 +321,7 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 		return err
 	}
 	for _, rec := range recs {
-		mb, err := mailboxFromRecord(rec)
+		mb, err := MailboxFromRecord(rec)
 		t.mailboxes[rec.ID] = &mailboxState{id: rec.ID, mb: mb, err: err}
 	}
 	return nil
