@@ -19,7 +19,7 @@ import (
 var EnrichStatuses = []string{"pending", "in_progress", "enriched", "not_found", "unreachable", "enrichment_failed"}
 
 // TickKinds lists every tick kind tick_runs records.
-var TickKinds = []string{"enrich", "email", "events"}
+var TickKinds = []string{"enrich", "email", "events", "inbox"}
 
 // Report is the whole `rindactl status` answer. Its JSON form is a stable
 // interface for scripts: the top-level keys never change.
