@@ -97,6 +97,10 @@ type Mailbox struct {
 	// Sent24h counts sends in the rolling 24 hours the daily cap covers.
 	Sent24h  int64 `json:"sent_24h"`
 	DailyCap int   `json:"daily_cap"`
+	// CapToday is the cap in force: DailyCap, lowered while a warm-up ramp
+	// grows (0 = no cap); RampNextAt is when the ramp next grows.
+	CapToday   int        `json:"cap_today"`
+	RampNextAt *time.Time `json:"ramp_next_at"`
 	// Remaining is the room left under the cap now; -1 when uncapped.
 	Remaining   int64      `json:"remaining"`
 	PausedUntil *time.Time `json:"paused_until"`
@@ -324,9 +328,9 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
-		if m.DailyCap > 0 {
-			mb.Remaining = max(int64(m.DailyCap)-m.Sent24h, 0)
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
+		if m.CapToday > 0 {
+			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
 		}
 		e.Mailboxes = append(e.Mailboxes, mb)
 		mbIndex[m.ID] = i

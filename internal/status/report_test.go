@@ -186,7 +186,7 @@ func TestStatusJSONSchema(t *testing.T) {
 		t.Errorf("email.blocked keys = %s", got)
 	}
 	mb := email["mailboxes"].([]any)[0].(map[string]any)
-	if got := strings.Join(keys(mb), ","); got != "address,daily_cap,overdue,pause_reason,paused_until,remaining,sent_24h,status,workspace" {
+	if got := strings.Join(keys(mb), ","); got != "address,cap_today,daily_cap,overdue,pause_reason,paused_until,ramp_next_at,remaining,sent_24h,status,workspace" {
 		t.Errorf("mailbox keys = %s", got)
 	}
 	if _, ok := email["campaigns"].([]any); !ok {

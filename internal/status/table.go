@@ -199,10 +199,13 @@ func (p *painter) mailboxTable(r *Report, lateOnly bool) string {
 			continue
 		}
 		capacity := Thousands(m.Sent24h) + " / "
-		if m.DailyCap == 0 {
+		if m.CapToday == 0 {
 			capacity += "no cap"
 		} else {
-			capacity += Thousands(int64(m.DailyCap))
+			capacity += Thousands(int64(m.CapToday))
+			if m.RampNextAt != nil {
+				capacity += " ramp" // today's cap of a warm-up ramp
+			}
 			if m.Remaining == 0 {
 				capacity = p.warn.Render(capacity)
 			}

@@ -212,7 +212,11 @@ type OpsMailbox struct {
 	DailyCap    int
 	PausedUntil *time.Time
 	PauseReason string
-	Sent24h     int64
+	// CapToday is the cap in force (0 = none); RampNextAt the ramp's next
+	// growth, nil without a ramp or once it reached its max.
+	CapToday   int
+	RampNextAt *time.Time
+	Sent24h    int64
 }
 
 // OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
@@ -224,6 +228,6 @@ func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, camp
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsMailbox, error) {
 		var m OpsMailbox
-		return m, r.Scan(&m.ID, &m.Workspace, &m.Address, &m.Status, &m.DailyCap, &m.PausedUntil, &m.PauseReason, &m.Sent24h)
+		return m, r.Scan(&m.ID, &m.Workspace, &m.Address, &m.Status, &m.DailyCap, &m.PausedUntil, &m.PauseReason, &m.CapToday, &m.RampNextAt, &m.Sent24h)
 	})
 }

@@ -1,0 +1,43 @@
+package status_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/status"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// A warming-up mailbox shows its cap for today, not its final daily cap.
+func TestStatusShowsTodaysRampCap(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, `
+INSERT INTO workspaces (name) VALUES ('acme');
+INSERT INTO mailboxes (workspace_id, address, smtp_url, daily_cap, ramp_start, ramp_step, ramp_every, ramp_max, ramp_level, ramp_next_at)
+VALUES (1, 'new@acme.test', 'smtp://mx.acme.test', 150, 20, 10, '1 day', 200, 2, :now + interval '5 hours'),
+       (1, 'old@acme.test', 'smtp://mx.acme.test', 150, 0, 0, '0', 0, 0, NULL);`, fixedNow)
+	r, err := status.Build(context.Background(), db.Pool, fixedNow, status.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := map[string]int{}
+	for _, m := range r.Email.Mailboxes {
+		caps[m.Address] = m.CapToday
+		if m.Address == "new@acme.test" && (m.Remaining != 40 || m.RampNextAt == nil) {
+			t.Errorf("ramping mailbox = %+v, want 40 remaining and its next growth", m)
+		}
+	}
+	if caps["new@acme.test"] != 40 || caps["old@acme.test"] != 150 {
+		t.Errorf("caps today = %v, want 40 (20 + 2×10) and 150", caps)
+	}
+	var out bytes.Buffer
+	if err := status.WriteTable(&out, r, status.TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "0 / 40 ramp") || !strings.Contains(out.String(), "0 / 150") {
+		t.Errorf("table lacks today's caps:\n%s", out.String())
+	}
+}
