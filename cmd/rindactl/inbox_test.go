@@ -18,7 +18,7 @@ func TestInboxTickEndsARepliedSequence(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	smtp := smtptest.New(t, smtptest.Options{})
-	imap := imaptest.New(t)
+	imap := imaptest.New(t, nil)
 	if err := imap.AddAccount("sdr01@acme.test", "imap-s3cret"); err != nil {
 		t.Fatal(err)
 	}

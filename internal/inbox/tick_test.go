@@ -34,7 +34,7 @@ func newInboxFixture(t *testing.T) *inboxFixture {
 	ctx := context.Background()
 	db := storetest.New(t)
 	smtp := smtptest.New(t, smtptest.Options{})
-	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t)}
+	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t, nil)}
 	var doc strings.Builder
 	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
 	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {

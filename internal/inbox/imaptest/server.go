@@ -4,6 +4,7 @@ package imaptest
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
@@ -22,18 +23,23 @@ type Server struct {
 	srv  *imapserver.Server
 	mem  *imapmemserver.Server
 	ln   net.Listener
+	tls  bool
 	mu   sync.Mutex
 	user map[string]*imapmemserver.User
 }
 
-// Start listens on a free loopback port. Logins in clear are allowed: the
-// server is on loopback, where rindactl allows them too.
-func Start() (*Server, error) {
+// Start listens on a free loopback port, speaking TLS from the first byte
+// (imaps://) when cfg is not nil. Logins in clear are allowed: the server is
+// on loopback, where rindactl allows them too.
+func Start(cfg *tls.Config) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{mem: imapmemserver.New(), ln: ln, user: map[string]*imapmemserver.User{}}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
+	}
+	s := &Server{mem: imapmemserver.New(), ln: ln, tls: cfg != nil, user: map[string]*imapmemserver.User{}}
 	s.srv = imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return s.mem.NewSession(), nil, nil
@@ -46,10 +52,10 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
-// New starts a server closed when t ends.
-func New(t testing.TB) *Server {
+// New starts a server closed when t ends; see Start.
+func New(t testing.TB, cfg *tls.Config) *Server {
 	t.Helper()
-	s, err := Start()
+	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +81,11 @@ func (s *Server) AddAccount(address, password string) error {
 
 // URL is the imap_url of the account.
 func (s *Server) URL(address string) string {
-	return fmt.Sprintf("imap://%s@%s", address, s.ln.Addr())
+	scheme := "imap"
+	if s.tls {
+		scheme = "imaps"
+	}
+	return fmt.Sprintf("%s://%s@%s", scheme, address, s.ln.Addr())
 }
 
 // Deliver appends a raw message to the account's INBOX.
