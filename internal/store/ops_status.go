@@ -231,3 +231,12 @@ func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, camp
 		return m, r.Scan(&m.ID, &m.Workspace, &m.Address, &m.Status, &m.DailyCap, &m.PausedUntil, &m.PauseReason, &m.CapToday, &m.RampNextAt, &m.Sent24h)
 	})
 }
+
+// OpsSentSince counts the messages sent (or being sent) since since.
+func OpsSentSince(ctx context.Context, db DBTX, since time.Time) (int64, error) {
+	var n int64
+	if err := db.QueryRow(ctx, query("ops_sent_recent"), since).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sends since %s: %w", since.Format(time.RFC3339), err)
+	}
+	return n, nil
+}
