@@ -58,12 +58,8 @@ steps:
 		JOIN leads l ON l.id = e.lead_id WHERE l.email = 'lead1@example.test'`).Scan(&messageID); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("../../internal/inbox/testdata/gmail-reply.eml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply := strings.NewReplacer("{{MESSAGE_ID}}", messageID, "{{MAILBOX}}", "sdr01@acme.test", "{{RECIPIENT}}", "lead1@example.test").Replace(string(raw))
-	if err := imap.Deliver("sdr01@acme.test", []byte(reply)); err != nil {
+	reply := imaptest.Sample("gmail-reply.eml", imaptest.Fill{MessageID: messageID, Mailbox: "sdr01@acme.test", Recipient: "lead1@example.test"})
+	if err := imap.Deliver("sdr01@acme.test", reply); err != nil {
 		t.Fatal(err)
 	}
 

@@ -2,11 +2,11 @@ package inbox
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 )
 
 const (
@@ -14,18 +14,11 @@ const (
 	testRecipient = "Ada.Lovelace@example.test"
 )
 
-// fixtureMessage reads testdata/name with our Message-ID, an earlier one of
-// the thread, the mailbox and the lead filled in, with CRLF line ends as
-// IMAP serves them.
+// fixtureMessage is a sample message answering messageID, sent by
+// testMailbox to recipient, with thread earlier in its References.
 func fixtureMessage(t testing.TB, name, messageID, thread, recipient string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.NewReplacer("{{MESSAGE_ID}}", messageID, "{{THREAD}}", thread,
-		"{{MAILBOX}}", testMailbox, "{{RECIPIENT}}", recipient).Replace(string(data))
-	return []byte(strings.ReplaceAll(s, "\n", "\r\n"))
+	return imaptest.Sample(name, imaptest.Fill{MessageID: messageID, Thread: thread, Mailbox: testMailbox, Recipient: recipient})
 }
 
 func TestClassifyRealMessages(t *testing.T) {
