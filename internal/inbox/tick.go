@@ -264,8 +264,10 @@ func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[
 	if err != nil {
 		return err
 	}
-	counts[outcome] += int(m.Marked)
-	counts[OutcomeAlreadyEnded] += int(m.Found - m.Marked)
-	counts[OutcomeSuppressed] += int(m.Suppressed)
+	for k, n := range map[string]int64{outcome: m.Marked, OutcomeAlreadyEnded: m.Found - m.Marked, OutcomeSuppressed: m.Suppressed} {
+		if n > 0 {
+			counts[k] += int(n)
+		}
+	}
 	return nil
 }
