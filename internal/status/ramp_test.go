@@ -41,3 +41,27 @@ VALUES (1, 'new@acme.test', 'smtp://mx.acme.test', 150, 20, 10, '1 day', 200, 2,
 		t.Errorf("table lacks today's caps:\n%s", out.String())
 	}
 }
+
+// `why` names a warm-up ramp's cap as what holds a step back.
+func TestWhyNamesTheRampCap(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, incidentSQL, fixedNow)
+	ctx := context.Background()
+	var id int64
+	if err := db.Pool.QueryRow(ctx, "SELECT id FROM enrollments WHERE campaign_id = 1 AND lead_id = 38").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	// ana sent 30 of her daily cap of 35; warming up, her cap today is 20.
+	if _, err := db.Pool.Exec(ctx, `UPDATE mailboxes SET ramp_start = 10, ramp_step = 10, ramp_every = '1 day', ramp_max = 100, ramp_level = 1
+		WHERE address = 'ana@acme.test'`); err != nil {
+		t.Fatal(err)
+	}
+	x, err := status.ExplainEnrollment(ctx, db.Pool, fixedNow, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codes(x.Holds); got != "daily_cap_reached" || !strings.Contains(x.Holds[0].Detail, "cap of 20") {
+		t.Errorf("holds %q (%+v), want the ramp's cap of 20 reached", got, x.Holds)
+	}
+}

@@ -101,7 +101,7 @@ type OpsEnrollment struct {
 	MailboxID          *int64
 	MailboxAddress     string
 	MailboxStatus      string
-	MailboxDailyCap    int
+	MailboxDailyCap    int // the cap in force today
 	MailboxPausedUntil *time.Time
 	MailboxPauseReason string
 	MailboxSent24h     int64
