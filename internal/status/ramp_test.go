@@ -18,7 +18,8 @@ func TestStatusShowsTodaysRampCap(t *testing.T) {
 INSERT INTO workspaces (name) VALUES ('acme');
 INSERT INTO mailboxes (workspace_id, address, smtp_url, daily_cap, ramp_start, ramp_step, ramp_every, ramp_max, ramp_level, ramp_next_at)
 VALUES (1, 'new@acme.test', 'smtp://mx.acme.test', 150, 20, 10, '1 day', 200, 2, :now + interval '5 hours'),
-       (1, 'old@acme.test', 'smtp://mx.acme.test', 150, 0, 0, '0', 0, 0, NULL);`, fixedNow)
+       (1, 'old@acme.test', 'smtp://mx.acme.test', 150, 0, 0, '0', 0, 0, NULL),
+       (1, 'done@acme.test', 'smtp://mx.acme.test', 50, 20, 10, '1 day', 200, 9, :now + interval '5 hours');`, fixedNow)
 	r, err := status.Build(context.Background(), db.Pool, fixedNow, status.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,12 @@ VALUES (1, 'new@acme.test', 'smtp://mx.acme.test', 150, 20, 10, '1 day', 200, 2,
 			t.Errorf("ramping mailbox = %+v, want 40 remaining and its next growth", m)
 		}
 	}
-	if caps["new@acme.test"] != 40 || caps["old@acme.test"] != 150 {
+	for _, m := range r.Email.Mailboxes {
+		if m.Address == "done@acme.test" && m.RampNextAt != nil {
+			t.Errorf("ramp past its daily cap still shows a next growth: %+v", m)
+		}
+	}
+	if caps["new@acme.test"] != 40 || caps["old@acme.test"] != 150 || caps["done@acme.test"] != 50 {
 		t.Errorf("caps today = %v, want 40 (20 + 2×10) and 150", caps)
 	}
 	var out bytes.Buffer
