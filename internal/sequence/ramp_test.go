@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // passDay makes a day go by for the ramp and the rolling 24-hour cap: the
@@ -195,5 +197,34 @@ func TestParseCampaignRampGapIMAP(t *testing.T) {
 	}
 	if ep, err := ParseIMAPURL("imap://imap.acme.test", "a@acme.test"); err != nil || ep.TLS != TLSRequired || ep.Port != 143 {
 		t.Errorf("remote imap:// = %+v, %v; want STARTTLS required", ep, err)
+	}
+}
+
+// Two ticks claiming at the same moment (one still in its claim's
+// transaction) cannot both take a gapped mailbox's turn.
+func TestGapHoldsAcrossConcurrentClaims(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 4, mailboxes: 1, extraYAML: "gap: 30s..60s\n"})
+	ctx := t.Context()
+	txA, err := f.tickPool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txA.Rollback(ctx)
+	// Batch 1: the first claim locks one enrollment, not the others.
+	a, err := store.ClaimEnrollments(ctx, txA, 1, time.Minute, "tick-a")
+	if err != nil || len(a) != 1 {
+		t.Fatalf("first claim = %d rows, %v; want the mailbox's one turn", len(a), err)
+	}
+	b, err := store.ClaimEnrollments(ctx, f.tickPool, 10, time.Minute, "tick-b")
+	if err != nil || len(b) != 0 {
+		t.Fatalf("concurrent claim = %d rows, %v; want none while the first holds the turn", len(b), err)
+	}
+	if err := txA.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.ClaimEnrollments(ctx, f.tickPool, 10, time.Minute, "tick-c")
+	if err != nil || len(c) != 0 {
+		t.Fatalf("claim after the first committed = %d rows, %v; want none inside the gap", len(c), err)
 	}
 }

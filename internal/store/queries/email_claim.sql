@@ -1,19 +1,22 @@
 -- Claims up to $1 due enrollments for tick $3 with a lease of $2.
 --
--- Fair: each active campaign offers its own oldest due rows (LATERAL, on
--- enrollments_campaign_claim_idx), and the batch takes them round-robin by
--- rank within the campaign, so a huge backlog cannot starve a small campaign.
+-- Fair: each active campaign offers its own oldest due rows (LATERAL), and
+-- the batch takes them round-robin by rank within the campaign, so a huge
+-- backlog cannot starve a small campaign. Due follow-ups are looked for
+-- apart from first steps (their own LATERAL, on
+-- enrollments_followup_claim_idx: the two differ only in the step
+-- predicate, which must be literal for the partial index) and, where the
+-- campaign says follow_ups_first, take a mailbox's room first, so a backlog
+-- of new leads cannot break running threads.
 -- Only mailboxes that are active, not paused and under their cap in force
 -- (cap_today: the daily cap lowered by a warm-up ramp, over a rolling 24
 -- hours of sends) are served, and no mailbox gets more rows than its
--- remaining room. Due follow-ups are looked for apart from first steps and,
--- where the campaign says follow_ups_first, take a mailbox's room first, so
--- a backlog of new leads cannot break running threads. A mailbox with a
--- human gap gets one row per claim, only once its next_send_not_before has
--- passed, and that moves a random gap ahead; its row is locked (SKIP LOCKED)
--- so two ticks cannot both take its turn. Leads without an email are not claimed: they are
--- blocked, not due. next_send_at becomes the lease end, so a crashed tick's
--- rows come back by themselves; due_at keeps the original due time.
+-- remaining room. A mailbox with a human gap gets one row per claim, only
+-- once its next_send_not_before has passed, which then moves a random gap
+-- ahead; its row is locked (SKIP LOCKED) so two ticks cannot both take its
+-- turn. Leads without an email are not claimed: they are blocked, not due.
+-- next_send_at becomes the lease end, so a crashed tick's rows come back by
+-- themselves; due_at keeps the original due time.
 WITH spaced_turns AS (
     SELECT m.id, m.cap_today
     FROM mailboxes m
