@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/status"
@@ -23,11 +20,10 @@ const (
 const redrawInPlace = "\x1b[H\x1b[J"
 
 // statusWatch redraws the status every opts.Interval until Ctrl-C (or
-// SIGTERM), then exits 0. Not on a terminal, frames follow one another,
-// plain and separated by a blank line, for logs and pipes.
+// SIGTERM: main cancels ctx on both), then exits 0. Not on a terminal,
+// frames follow one another, plain and separated by a blank line, for logs
+// and pipes.
 func statusWatch(ctx context.Context, opts *StatusOptions, filter status.Filter) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
 		return err

@@ -148,6 +148,12 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint) e
 	saveCtx := context.WithoutCancel(ctx)
 	address := fmt.Sprintf("mailbox %d", cp.MailboxID)
 	err := t.read(ctx, &cp, &address)
+	if err != nil && ctx.Err() != nil {
+		// Told to stop (SIGTERM): what was read is recorded, the rest
+		// waits for the next tick. Not a failure.
+		t.opts.Logger.Info("inbox read stopped", "mailbox", address, "tick_id", t.opts.TickID)
+		err = nil
+	}
 	lastError := ""
 	if err != nil {
 		err = fmt.Errorf("inbox of %s: %w", address, err)

@@ -249,3 +249,30 @@ func TestInboxTickRecordsMailboxErrorsWithoutLeakingPasswords(t *testing.T) {
 		t.Errorf("missing password_env error = %v", err)
 	}
 }
+
+// Told to stop in the middle of a mailbox (SIGTERM), the tick records what
+// it did, releases the mailbox and exits 0: a stop is not a failure.
+func TestInboxTickStopsCleanly(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	f.deliver("gmail-reply.eml", 1)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	rep, err := RunTick(ctx, f.tickPool, TickOptions{LookupEnv: func(string) (string, bool) {
+		stop() // the signal arrives as the first mailbox is opened
+		return password, true
+	}})
+	if err != nil || rep.Outcomes[OutcomeMailboxError] != 0 {
+		t.Fatalf("stopped tick = %+v, %v; want a clean stop", rep, err)
+	}
+	if got := f.str(`SELECT count(*)::text FROM inbox_checkpoints WHERE locked_by IS NOT NULL OR last_error IS NOT NULL`); got != "0" {
+		t.Errorf("%s mailboxes left leased or in error", got)
+	}
+	if got := f.str(`SELECT exit_status::text FROM tick_runs WHERE kind = 'inbox'`); got != "0" {
+		t.Errorf("tick_runs exit_status = %s, want 0", got)
+	}
+	// The next tick reads what was left.
+	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeReplied] != 1 {
+		t.Errorf("next tick = %+v, want the reply read", rep)
+	}
+}
