@@ -70,4 +70,15 @@ func TestWhyNamesTheRampCap(t *testing.T) {
 	if got := codes(x.Holds); got != "daily_cap_reached" || !strings.Contains(x.Holds[0].Detail, "cap of 20") {
 		t.Errorf("holds %q (%+v), want the ramp's cap of 20 reached", got, x.Holds)
 	}
+	// With a human gap, the mailbox's next turn is named too.
+	if _, err := db.Pool.Exec(ctx, `UPDATE mailboxes SET ramp_start = 0, gap_min = '1 minute', gap_max = '3 minutes',
+		next_send_not_before = $1::timestamptz + interval '2 minutes' WHERE address = 'ana@acme.test'`, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	if x, err = status.ExplainEnrollment(ctx, db.Pool, fixedNow, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := codes(x.Holds); got != "gap" || !strings.Contains(x.Holds[0].Detail, "until 2026-06-05 05:57:00Z") {
+		t.Errorf("holds %q (%+v), want the gap until 05:57", got, x.Holds)
+	}
 }

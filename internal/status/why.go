@@ -255,6 +255,10 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		x.Holds = append(x.Holds, Hold{Code: "daily_cap_reached", Detail: fmt.Sprintf(
 			"mailbox %s sent %d of its daily cap of %d in the last 24 hours", e.MailboxAddress, e.MailboxSent24h, e.MailboxDailyCap)})
 	}
+	if e.MailboxGapUntil != nil && e.MailboxGapUntil.After(now) {
+		x.Holds = append(x.Holds, Hold{Code: "gap", Until: utc(e.MailboxGapUntil), Detail: fmt.Sprintf(
+			"mailbox %s keeps its human gap between sends until %s", e.MailboxAddress, stamp(*e.MailboxGapUntil))})
+	}
 	if w := newWindow(e.WindowTimezone, e.WindowDays, e.WindowStart, e.WindowEnd); !w.open(now, e.LeadTimezone) {
 		local := now.In(w.location(e.LeadTimezone))
 		x.Holds = append(x.Holds, Hold{Code: "outside_window", Detail: fmt.Sprintf(

@@ -11,6 +11,7 @@ SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_unti
        l.id, coalesce(l.external_id, ''), coalesce(l.email, ''), coalesce(l.timezone, ''),
        m.id, coalesce(m.address, ''), coalesce(m.status, ''), coalesce(m.cap_today, 0), m.paused_until,
        coalesce(m.pause_reason, ''),
+       CASE WHEN m.gap_max > interval '0' THEN m.next_send_not_before END,
        (SELECT count(*) FROM sends s
         WHERE s.mailbox_id = m.id AND s.status <> 'failed'
           AND s.created_at > $2::timestamptz - interval '24 hours' AND s.created_at <= $2),
