@@ -110,14 +110,17 @@ func (f *inboxFixture) status(n int) string {
 	return f.str(`SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.first_name = $1`, fmt.Sprintf("Lead%d", n))
 }
 
+// lookupEnv holds the mailboxes' password_env.
+func lookupEnv(k string) (string, bool) {
+	if k == passwordEnv {
+		return password, true
+	}
+	return "", false
+}
+
 func (f *inboxFixture) tick(opts TickOptions) *TickReport {
 	f.t.Helper()
-	opts.LookupEnv = func(k string) (string, bool) {
-		if k == passwordEnv {
-			return password, true
-		}
-		return "", false
-	}
+	opts.LookupEnv = lookupEnv
 	rep, err := RunTick(context.Background(), f.tickPool, opts)
 	if err != nil {
 		f.t.Fatalf("inbox tick: %v", err)
@@ -274,5 +277,38 @@ func TestInboxTickStopsCleanly(t *testing.T) {
 	// The next tick reads what was left.
 	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeReplied] != 1 {
 		t.Errorf("next tick = %+v, want the reply read", rep)
+	}
+}
+
+// Ticks started together split the mailboxes: each message is read once.
+func TestInboxTicksInParallelSplitMailboxes(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	for n := 1; n <= 5; n++ {
+		f.deliver("postfix-reply.eml", n)
+	}
+	type result struct {
+		rep *TickReport
+		err error
+	}
+	results := make(chan result, 3)
+	for range 3 {
+		go func() {
+			rep, err := RunTick(context.Background(), f.tickPool, TickOptions{LookupEnv: lookupEnv})
+			results <- result{rep, err}
+		}()
+	}
+	mailboxes, messages, replied := 0, 0, 0
+	for range 3 {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		mailboxes, messages, replied = mailboxes+r.rep.Mailboxes, messages+r.rep.Messages, replied+r.rep.Outcomes[OutcomeReplied]
+	}
+	// A tick that found a mailbox already read by another reads it again
+	// only past the other's checkpoint: nothing twice.
+	if messages != 5 || replied != 5 {
+		t.Fatalf("three parallel ticks read %d messages over %d mailbox visits and ended %d sequences; want 5 and 5", messages, mailboxes, replied)
 	}
 }
