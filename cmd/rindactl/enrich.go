@@ -13,6 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -88,7 +89,7 @@ See docs/enrichment.md for the state machine.`,
 	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
 	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
-	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved (must exceed --max-duration)")
+	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved (must exceed --max-duration plus the provider HTTP timeout, RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+")")
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
@@ -110,8 +111,6 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
 	case opts.MaxDuration <= 0:
 		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
-	case opts.Lease <= opts.MaxDuration:
-		return usageError("--lease %s must exceed --max-duration %s, or other ticks could take leads this one still works", opts.Lease, opts.MaxDuration)
 	case opts.NegativeCache <= 0:
 		return usageError("invalid --negative-cache %s: use a positive duration like 24h", opts.NegativeCache)
 	case opts.MaxAttempts < 1:
@@ -129,7 +128,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			return usageError("--providers names %q twice", name)
 		}
 		seen = append(seen, name)
-		fd, err := provider.NewFinder(name, opts.f.Getenv)
+		fd, err := provider.NewFinder(name, opts.f.Getenv, provider.WithLogger(opts.f.Logger()))
 		if err != nil {
 			return usageError("--providers: %v", err)
 		}
@@ -139,9 +138,21 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		return usageError("--providers is empty: name at least one of %s", strings.Join(provider.Finders(), ", "))
 	}
 	if opts.Verify != "" {
-		if cfg.Verifier, err = provider.NewVerifier(opts.Verify, opts.f.Getenv); err != nil {
+		if cfg.Verifier, err = provider.NewVerifier(opts.Verify, opts.f.Getenv, provider.WithLogger(opts.f.Logger())); err != nil {
 			return usageError("--verify: %v", err)
 		}
+		seen = append(seen, cfg.Verifier.Name())
+	}
+	for _, name := range seen {
+		t, err := providerhttp.TimeoutFromEnv(name, opts.f.Getenv)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		cfg.CallTimeout = max(cfg.CallTimeout, t)
+	}
+	if minLease := opts.MaxDuration + cfg.CallTimeout; opts.Lease <= minLease {
+		return usageError("--lease %s must exceed --max-duration %s plus the provider HTTP timeout %s, or another tick could take a lead whose call is still running: use --lease %s or more",
+			opts.Lease, opts.MaxDuration, cfg.CallTimeout, minLease+time.Second)
 	}
 
 	lowerPriority(opts.Nice, opts.f.Logger())
@@ -169,6 +180,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 
 	rep, err := enrich.RunTick(ctx, pool, cfg)
+	var cerr *enrich.ConfigError
+	if errors.As(err, &cerr) {
+		return usageError("%v", cerr)
+	}
 	if err == nil {
 		for outcome, n := range rep.Outcomes.Map() {
 			metrics.AddLeads(outcome, n)

@@ -42,7 +42,10 @@ type Finder struct {
 	c *providerhttp.Client
 }
 
-var _ enrich.Finder = (*Finder)(nil)
+var (
+	_ enrich.Finder       = (*Finder)(nil)
+	_ enrich.Configurable = (*Finder)(nil)
+)
 
 // New returns a Finder for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Finder {
@@ -62,6 +65,9 @@ func FromEnv(getenv func(string) string) (*Finder, error) {
 
 func (f *Finder) Name() string { return Name }
 
+// ConfigError reports an unset API key (enrich.Configurable).
+func (f *Finder) ConfigError() error { return f.c.ConfigError() }
+
 // SearchRequest is the JSON body of a name search.
 type SearchRequest struct {
 	Name   string `json:"name"`
@@ -79,6 +85,7 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 	}
 	target := f.c.URL(SearchPath, nil)
 	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
+		Endpoint: SearchPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 			if err != nil {

@@ -39,7 +39,10 @@ type Finder struct {
 	c *providerhttp.Client
 }
 
-var _ enrich.Finder = (*Finder)(nil)
+var (
+	_ enrich.Finder       = (*Finder)(nil)
+	_ enrich.Configurable = (*Finder)(nil)
+)
 
 // New returns a Finder for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Finder {
@@ -59,6 +62,9 @@ func FromEnv(getenv func(string) string) (*Finder, error) {
 
 func (f *Finder) Name() string { return Name }
 
+// ConfigError reports an unset API key (enrich.Configurable).
+func (f *Finder) ConfigError() error { return f.c.ConfigError() }
+
 // FindEmail asks Hunter for the lead's most likely address.
 func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Finding, error) {
 	q := url.Values{
@@ -69,6 +75,7 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 	}
 	target := f.c.URL(FinderPath, q)
 	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
+		Endpoint: FinderPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			if err == nil {

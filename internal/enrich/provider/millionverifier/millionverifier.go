@@ -46,7 +46,10 @@ type Verifier struct {
 	c *providerhttp.Client
 }
 
-var _ enrich.Verifier = (*Verifier)(nil)
+var (
+	_ enrich.Verifier     = (*Verifier)(nil)
+	_ enrich.Configurable = (*Verifier)(nil)
+)
 
 // New returns a Verifier for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Verifier {
@@ -66,6 +69,9 @@ func FromEnv(getenv func(string) string) (*Verifier, error) {
 
 func (v *Verifier) Name() string { return Name }
 
+// ConfigError reports an unset API key (enrich.Configurable).
+func (v *Verifier) ConfigError() error { return v.c.ConfigError() }
+
 // Verify asks MillionVerifier for its verdict on email.
 func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, error) {
 	if !providerhttp.PlausibleEmail(email) {
@@ -77,6 +83,7 @@ func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, er
 		"timeout": {strconv.Itoa(SMTPTimeoutDefault)},
 	})
 	return providerhttp.Do(ctx, v.c, providerhttp.Op[enrich.Verdict]{
+		Endpoint: VerifyPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			if err == nil {
