@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -189,5 +190,56 @@ func TestAcceptanceQuotaAlertOnceAcrossTicks(t *testing.T) {
 	}
 	if matches, _ := filepath.Glob(filepath.Join(filepath.Dir(metrics), "*")); len(matches) != 1 {
 		t.Errorf("the metrics directory holds %v, want only the textfile (no temp files left)", matches)
+	}
+}
+
+// Issue 14: a host without provider keys next to a configured one. Before,
+// the keyless host opened 15-minute auth breakers in the shared database
+// for every workspace it claimed, blocking the configured host, and Slack
+// said the key was rejected though no request was made. Now a missing key
+// is the host's own configuration error: a host with no key at all exits 2
+// without claiming, one with some keys skips the others and says so once,
+// and neither writes a breaker or an event.
+func TestAcceptanceKeylessHostBesideKeyedHost(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
+	const n = 30
+	keyed := importAcceptanceLeads(t, env, "keyed", "keyed", n)
+	importAcceptanceLeads(t, env, "partial", "partial", n)
+
+	keyless := maps.Clone(tickEnv)
+	delete(keyless, "RINDA_FINDYMAIL_API_KEY")
+	delete(keyless, "RINDA_HUNTER_API_KEY")
+	res := runCLI(t, keyless, "enrich", "tick")
+	if res.code != exitUsage || lines(res.stderr) != 1 ||
+		!strings.Contains(res.stderr, "RINDA_FINDYMAIL_API_KEY is not set") || !strings.Contains(res.stderr, "RINDA_HUNTER_API_KEY is not set") {
+		t.Fatalf("keyless host: exit %d stderr %q; want 2 and one line naming both keys", res.code, res.stderr)
+	}
+
+	// Only Hunter's key: Findymail is skipped, said once, never called.
+	hunterOnly := maps.Clone(tickEnv)
+	delete(hunterOnly, "RINDA_FINDYMAIL_API_KEY")
+	res = runCLI(t, hunterOnly, "enrich", "tick", "--workspace", "partial", "--output", "json")
+	if res.code != exitOK || strings.Count(res.stderr, "RINDA_FINDYMAIL_API_KEY is not set") != 1 {
+		t.Fatalf("host with Hunter's key only: exit %d; want 0 and the missing Findymail key said once:\n%s", res.code, res.stderr)
+	}
+	if c := set.Findymail.Count(); c != 0 {
+		t.Fatalf("findymail got %d requests from hosts without its key", c)
+	}
+
+	// The configured host works the other workspace at full pace: every
+	// lead settled in one tick, each found by Findymail first.
+	rep := runEnrichTick(t, tickEnv, "--workspace", "keyed")
+	misses := expectedMisses(keyed)
+	if rep.Claimed != n || rep.Outcomes["enriched"] != n-misses || rep.Outcomes["not_found"] != misses || rep.Calls["findymail"] != n {
+		t.Errorf("configured host: %+v; want all %d settled in one tick with %d Findymail calls", rep, n, n)
+	}
+	var breakers, events int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM breakers), (SELECT count(*) FROM events)`).Scan(&breakers, &events); err != nil {
+		t.Fatal(err)
+	}
+	if breakers != 0 || events != 0 {
+		t.Errorf("%d breakers and %d events in the shared database; a missing key must write none", breakers, events)
 	}
 }
