@@ -1,6 +1,7 @@
 package enrich_test
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -236,17 +237,18 @@ func TestRejectedKeyDisablesProviderForTheTick(t *testing.T) {
 }
 
 // blockingGuard refuses one provider until a fixed time, as an open breaker
-// would, and counts what it settles.
+// (or, with reason, another guard) would, and counts what it settles.
 type blockingGuard struct {
 	provider string
 	until    time.Time
+	reason   string
 	mu       sync.Mutex
 	settled  map[string]int
 }
 
 func (g *blockingGuard) Admit(_ context.Context, c enrich.Call) (enrich.Admission, error) {
 	if c.Provider == g.provider {
-		return enrich.Admission{Call: c, Until: g.until, Reason: "breaker_open"}, nil
+		return enrich.Admission{Call: c, Until: g.until, Reason: cmp.Or(g.reason, "breaker_open")}, nil
 	}
 	return enrich.Admission{Call: c, Allowed: true}, nil
 }
@@ -283,6 +285,35 @@ func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
 	}
 	if strings.Count(e2.log.String(), "blocked by guard") != 1 {
 		t.Fatalf("want one warn line for the block (then the tick remembers it):\n%s", e2.log.String())
+	}
+}
+
+// Issue 14: a rate block (the provider's next token lies beyond the tick)
+// never parks a lead in the negative cache, whatever the other providers
+// said: Findymail out of credits and Hunter's bucket empty left 4,985 leads
+// unreachable for a day, although Hunter could serve them within seconds.
+func TestRateBlockNeverParksALead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 20)
+	e.set.Findymail.SetMode(providertest.ModeQuotaExhausted)
+	cfg := e.config(t, "findymail", "hunter")
+	cfg.Guard = &blockingGuard{provider: "hunter", reason: enrich.ReasonRateLimited, until: time.Now().Add(2 * time.Minute), settled: map[string]int{}}
+	rep := e.tick(t, cfg)
+	r := e.row(t, ids[5])
+	if rep.Outcomes.Pending != 20 || r.Attempts != 0 || r.CacheIn != nil || r.DueIn < time.Minute || r.DueIn > 3*time.Minute || r.Provider != "hunter" {
+		t.Fatalf("report %+v, lead %+v: want every lead pending until Hunter's slot, uncharged, not negatively cached", rep, r)
+	}
+
+	// The other way round: Findymail rate-blocked, Hunter missing. The
+	// misses wait for Findymail's slot instead of a day.
+	e2 := newEnv(t)
+	e2.seed(t, "acme", 20)
+	cfg = e2.config(t, "findymail", "hunter")
+	cfg.Guard = &blockingGuard{provider: "findymail", reason: enrich.ReasonRateLimited, until: time.Now().Add(2 * time.Minute), settled: map[string]int{}}
+	rep = e2.tick(t, cfg)
+	if rep.Outcomes.Unreachable != 0 || rep.Outcomes.Enriched+rep.Outcomes.Pending != 20 || rep.Outcomes.Pending == 0 {
+		t.Fatalf("report %+v: want Hunter's finds enriched and its misses pending for Findymail, none unreachable", rep)
 	}
 }
 
