@@ -49,13 +49,17 @@ func killAfter(t *testing.T, env map[string]string, args []string, delay time.Du
 }
 
 // Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in
-// answering in killEnrichLatency, killEnrichConcurrency at a time: about a
-// second of work, which the kill lands in.
+// answering in killEnrichLatency, killEnrichConcurrency at a time, paced by
+// the default Hunter bucket (8/s, burst 7): a few seconds of work, whose
+// first second the kill lands in.
 const (
 	killEnrichLeads       = 40
 	killEnrichConcurrency = 4
 	killEnrichLatency     = 100 * time.Millisecond
 	killLease             = 2 * time.Second
+	// killHTTPTimeout keeps --max-duration 1500ms plus the timeout within
+	// the lease.
+	killHTTPTimeout = 400 * time.Millisecond
 )
 
 // enrichKill is what one kill left behind.
@@ -106,9 +110,9 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 	for k, v := range hunter.Env("k") {
 		tickEnv[k] = v
 	}
-	// The guard's rate limit would spread the work over minutes; this test
-	// is about claims, not pacing.
-	tickEnv["RINDA_HUNTER_RATE"] = "off"
+	// The shipped buckets pace the work (a few seconds); a short provider
+	// timeout lets the short lease pass the --lease check.
+	tickEnv["RINDA_HUNTER_TIMEOUT"] = killHTTPTimeout.String()
 	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "10",
 		"--concurrency", fmt.Sprint(killEnrichConcurrency), "--lease", killLease.String(), "--max-duration", "1500ms"}
 	killAfter(t, tickEnv, args, delay)
