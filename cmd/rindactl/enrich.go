@@ -26,13 +26,16 @@ func newCmdEnrich(f *Factory) *cobra.Command {
 
 // EnrichTickOptions holds the flags of `rindactl enrich tick`.
 type EnrichTickOptions struct {
-	f             *Factory
-	Providers     []string
-	Verify        string
-	Batch         int
-	Concurrency   int
-	MaxDuration   time.Duration
-	Lease         time.Duration
+	f           *Factory
+	Providers   []string
+	Verify      string
+	Batch       int
+	Concurrency int
+	MaxDuration time.Duration
+	Lease       time.Duration
+	// LeaseSet: --lease was given. Otherwise the lease grows past
+	// --max-duration plus the HTTP timeout when the default is too short.
+	LeaseSet      bool
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
@@ -77,6 +80,7 @@ See docs/enrichment.md for the state machine.`,
   rindactl enrich tick --providers hunter --verify millionverifier --workspace acme --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.LeaseSet = cmd.Flags().Changed("lease")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -89,7 +93,7 @@ See docs/enrichment.md for the state machine.`,
 	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
 	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
-	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved (must exceed --max-duration plus the provider HTTP timeout, RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+")")
+	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved; must exceed --max-duration plus the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+"); unset, it grows to that plus "+leaseMargin.String()+" when needed")
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
@@ -98,6 +102,10 @@ See docs/enrichment.md for the state machine.`,
 	opts.Outputs.register(fl)
 	return cmd
 }
+
+// leaseMargin is what a lease sized from --max-duration adds beyond the
+// longest a tick can hold a lead: room for recording outcomes.
+const leaseMargin = time.Minute
 
 func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	format, err := parseOutput(opts.Output)
@@ -118,7 +126,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 	cfg := enrich.TickConfig{
 		Guard: opts.Guard, Batch: opts.Batch, Concurrency: opts.Concurrency,
-		MaxDuration: opts.MaxDuration, Lease: opts.Lease, NegativeCache: opts.NegativeCache,
+		MaxDuration: opts.MaxDuration, NegativeCache: opts.NegativeCache,
 		MaxAttempts: opts.MaxAttempts, Logger: opts.f.Logger(),
 	}
 	var seen []string
@@ -150,11 +158,17 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		}
 		cfg.CallTimeout = max(cfg.CallTimeout, t)
 	}
-	if minLease := opts.MaxDuration + cfg.CallTimeout; opts.Lease <= minLease {
+	minLease := opts.MaxDuration + cfg.CallTimeout
+	if !opts.LeaseSet && opts.Lease <= minLease {
+		// A long --max-duration (an hourly schedule) takes a lease to match.
+		opts.Lease = minLease + leaseMargin
+	}
+	if opts.Lease <= minLease {
 		return usageError("--lease %s must exceed --max-duration %s plus the provider HTTP timeout %s, or another tick could take a lead whose call is still running: use --lease %s or more",
 			opts.Lease, opts.MaxDuration, cfg.CallTimeout, minLease+time.Second)
 	}
 
+	cfg.Lease = opts.Lease
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)

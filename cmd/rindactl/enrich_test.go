@@ -101,4 +101,10 @@ func TestEnrichTickLeaseCoversMaxDurationAndHTTPTimeout(t *testing.T) {
 	if res := runCLI(t, env, "enrich", "tick", "--providers", "hunter", "--lease", "2s", "--max-duration", "1s"); res.code != exitError {
 		t.Fatalf("exit %d stderr %q; want the lease accepted and the missing database reported (1)", res.code, res.stderr)
 	}
+	// Without --lease, a long --max-duration (a 5-minute schedule's 290s)
+	// gets a lease to match instead of a usage error.
+	delete(env, "RINDA_HUNTER_TIMEOUT")
+	if res := runCLI(t, env, "enrich", "tick", "--max-duration", "290s"); res.code != exitError {
+		t.Fatalf("exit %d stderr %q; want the default lease grown past 290s + 20s", res.code, res.stderr)
+	}
 }
