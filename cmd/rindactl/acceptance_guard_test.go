@@ -216,6 +216,9 @@ func TestAcceptanceKeylessHostBesideKeyedHost(t *testing.T) {
 		!strings.Contains(res.stderr, "RINDA_FINDYMAIL_API_KEY is not set") || !strings.Contains(res.stderr, "RINDA_HUNTER_API_KEY is not set") {
 		t.Fatalf("keyless host: exit %d stderr %q; want 2 and one line naming both keys", res.code, res.stderr)
 	}
+	if res := runCLI(t, keyless, "doctor"); !strings.Contains(res.stdout, "no key (RINDA_HUNTER_API_KEY unset): enrich ticks on this host skip it") {
+		t.Errorf("doctor on the keyless host does not report the missing key:\n%s%s", res.stdout, res.stderr)
+	}
 
 	// Only Hunter's key: Findymail is skipped, said once, never called.
 	hunterOnly := maps.Clone(tickEnv)
