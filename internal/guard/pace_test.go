@@ -20,31 +20,7 @@ import (
 func TestTickWorksAtTheBucketsPace(t *testing.T) {
 	t.Parallel()
 	const n = 200
-	db := storetest.New(t)
-	set := providertest.StartAll()
-	defer set.Close()
-	set.Hunter.SetDirectory(func(first, last, domain string) (string, bool) { return first + "@" + domain, true })
-	ws := newWorkspace(t, db.Pool, "acme")
-	newLeads(t, db.Pool, ws, n)
-	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
-		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads`); err != nil {
-		t.Fatal(err)
-	}
-	finder, err := provider.NewFinder("hunter", set.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := guard.ConfigFromEnv(func(string) string { return "" }, "hunter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := cfg.Limits("hunter")
-	rep, err := enrich.RunTick(context.Background(), db.Pool, enrich.TickConfig{
-		Finders: []enrich.Finder{finder}, Guard: guard.New(db.Pool, cfg, nil), TickID: "pace",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, lim, set := tickAtDefaultBuckets(t, n)
 	if rep.Claimed != n || rep.Outcomes.Enriched != n {
 		t.Fatalf("one tick: %+v; want all %d claimed and enriched", rep, n)
 	}
@@ -63,4 +39,51 @@ func TestTickWorksAtTheBucketsPace(t *testing.T) {
 		t.Errorf("Hunter saw %d calls within one second; the bucket allows %d", most, lim.Burst+lim.Rate.Count)
 	}
 	t.Logf("%d leads enriched in %s, rate_wait_ms %d", n, d, rep.RateWaitMS)
+}
+
+// BenchmarkTickAtDefaultBuckets is docs/benchmarks.md's pacing figure: one
+// tick, 200 due leads, the default Hunter bucket, a Hunter stand-in that
+// finds every address. It reports the tick's seconds and its calls as a
+// share of what the bucket allowed over that time (burst + rate x D).
+func BenchmarkTickAtDefaultBuckets(b *testing.B) {
+	const n = 200
+	for b.Loop() {
+		rep, lim, _ := tickAtDefaultBuckets(b, n)
+		d := time.Duration(rep.DurationMS) * time.Millisecond
+		capacity := float64(lim.Burst) + float64(lim.Rate.Count)*d.Seconds()/lim.Rate.Per.Seconds()
+		b.ReportMetric(d.Seconds(), "tick-s")
+		b.ReportMetric(float64(rep.Outcomes.Enriched), "enriched")
+		b.ReportMetric(float64(rep.ProviderCalls["hunter"])/capacity, "calls/capacity")
+	}
+}
+
+// tickAtDefaultBuckets runs one tick over n due leads with Hunter as the
+// only finder under the shipped guard defaults.
+func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, guard.Limits, *providertest.Set) {
+	t.Helper()
+	db := storetest.New(t)
+	set := providertest.StartAll()
+	t.Cleanup(set.Close)
+	set.Hunter.SetDirectory(func(first, last, domain string) (string, bool) { return first + "@" + domain, true })
+	ws := newWorkspace(t, db.Pool, "acme")
+	newLeads(t, db.Pool, ws, n)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
+		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads`); err != nil {
+		t.Fatal(err)
+	}
+	finder, err := provider.NewFinder("hunter", set.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := guard.ConfigFromEnv(func(string) string { return "" }, "hunter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := enrich.RunTick(context.Background(), db.Pool, enrich.TickConfig{
+		Finders: []enrich.Finder{finder}, Guard: guard.New(db.Pool, cfg, nil), TickID: "pace",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, cfg.Limits("hunter"), set
 }
