@@ -14,7 +14,6 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
-	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 )
 
 // Finders lists the known finder names.
@@ -23,34 +22,27 @@ func Finders() []string { return []string{findymail.Name, hunter.Name} }
 // Verifiers lists the known verifier names.
 func Verifiers() []string { return []string{millionverifier.Name} }
 
-// Option adjusts a provider's configuration beyond the environment.
-type Option func(*providerhttp.Config)
+// Option adjusts how a provider is built beyond the environment.
+type Option func(*options)
+
+type options struct{ log *slog.Logger }
 
 // WithLogger sends the adapter's log lines (one warn line per deliberate
 // block: provider, endpoint, status, retry_after_ms, max_retries) to log.
-func WithLogger(log *slog.Logger) Option {
-	return func(c *providerhttp.Config) { c.Logger = log }
-}
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
 
 // NewFinder configures the named finder from the environment (getenv is
 // os.Getenv in production). A missing API key is not an error here: the
 // finder reports it through enrich.Configurable, so a tick leaves it out
 // and says so, and its calls fail with enrich.KindAuth without a request.
-// A malformed RINDA_<PROVIDER>_BASE_URL is an error.
+// A malformed RINDA_<PROVIDER>_BASE_URL or _TIMEOUT is an error.
 func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.Finder, error) {
-	switch n := strings.ToLower(strings.TrimSpace(name)); n {
+	o := collect(opts)
+	switch strings.ToLower(strings.TrimSpace(name)) {
 	case hunter.Name:
-		cfg, err := config(n, hunter.BaseURLDefault, getenv, opts)
-		if err != nil {
-			return nil, err
-		}
-		return hunter.New(cfg), nil
+		return hunter.FromEnv(getenv, o.log)
 	case findymail.Name:
-		cfg, err := config(n, findymail.BaseURLDefault, getenv, opts)
-		if err != nil {
-			return nil, err
-		}
-		return findymail.New(cfg), nil
+		return findymail.FromEnv(getenv, o.log)
 	}
 	return nil, unknown(name, "finder", Finders())
 }
@@ -58,25 +50,18 @@ func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.
 // NewVerifier configures the named verifier from the environment, with the
 // same rules as NewFinder.
 func NewVerifier(name string, getenv func(string) string, opts ...Option) (enrich.Verifier, error) {
-	if n := strings.ToLower(strings.TrimSpace(name)); n == millionverifier.Name {
-		cfg, err := config(n, millionverifier.BaseURLDefault, getenv, opts)
-		if err != nil {
-			return nil, err
-		}
-		return millionverifier.New(cfg), nil
+	if strings.ToLower(strings.TrimSpace(name)) == millionverifier.Name {
+		return millionverifier.FromEnv(getenv, collect(opts).log)
 	}
 	return nil, unknown(name, "verifier", Verifiers())
 }
 
-func config(name, baseURL string, getenv func(string) string, opts []Option) (providerhttp.Config, error) {
-	cfg, err := providerhttp.ConfigFromEnv(name, baseURL, getenv)
-	if err != nil {
-		return cfg, err
+func collect(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	return cfg, nil
+	return o
 }
 
 func unknown(name, role string, known []string) error {

@@ -21,6 +21,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -55,11 +56,13 @@ func New(cfg providerhttp.Config) *Finder {
 
 // FromEnv configures the Finder from RINDA_FINDYMAIL_API_KEY and
 // RINDA_FINDYMAIL_BASE_URL.
-func FromEnv(getenv func(string) string) (*Finder, error) {
+// Its log lines go to log (nil discards).
+func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
 	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = log
 	return New(cfg), nil
 }
 

@@ -17,6 +17,7 @@ package hunter
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,11 +53,13 @@ func New(cfg providerhttp.Config) *Finder {
 
 // FromEnv configures the Finder from RINDA_HUNTER_API_KEY and
 // RINDA_HUNTER_BASE_URL.
-func FromEnv(getenv func(string) string) (*Finder, error) {
+// Its log lines go to log (nil discards).
+func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
 	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = log
 	return New(cfg), nil
 }
 

@@ -17,6 +17,7 @@ package millionverifier
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -59,11 +60,13 @@ func New(cfg providerhttp.Config) *Verifier {
 
 // FromEnv configures the Verifier from RINDA_MILLIONVERIFIER_API_KEY and
 // RINDA_MILLIONVERIFIER_BASE_URL.
-func FromEnv(getenv func(string) string) (*Verifier, error) {
+// Its log lines go to log (nil discards).
+func FromEnv(getenv func(string) string, log *slog.Logger) (*Verifier, error) {
 	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = log
 	return New(cfg), nil
 }
 
