@@ -57,3 +57,14 @@ func newLeads(t testing.TB, db store.DBTX, ws int64, n int) []int64 {
 	}
 	return ids
 }
+
+// newDueLeads adds n leads to workspace ws, due for enrichment since
+// before any tick that starts now.
+func newDueLeads(t testing.TB, db store.DBTX, ws int64, n int) {
+	t.Helper()
+	newLeads(t, db, ws, n)
+	if _, err := db.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
+		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads WHERE workspace_id = $1`, ws); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -66,11 +66,7 @@ func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, guard.Limits, *pr
 	t.Cleanup(set.Close)
 	set.Hunter.SetDirectory(func(first, last, domain string) (string, bool) { return first + "@" + domain, true })
 	ws := newWorkspace(t, db.Pool, "acme")
-	newLeads(t, db.Pool, ws, n)
-	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
-		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads`); err != nil {
-		t.Fatal(err)
-	}
+	newDueLeads(t, db.Pool, ws, n)
 	finder, err := provider.NewFinder("hunter", set.Getenv)
 	if err != nil {
 		t.Fatal(err)
