@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
@@ -70,8 +71,23 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 		}
 		finders = append(finders, f)
 	}
+	// Ticks until no lead waits, as cron would run them: a lead whose rate
+	// slot fell just past a tick's deadline is due a moment later.
 	ticks := 0
 	for ; ticks < 1000; ticks++ {
+		var waiting int
+		var dueIn time.Duration
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*), coalesce(greatest(min(next_attempt_at) - now(), '0'), '0')
+			FROM lead_enrichment WHERE status IN ('pending', 'in_progress')`).Scan(&waiting, &dueIn); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			break
+		}
+		if dueIn > time.Minute {
+			t.Fatalf("%d leads wait %s after %d ticks; none may wait longer than a rate slot", waiting, dueIn, ticks)
+		}
+		time.Sleep(dueIn)
 		rep, err := enrich.RunTick(ctx, db.Pool, enrich.TickConfig{
 			Finders: finders, Guard: g, Concurrency: 25, Batch: 200, TickID: fmt.Sprintf("incident-%d", ticks),
 		})
@@ -79,9 +95,6 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 			t.Fatalf("tick %d: %v", ticks, err)
 		}
 		metrics.AddLeads("enriched", rep.Outcomes.Enriched)
-		if rep.Claimed == 0 {
-			break
-		}
 	}
 	t.Logf("%d leads settled in %d ticks", n, ticks)
 
