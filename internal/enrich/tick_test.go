@@ -397,3 +397,22 @@ func TestSlowLeadDoesNotHoldUpTheNextBatch(t *testing.T) {
 		t.Fatal("the next batch waited for the first batch's slowest lead")
 	}
 }
+
+// Issue 14: a call in flight at MaxDuration may finish, but is cut
+// CallTimeout later, so a lease longer than MaxDuration + CallTimeout
+// never lets another tick take a lead whose call is still running. The cut
+// lead goes back untouched; without the cut the call would run into the
+// provider's 20 s HTTP timeout and be charged as a transient failure.
+func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 1)
+	e.set.Hunter.SetLatency(time.Minute) // stalled
+	cfg := e.config(t, "hunter")
+	cfg.MaxDuration, cfg.CallTimeout = 300*time.Millisecond, 300*time.Millisecond
+	rep := e.tick(t, cfg)
+	r := e.row(t, ids[0])
+	if rep.Outcomes.Pending != 1 || r.Status != enrich.StatusPending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
+		t.Fatalf("report %+v, lead %+v: want the call cut and the lead back untouched, uncharged", rep, r)
+	}
+}
