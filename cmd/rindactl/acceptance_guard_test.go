@@ -230,6 +230,12 @@ func TestAcceptanceKeylessHostBesideKeyedHost(t *testing.T) {
 	if c := set.Findymail.Count(); c != 0 {
 		t.Fatalf("findymail got %d requests from hosts without its key", c)
 	}
+	// A keyless verifier cannot be skipped: no address could be accepted.
+	noVerifier := maps.Clone(tickEnv)
+	delete(noVerifier, "RINDA_MILLIONVERIFIER_API_KEY")
+	if res := runCLI(t, noVerifier, "enrich", "tick", "--verify", "millionverifier"); res.code != exitUsage || !strings.Contains(res.stderr, "RINDA_MILLIONVERIFIER_API_KEY is not set") {
+		t.Fatalf("keyless verifier: exit %d stderr %q; want 2 naming its key", res.code, res.stderr)
+	}
 
 	// The configured host works the other workspace at full pace: every
 	// lead settled in one tick, each found by Findymail first.
