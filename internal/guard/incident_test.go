@@ -96,7 +96,6 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 		}
 		metrics.AddLeads("enriched", rep.Outcomes.Enriched)
 	}
-	t.Logf("%d leads settled in %d ticks", n, ticks)
 
 	// One call meets the quota and opens the breaker; its probe every
 	// QuotaOpen (5 min) may add one per window.
@@ -137,6 +136,8 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	if _, err := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{Metrics: metrics}); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%d leads settled in %d ticks: %d Findymail calls, %d Hunter calls, %d enriched, %d unreachable (Hunter's misses: %d), %d Slack messages",
+		n, ticks, set.Findymail.Count(), set.Hunter.Count(), enriched, unreachable, misses, len(hook.texts()))
 	if txt := hook.texts(); len(txt) != 1 || !strings.HasPrefix(txt[0], "Provider quota exhausted") || !strings.Contains(txt[0], "blocked until") {
 		t.Errorf("slack got %q, want exactly one quota_exhausted message with the reopen time", txt)
 	}
