@@ -178,19 +178,29 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 	return k
 }
 
-// recoverEnrichment runs ticks until no lead is due or claimed.
+// recoverEnrichment runs ticks until no lead is claimed or due soon. A
+// lead whose rate slot fell just past a tick's deadline is pending and due a
+// moment later (the buckets pace the ticks): recovery waits for it, as the
+// next cron tick would.
 func recoverEnrichment(t *testing.T, db *storetest.DB, env map[string]string, args []string) {
 	t.Helper()
-	for range 10 {
-		if queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now()`) == 0 &&
+	const soon = "5 seconds"
+	for range 20 {
+		if queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now() + interval '`+soon+`'`) == 0 &&
 			queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status = 'in_progress'`) == 0 {
 			return
 		}
+		var wait time.Duration
+		if err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(greatest(min(next_attempt_at) - now(), '0'), '0')
+			FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now() + interval '`+soon+`'`).Scan(&wait); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(wait)
 		if res := rindactl(t, env, args...); res.code != 0 {
 			t.Fatalf("recovery tick: %s", res)
 		}
 	}
-	t.Fatalf("leads still due or claimed after 10 recovery ticks: %v", statusCounts(t, db))
+	t.Fatalf("leads still due or claimed after 20 recovery ticks: %v", statusCounts(t, db))
 }
 
 func statusCounts(t testing.TB, db *storetest.DB) map[string]int {
