@@ -69,8 +69,14 @@ enrichment_failed (after --max-attempts transient failures; only
 parked for --negative-cache, then retried by itself).
 
 A provider that answers with a quota error gets no more calls from this
-tick for that workspace; until a provider has answered once, the tick sends
-it one call at a time. Provider keys come from RINDA_<PROVIDER>_API_KEY.
+tick for that workspace and its leads go on to the next provider; until a
+provider has answered once, the tick sends it one call at a time. Calls
+wait for their providers' rate slots up to --max-duration, so a tick works
+at its buckets' pace (rate_wait_ms in the JSON is the total wait).
+
+Provider keys come from RINDA_<PROVIDER>_API_KEY. A provider without a key
+on this host is left out of the tick (said once on stderr, nothing shared
+is written); with no usable finder the tick exits 2.
 
 See docs/enrichment.md for the state machine.`,
 		Example: `  # what cron runs every minute
