@@ -176,11 +176,23 @@ func TestTickCrashBetweenSendingAndSentIsNotResent(t *testing.T) {
 	}
 	var status, lastError string
 	f.pool.QueryRow(context.Background(), `SELECT e.status, e.last_error FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = 'lead1@example.test'`).Scan(&status, &lastError)
-	if status != "failed" || !strings.Contains(lastError, "delivery unknown") {
+	if status != "delivery_unknown" || !strings.Contains(lastError, "delivery unknown") {
 		t.Errorf("crashed enrollment: %s %q", status, lastError)
 	}
-	if n := f.count(`SELECT count(*) FROM sends WHERE message_id = 'crashed@acme.test' AND status = 'sending'`); n != 1 {
-		t.Error("the 'sending' evidence row was changed")
+	if n := f.count(`SELECT count(*) FROM sends WHERE message_id = 'crashed@acme.test' AND status = 'delivery_unknown'`); n != 1 {
+		t.Error("the evidence row (its Message-ID) is not kept as delivery_unknown")
+	}
+	if n := f.count(`SELECT count(*) FROM events WHERE kind = 'delivery_unknown' AND payload->>'message_id' = 'crashed@acme.test'`); n != 1 {
+		t.Errorf("%d delivery_unknown events, want 1", n)
+	}
+	// Never resent by a later tick.
+	f.due()
+	f.exec(`UPDATE enrollments SET next_send_at = now() - interval '1 second'`)
+	f.tick(TickOptions{})
+	for _, m := range f.srv.Messages() {
+		if m.To[0] == "lead1@example.test" {
+			t.Fatal("a later tick sent the unknown step")
+		}
 	}
 }
 
