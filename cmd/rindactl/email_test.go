@@ -111,3 +111,41 @@ func TestImportCampaignRejectsWithFieldPath(t *testing.T) {
 		t.Errorf("enroll without a lead selection = %+v", res)
 	}
 }
+
+// The same CSV imported twice (no external_id), with addresses that differ
+// only in case and spaces: whatever the import makes of it, enroll
+// --all-leads and an email tick mail each address once.
+func TestDuplicateLeadsGetOneEmailPerAddress(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1", "sdr02": "pw2"}})
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
+	if res := runCLI(t, env, "import", "campaign", writeCampaign(t, srv, "")); res.code != 0 {
+		t.Fatalf("import campaign = %+v", res)
+	}
+	csv := filepath.Join(t.TempDir(), "leads.csv")
+	os.WriteFile(csv, []byte("first_name,last_name,company_domain,email\n"+
+		"Ana,Lee,globex.test,ana@globex.test\n"+
+		"Ana,Lee,globex.test,ANA@Globex.test\n"+
+		"Bo,Kim,initech.test,bo@initech.test\n"+
+		"Cy,Park,umbrella.test,cy@umbrella.test\n"), 0o600)
+	for range 2 {
+		if res := runCLI(t, env, "import", "leads", "--workspace", "acme", csv); res.code != 0 {
+			t.Fatalf("import leads = %+v", res)
+		}
+	}
+	res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads")
+	if res.code != 0 || !strings.Contains(res.stdout, "enrolled 3 leads") {
+		t.Fatalf("enroll = %+v, want 3 leads enrolled (one per address)", res)
+	}
+	if res := runCLI(t, env, "email", "tick"); res.code != 0 {
+		t.Fatalf("email tick = %+v", res)
+	}
+	perAddress := map[string]int{}
+	for _, m := range srv.Messages() {
+		perAddress[strings.ToLower(m.To[0])]++
+	}
+	if len(perAddress) != 3 || perAddress["ana@globex.test"] != 1 || perAddress["bo@initech.test"] != 1 || perAddress["cy@umbrella.test"] != 1 {
+		t.Errorf("messages per address = %v, want one each for 3 addresses", perAddress)
+	}
+}

@@ -372,3 +372,38 @@ func TestEnrollSchedulesInsideWindow(t *testing.T) {
 		t.Errorf("Next = %s", got)
 	}
 }
+
+// Duplicate leads enrolled before enroll skipped them (or enriched to the
+// same address later): the tick still mails each address once per
+// campaign, the later enrollment ends as a duplicate.
+func TestTickMailsAnAddressOncePerCampaign(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 4, mailboxes: 2})
+	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
+		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, 4) g WHERE w.name = 'acme'`)
+	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
+		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
+		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id
+		WHERE l.external_id LIKE 'dup-%'`)
+	rep := f.tick(TickOptions{})
+	if rep.Sent != 4 || rep.Outcomes[OutcomeDuplicate] != 4 {
+		t.Fatalf("tick = %+v, want 4 sent and 4 duplicates", rep)
+	}
+	perAddress := map[string]int{}
+	for _, m := range f.srv.Messages() {
+		perAddress[m.To[0]]++
+	}
+	for addr, n := range perAddress {
+		if n != 1 || addr != strings.ToLower(addr) {
+			t.Errorf("%q got %d messages, want 1 to the normalised address", addr, n)
+		}
+	}
+	if n := f.count(`SELECT count(*) FROM enrollments WHERE status = 'failed' AND last_error LIKE 'duplicate address%'`); n != 4 {
+		t.Errorf("%d duplicate enrollments ended, want 4", n)
+	}
+	// Follow-ups go only to the enrollment that holds the address.
+	f.due()
+	if rep := f.tick(TickOptions{}); rep.Sent != 4 || len(f.srv.Messages()) != 8 {
+		t.Errorf("follow-up tick = %+v, server has %d messages; want 4 more", rep, len(f.srv.Messages()))
+	}
+}

@@ -20,6 +20,9 @@ ALTER TABLE events DROP CONSTRAINT events_kind_check,
         CHECK (kind IN ('quota_exhausted', 'breaker_opened', 'breaker_closed', 'ceiling_reached', 'mailbox_paused',
                         'mailbox_disabled', 'provider_auth_failed', 'delivery_unknown'));
 
+-- status and requeue find them without walking the table.
+CREATE INDEX enrollments_delivery_unknown_idx ON enrollments (campaign_id) WHERE status = 'delivery_unknown';
+
 CREATE TABLE campaign_recipients (
     campaign_id   bigint NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
     -- lower(btrim(leads.email)) at the first send.
@@ -60,6 +63,7 @@ $$;
 
 -- +goose Down
 DROP TABLE email_mailbox_totals, campaign_recipients;
+DROP INDEX enrollments_delivery_unknown_idx;
 DELETE FROM events WHERE kind = 'delivery_unknown';
 UPDATE sends SET status = 'sending' WHERE status = 'delivery_unknown';
 UPDATE enrollments SET status = 'failed' WHERE status = 'delivery_unknown';
