@@ -291,3 +291,26 @@ func TestMailerRecoversFromDroppedConnection(t *testing.T) {
 		t.Errorf("accepted %d over %d connections, want 1 over 2", srv.Accepted(), srv.Connections())
 	}
 }
+
+// Cold email must not carry a library fingerprint.
+func TestMailerSendsNoUserAgentOrXMailer(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.New(t, smtptest.Options{})
+	if err := sendOne(t, srv, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Messages()
+	if len(got) != 1 {
+		t.Fatalf("server got %d messages", len(got))
+	}
+	head, _, _ := strings.Cut(string(got[0].Data), "\r\n\r\n")
+	for _, line := range strings.Split(head, "\r\n") {
+		name, _, _ := strings.Cut(line, ":")
+		if strings.EqualFold(name, "User-Agent") || strings.EqualFold(name, "X-Mailer") {
+			t.Errorf("header %q reached the server", line)
+		}
+	}
+	if strings.Contains(strings.ToLower(string(got[0].Data)), "go-mail") {
+		t.Error("the message names go-mail")
+	}
+}

@@ -98,6 +98,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		return nil, err
 	}
 	err = t.run(ctx, start.Add(opts.MaxDuration))
+	t.report.countUnrecorded()
 	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
 	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
 	if err != nil {
@@ -107,6 +108,18 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		err = ferr
 	}
 	return t.report, err
+}
+
+// countUnrecorded counts the claimed rows no committed outcome covers:
+// their writes failed or never ran (database lost), so they stay leased.
+func (r *TickReport) countUnrecorded() {
+	recorded := 0
+	for _, n := range r.Outcomes {
+		recorded += n
+	}
+	if r.Claimed > recorded {
+		r.Outcomes[OutcomeUnrecorded] = r.Claimed - recorded
+	}
 }
 
 func (o TickOptions) withDefaults() TickOptions {
@@ -291,14 +304,13 @@ func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 		all.Enrollments = append(all.Enrollments, o.set.Enrollments...)
 		all.Suppressions = append(all.Suppressions, o.set.Suppressions...)
 	}
-	err := store.Settle(ctx, t.pool, t.opts.TickID, all)
+	if err := store.Settle(ctx, t.pool, t.opts.TickID, all); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, o := range group {
-		switch {
-		case err != nil:
-			t.report.Outcomes[OutcomeUnrecorded] += o.n
-		case o.n > 0:
+		if o.n > 0 {
 			t.report.Outcomes[o.kind] += o.n
 			if o.mailbox != "" {
 				t.report.Sent += o.n
@@ -306,7 +318,7 @@ func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 			}
 		}
 	}
-	return err
+	return nil
 }
 
 // load reads the campaigns and mailboxes a batch needs, once per tick.
@@ -618,7 +630,6 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 		return nil
 	})
 	if err != nil {
-		t.countN(OutcomeUnrecorded, len(rows))
 		return fmt.Errorf("pause mailbox %s: %w", mbs.mb.Address, err)
 	}
 	mbs.paused, mbs.pausedUntil = true, until

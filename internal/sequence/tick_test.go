@@ -407,3 +407,54 @@ func TestTickMailsAnAddressOncePerCampaign(t *testing.T) {
 		t.Errorf("follow-up tick = %+v, server has %d messages; want 4 more", rep, len(f.srv.Messages()))
 	}
 }
+
+// The database goes away mid-tick (the tick role's connections are cut and
+// no new ones are allowed): the report holds what was committed and
+// nothing else, and what was not committed is counted as unrecorded.
+func TestTickReportMatchesDatabaseAfterDatabaseLoss(t *testing.T) {
+	t.Parallel()
+	var f *fixture
+	cut := make(chan struct{})
+	f = newFixture(t, fixtureOptions{leads: 300, mailboxes: 3, onAccept: func(n int) {
+		if n == 150 {
+			time.Sleep(100 * time.Millisecond) // earlier outcomes get flushed
+			var db string
+			f.pool.QueryRow(context.Background(), `SELECT current_database()`).Scan(&db)
+			f.exec(`REVOKE CONNECT ON DATABASE "` + db + `" FROM PUBLIC, rindactl_tick`)
+			f.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = 'rindactl_tick'`)
+			close(cut)
+		}
+	}})
+	rep, err := RunTick(context.Background(), f.tickPool, TickOptions{Mailer: f.mailer, Batch: 500})
+	if err == nil {
+		t.Fatal("tick without its database reported no error")
+	}
+	<-cut
+	var db string
+	f.pool.QueryRow(context.Background(), `SELECT current_database()`).Scan(&db)
+	f.exec(`GRANT CONNECT ON DATABASE "` + db + `" TO PUBLIC`)
+
+	sent := f.count(`SELECT count(*) FROM sends WHERE status = 'sent'`)
+	released := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NULL AND status = 'active' AND current_step = 1`)
+	leased := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NOT NULL`)
+	t.Logf("report %v; database: %d sent, %d released, %d leased; server accepted %d", rep.Outcomes, sent, released, leased, f.srv.Accepted())
+	if rep.Sent != sent || rep.Outcomes[OutcomeSent] != sent {
+		t.Errorf("report says %d sent (outcomes %v), the database %d", rep.Sent, rep.Outcomes, sent)
+	}
+	if rep.Outcomes[OutcomeReleased] != released {
+		t.Errorf("report says %d released, the database %d", rep.Outcomes[OutcomeReleased], released)
+	}
+	if rep.Claimed != 300 || rep.Outcomes[OutcomeUnrecorded] != leased {
+		t.Errorf("report: claimed %d, unrecorded %d; database: %d still leased", rep.Claimed, rep.Outcomes[OutcomeUnrecorded], leased)
+	}
+	total := 0
+	for _, n := range rep.Outcomes {
+		total += n
+	}
+	if total != rep.Claimed {
+		t.Errorf("outcomes %v add up to %d, claimed %d", rep.Outcomes, total, rep.Claimed)
+	}
+	if f.srv.Accepted() < sent || leased == 0 {
+		t.Errorf("server accepted %d, %d recorded sent, %d leased: the cut did not land mid-tick", f.srv.Accepted(), sent, leased)
+	}
+}

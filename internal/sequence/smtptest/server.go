@@ -82,6 +82,9 @@ type Options struct {
 	// its data arrives, as a real provider's queue does (tens of ms);
 	// 0 answers at once.
 	AcceptDelay time.Duration
+	// OnAccept, when set, runs after the n-th message is accepted and
+	// before the client gets its answer (tests cut a dependency there).
+	OnAccept func(n int)
 }
 
 // Server is a running SMTP server on 127.0.0.1.
@@ -353,13 +356,17 @@ func (s *Server) keep(msg Message, data []byte) {
 		}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.received++
 	if !msg.Unanswered {
 		s.accepted++
 	}
 	if !s.opts.CountOnly {
 		s.messages = append(s.messages, msg)
+	}
+	n := s.accepted
+	s.mu.Unlock()
+	if s.opts.OnAccept != nil && !msg.Unanswered {
+		s.opts.OnAccept(n)
 	}
 }
 
