@@ -9,6 +9,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 )
 
@@ -85,7 +86,16 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 		Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
 		Mailer: mailer, Logger: opts.f.Logger(),
 	})
-	afterTick(ctx, opts.f, pool, "email", guard.NewMetrics(), started, err == nil, opts.Outputs)
+	m := guard.NewMetrics()
+	if opts.Outputs.MetricsFile != "" || opts.Outputs.PushgatewayURL != "" {
+		// Running totals from Postgres: counters that grow across ticks.
+		if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
+			opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
+		} else {
+			m.Registry.MustRegister(em)
+		}
+	}
+	afterTick(ctx, opts.f, pool, "email", m, started, err == nil, opts.Outputs)
 	if rep != nil {
 		if format == cliio.FormatJSON {
 			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {

@@ -290,16 +290,17 @@ func (c *mailboxConn) drop() {
 	c.client, c.smtp, c.wire = nil, nil, nil
 }
 
-// Close quits every open connection.
+// Close quits every open connection, all within one short deadline: a hung
+// server must not hold the tick's exit.
 func (m *Mailer) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	deadline := time.Now().Add(mailerCloseTimeout)
 	var errs []error
 	for addr, c := range m.conns {
 		c.mu.Lock()
 		if c.smtp != nil {
-			// A hung server must not hold the tick's exit.
-			c.wire.phase(mailerCloseTimeout, time.Now().Add(mailerCloseTimeout))
+			c.wire.phase(mailerCloseTimeout, deadline)
 			if err := c.client.CloseWithSMTPClient(c.smtp); err != nil {
 				errs = append(errs, fmt.Errorf("mailbox %s: %w", addr, err))
 			}
