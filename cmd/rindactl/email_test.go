@@ -255,3 +255,84 @@ func TestEmailTickMetricsAreCumulative(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s\n--- file ---\n%s", err, out, data)
 	}
 }
+
+// A step whose final dot got no answer: visible in status, why and events,
+// never resent by a tick, sent again only after requeue.
+func TestDeliveryUnknownIsShownAndOnlyRequeueResends(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1", "sdr02": "pw2"}})
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2", "USER": "oncall"}
+	if res := runCLI(t, env, "import", "campaign", writeCampaign(t, srv, "")); res.code != 0 {
+		t.Fatalf("import campaign = %+v", res)
+	}
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (workspace_id, external_id, first_name, email)
+		SELECT w.id, 'ext-' || g, 'F' || g, 'lead' || g || '@example.test' FROM workspaces w, generate_series(1, 3) g`); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != 0 {
+		t.Fatalf("enroll = %+v", res)
+	}
+	srv.Script(smtptest.Rule{Stage: smtptest.StageData, To: "lead1@example.test", AfterDot: true, Close: true, Times: 1})
+	if res := runCLI(t, env, "email", "tick"); res.code != 0 || !strings.Contains(res.stdout, "delivery_unknown=1") {
+		t.Fatalf("email tick = %+v, want delivery_unknown=1 in the outcomes", res)
+	}
+	toLead1 := func() int {
+		n := 0
+		for _, m := range srv.Messages() {
+			if m.To[0] == "lead1@example.test" {
+				n++
+			}
+		}
+		return n
+	}
+
+	var status struct {
+		Email struct {
+			DeliveryUnknown int64 `json:"delivery_unknown"`
+			Campaigns       []struct {
+				Name            string `json:"name"`
+				DeliveryUnknown int64  `json:"delivery_unknown"`
+			} `json:"campaigns"`
+		} `json:"email"`
+	}
+	res := runCLI(t, env, "status", "--output", "json")
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &status) != nil || status.Email.DeliveryUnknown != 1 ||
+		len(status.Email.Campaigns) != 1 || status.Email.Campaigns[0].DeliveryUnknown != 1 {
+		t.Errorf("status --output json = %+v\n%s", status, res.stdout)
+	}
+	if res := runCLI(t, env, "status"); res.code != 0 || !strings.Contains(res.stdout, "delivery unknown 1") {
+		t.Errorf("status table does not show it:\n%s", res.stdout)
+	}
+	var id int64
+	if err := db.Pool.QueryRow(ctx, `SELECT e.id FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = 'lead1@example.test'`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "why", "enrollment", fmt.Sprint(id)); res.code != 0 || !strings.Contains(res.stdout, "requeue --status=delivery_unknown") {
+		t.Errorf("why enrollment = %+v", res)
+	}
+	if res := runCLI(t, env, "events", "list"); res.code != 0 || !strings.Contains(res.stdout, "delivery_unknown") {
+		t.Errorf("events list = %+v", res)
+	}
+
+	// Time passes: no tick sends it again.
+	if _, err := db.Pool.Exec(ctx, `UPDATE enrollments SET next_send_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "email", "tick"); res.code != 0 || toLead1() != 1 {
+		t.Fatalf("second tick = %+v; lead1 has %d messages, want 1", res, toLead1())
+	}
+	// The operator checked the Sent folder and decides to resend.
+	res = runCLI(t, env, "requeue", "--status=delivery_unknown", "--campaign=q4", "--yes")
+	if res.code != 0 || !strings.Contains(res.stdout, "Requeued 1 enrollment(s)") {
+		t.Fatalf("requeue = %+v", res)
+	}
+	if res := runCLI(t, env, "email", "tick"); res.code != 0 || toLead1() != 2 {
+		t.Fatalf("tick after requeue = %+v; lead1 has %d messages, want 2", res, toLead1())
+	}
+	var st string
+	if err := db.Pool.QueryRow(ctx, `SELECT e.status || '/' || s.status FROM enrollments e JOIN sends s ON s.enrollment_id = e.id AND s.step = 1 WHERE e.id = $1`, id).Scan(&st); err != nil || st != "active/sent" {
+		t.Errorf("after requeue and tick: %q %v, want active/sent", st, err)
+	}
+}
