@@ -199,6 +199,11 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(ctx, m.opts.DialTimeout)
 		defer cancel()
+		if !hard.IsZero() {
+			var cancelHard context.CancelFunc
+			ctx, cancelHard = context.WithDeadline(ctx, hard)
+			defer cancelHard()
+		}
 		raw, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err

@@ -2,7 +2,10 @@ package sequence
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -312,5 +315,35 @@ func TestMailerSendsNoUserAgentOrXMailer(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(string(got[0].Data)), "go-mail") {
 		t.Error("the message names go-mail")
+	}
+}
+
+// smtps:// speaks TLS from the first byte under the phase deadlines, and
+// AUTH PLAIN goes over it.
+func TestMailerImplicitTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil) // only for its certificate
+	srv.StartTLS()
+	cert := srv.TLS.Certificates[0]
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	srv.Close()
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	ep, err := ParseSMTPURL(strings.Replace(raw.URL(), "smtps://", "smtps://sdr01@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := Mailbox{Address: "sdr01@acme.test", SMTP: ep, PasswordEnv: "P"}
+	m := NewMailer(MailerOptions{TLSConfig: &tls.Config{RootCAs: pool}, LookupEnv: func(string) (string, bool) { return "pw", true }})
+	defer m.Close()
+	msg, err := testCampaign(t, "").Compose(0, Lead{FirstName: "L", Email: "l@x.test"}, mb, NewMessageID(mb.Address), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(context.Background(), mb, msg); err != nil {
+		t.Fatalf("send over smtps: %v", err)
+	}
+	if raw.Accepted() != 1 || raw.Auths() != 1 {
+		t.Errorf("server accepted %d after %d AUTH, want 1 after 1", raw.Accepted(), raw.Auths())
 	}
 }

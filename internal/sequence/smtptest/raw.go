@@ -3,6 +3,7 @@ package smtptest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/mail"
@@ -46,6 +47,8 @@ type RawOptions struct {
 	Replies map[Stage]string
 	// AfterDot says what happens when a message's final dot arrives.
 	AfterDot AfterDot
+	// TLS, when set, speaks TLS from the first byte (smtps://).
+	TLS *tls.Config
 }
 
 // Raw is a hand-written SMTP server on 127.0.0.1 for the behaviours a real
@@ -64,6 +67,7 @@ type Raw struct {
 	refused     map[int]bool // indexes into received answered 4xx/5xx
 	accepted    int
 	connections int
+	auths       int
 }
 
 // NewRaw starts a Raw server for a test and closes it when the test ends.
@@ -73,6 +77,9 @@ func NewRaw(tb testing.TB, opts RawOptions) *Raw {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if opts.TLS != nil {
+		l = tls.NewListener(l, opts.TLS)
+	}
 	s := &Raw{opts: opts, listener: l, quit: make(chan struct{}), conns: map[net.Conn]bool{}, refused: map[int]bool{}}
 	s.wg.Add(1)
 	go s.serve()
@@ -80,8 +87,13 @@ func NewRaw(tb testing.TB, opts RawOptions) *Raw {
 	return s
 }
 
-// URL is an smtp:// URL for this server.
-func (s *Raw) URL() string { return "smtp://" + s.listener.Addr().String() }
+// URL is an smtp:// URL for this server (smtps:// with TLS).
+func (s *Raw) URL() string {
+	if s.opts.TLS != nil {
+		return "smtps://" + s.listener.Addr().String()
+	}
+	return "smtp://" + s.listener.Addr().String()
+}
 
 // Close stops the server and drops open connections.
 func (s *Raw) Close() {
@@ -128,6 +140,13 @@ func (s *Raw) Accepted() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.accepted
+}
+
+// Auths counts AUTH commands.
+func (s *Raw) Auths() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.auths
 }
 
 // Connections counts the connections accepted so far.
@@ -224,6 +243,9 @@ func (s *Raw) session(c net.Conn) {
 				return
 			}
 		case "AUTH":
+			s.mu.Lock()
+			s.auths++
+			s.mu.Unlock()
 			if !s.reply(c, StageAuth, "235 2.7.0 Authentication successful") {
 				return
 			}
