@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -117,17 +115,25 @@ func TestImportCampaignRejectsWithFieldPath(t *testing.T) {
 	}
 }
 
+// emailCampaignSetup is a database with the campaign of writeCampaign
+// imported, its two mailboxes on an SMTP server that checks their passwords.
+func emailCampaignSetup(t *testing.T) (*storetest.DB, *smtptest.Server, map[string]string) {
+	t.Helper()
+	db := storetest.New(t)
+	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1", "sdr02": "pw2"}})
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2", "USER": "oncall"}
+	if res := runCLI(t, env, "import", "campaign", writeCampaign(t, srv, "")); res.code != 0 {
+		t.Fatalf("import campaign = %+v", res)
+	}
+	return db, srv, env
+}
+
 // The same CSV imported twice (no external_id), with addresses that differ
 // only in case and spaces: whatever the import makes of it, enroll
 // --all-leads and an email tick mail each address once.
 func TestDuplicateLeadsGetOneEmailPerAddress(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1", "sdr02": "pw2"}})
-	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
-	if res := runCLI(t, env, "import", "campaign", writeCampaign(t, srv, "")); res.code != 0 {
-		t.Fatalf("import campaign = %+v", res)
-	}
+	_, srv, env := emailCampaignSetup(t)
 	csv := filepath.Join(t.TempDir(), "leads.csv")
 	os.WriteFile(csv, []byte("first_name,last_name,company_domain,email\n"+
 		"Ana,Lee,globex.test,ana@globex.test\n"+
@@ -159,16 +165,7 @@ func TestDuplicateLeadsGetOneEmailPerAddress(t *testing.T) {
 // over mailboxes per outcome, and the paused gauge per mailbox.
 func emailTotals(t *testing.T, path string) (map[string]float64, map[string]float64) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(f)
-	if err != nil {
-		t.Fatalf("metrics file is not valid Prometheus text: %v", err)
-	}
+	families := readMetricsFile(t, path)
 	totals, paused := map[string]float64{}, map[string]float64{}
 	label := func(m *dto.Metric, name string) string {
 		for _, l := range m.GetLabel() {
@@ -192,12 +189,7 @@ func emailTotals(t *testing.T, path string) (map[string]float64, map[string]floa
 // accepts the file.
 func TestEmailTickMetricsAreCumulative(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1", "sdr02": "pw2"}})
-	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2"}
-	if res := runCLI(t, env, "import", "campaign", writeCampaign(t, srv, "")); res.code != 0 {
-		t.Fatalf("import campaign = %+v", res)
-	}
+	db, srv, env := emailCampaignSetup(t)
 	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO leads (workspace_id, external_id, first_name, email)
 		SELECT w.id, 'ext-' || g, 'F' || g, 'lead' || g || '@example.test' FROM workspaces w, generate_series(1, 6) g`); err != nil {
 		t.Fatal(err)
@@ -260,12 +252,7 @@ func TestEmailTickMetricsAreCumulative(t *testing.T) {
 // never resent by a tick, sent again only after requeue.
 func TestDeliveryUnknownIsShownAndOnlyRequeueResends(t *testing.T) {
 	t.Parallel()
-	db := storetest.New(t)
-	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw1", "sdr02": "pw2"}})
-	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_SMTP_PASSWORD_SDR01": "pw1", "RINDA_SMTP_PASSWORD_SDR02": "pw2", "USER": "oncall"}
-	if res := runCLI(t, env, "import", "campaign", writeCampaign(t, srv, "")); res.code != 0 {
-		t.Fatalf("import campaign = %+v", res)
-	}
+	db, srv, env := emailCampaignSetup(t)
 	ctx := context.Background()
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (workspace_id, external_id, first_name, email)
 		SELECT w.id, 'ext-' || g, 'F' || g, 'lead' || g || '@example.test' FROM workspaces w, generate_series(1, 3) g`); err != nil {
