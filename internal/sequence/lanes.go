@@ -11,29 +11,40 @@ import (
 // them; each mailbox runs its jobs in order (its lane).
 //
 // The loop claims batch k+1 while batch k sends, and claims again once
-// batch k-1 is done — or earlier, as soon as a mailbox runs dry while
-// another is still stuck on an old batch. A mailbox still busy with batch
-// k-1 or older when batch k+1 is claimed is a straggler: the claim skips
-// it, so a hung server holds its own rows and slot, not everyone's.
+// batch k-1 is done — or earlier, when a mailbox has run dry while batch
+// k-1 has been out for stragglerAfter: some server is far slower than the
+// rest. A mailbox still busy with batch k-1 or older when batch k+1 is
+// claimed is a straggler: the claim skips it, so a hung server holds its
+// own rows and slot, not everyone's. (Without the delay, ordinary unequal
+// shares of a batch would trigger a claim, each a few ms of Postgres CPU,
+// every time one mailbox finishes first.)
 type laneBook struct {
 	mu      sync.Mutex
 	changed chan struct{}   // closed and replaced when a job ends
 	jobs    map[int64][]int // mailbox → its unfinished jobs' batch numbers, in order
 	tails   map[int64]chan struct{}
+	sent    map[int]time.Time // batch number → when it was dispatched
 	// ended counts finished jobs; dried counts jobs that left their
 	// mailbox with nothing to do.
 	ended, dried int
 }
 
 func newLaneBook() *laneBook {
-	return &laneBook{changed: make(chan struct{}), jobs: map[int64][]int{}, tails: map[int64]chan struct{}{}}
+	return &laneBook{changed: make(chan struct{}), jobs: map[int64][]int{}, tails: map[int64]chan struct{}{}, sent: map[int]time.Time{}}
 }
+
+// stragglerAfter is how long a batch may be out before a mailbox that ran
+// dry gets rows past the mailboxes still busy with it.
+const stragglerAfter = time.Second
 
 // start registers mailbox's job of batch seq; it returns the channel of the
 // mailbox's previous job (nil when none) and the func to call when done.
 func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if _, ok := b.sent[seq]; !ok {
+		b.sent[seq] = time.Now()
+	}
 	if tail, ok := b.tails[mailbox]; ok {
 		prev = tail
 	}
@@ -94,7 +105,8 @@ func (b *laneBook) mark() bookMark {
 // returns false when ctx ends or the deadline passes.
 //
 // After a full claim: when batch seq-1 is done (two batches in flight at
-// most), or when a mailbox ran dry while an older batch is still held up.
+// most), or when a mailbox ran dry while an older batch has been out for
+// stragglerAfter.
 // After a short claim there is little left: when every job of batch seq is
 // done and some job ended since the claim (rows released by a paused
 // mailbox may be due again), or when nothing runs at all.
@@ -104,16 +116,24 @@ func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, a
 	for {
 		b.mu.Lock()
 		older, current, any := false, false, false
+		oldest := seq
 		for _, jobs := range b.jobs {
 			for _, j := range jobs {
 				any = true
 				older = older || j < seq
 				current = current || j == seq
+				oldest = min(oldest, j)
 			}
 		}
 		ready := !any
+		var straggling <-chan time.Time
 		if full {
-			ready = ready || !older || b.dried > at.dried
+			ready = ready || !older
+			if older && b.dried > at.dried {
+				wait := time.Until(b.sent[oldest].Add(stragglerAfter))
+				ready = ready || wait <= 0
+				straggling = time.After(wait)
+			}
 		} else {
 			ready = ready || !current && b.ended > at.ended
 		}
@@ -124,6 +144,7 @@ func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, a
 		}
 		select {
 		case <-changed:
+		case <-straggling:
 		case <-ctx.Done():
 			return false
 		case <-timer.C:

@@ -500,7 +500,7 @@ func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mail
 	go func() {
 		defer close(p.done)
 		var res store.SendBegun
-		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID})
+		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email})
 		p.recorded, p.duplicate = res.Written, res.Duplicate
 	}()
 	return p

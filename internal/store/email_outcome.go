@@ -15,6 +15,10 @@ type SendStart struct {
 	Step         int
 	MailboxID    int64
 	MessageID    string
+	// CampaignID and Email (normalised, as the claim returns it) claim the
+	// address for the enrollment.
+	CampaignID int64
+	Email      string
 }
 
 // SendBegun is what BeginSends did with one SendStart.
@@ -33,10 +37,12 @@ type SendBegun struct {
 func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
 	n := len(starts)
 	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
+	camps, emails := make([]int64, n), make([]string, n)
 	for i, s := range starts {
 		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
+		camps[i], emails[i] = s.CampaignID, s.Email
 	}
-	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids)
+	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails)
 	if err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}

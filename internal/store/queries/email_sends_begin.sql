@@ -4,16 +4,15 @@
 -- 'failed' row (the server refused the message, so nothing was delivered)
 -- is taken over by the retry.
 --
--- One campaign mails one address once: the lead's normalised address is
--- claimed for the enrollment in campaign_recipients, and a step whose
--- address another enrollment of the campaign holds is not written either
--- (duplicate leads). Returns every input: enrollment, written, and the
+-- One campaign mails one address once: the lead's normalised address ($6,
+-- as the claim returned it) is claimed for the enrollment in
+-- campaign_recipients, and a step whose address another enrollment of the
+-- campaign holds is not written either (duplicate leads). Returns every input: enrollment, written, and the
 -- enrollment holding the address when that is another one (else 0).
 WITH input AS (
-    SELECT u.enrollment_id, u.step, u.mailbox_id, u.message_id, e.campaign_id, coalesce(lower(btrim(l.email)), '') AS email
-    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[]) AS u (enrollment_id, step, mailbox_id, message_id)
-    JOIN enrollments e ON e.id = u.enrollment_id
-    JOIN leads l ON l.id = e.lead_id
+    SELECT *
+    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
+        AS u (enrollment_id, step, mailbox_id, message_id, campaign_id, email)
 ),
 claimed AS (
     INSERT INTO campaign_recipients (campaign_id, email, enrollment_id)
