@@ -12,30 +12,36 @@ import (
 //
 // The loop claims batch k+1 while batch k sends, and claims again once
 // batch k-1 is done — or earlier, when a mailbox has run dry while batch
-// k-1 has been out for stragglerAfter: some server is far slower than the
-// rest. A mailbox still busy with batch k-1 or older when batch k+1 is
-// claimed is a straggler: the claim skips it, so a hung server holds its
-// own rows and slot, not everyone's. (Without the delay, ordinary unequal
-// shares of a batch would trigger a claim, each a few ms of Postgres CPU,
-// every time one mailbox finishes first.)
+// k-1 has been out for stragglerAfter and for stragglerFactor times as long
+// as its first mailbox took: some server is far slower than the rest. A
+// mailbox still busy with batch k-1 or older when batch k+1 is claimed is a
+// straggler: the claim skips it, so a hung server holds its own rows and
+// slot, not everyone's. (Without both bounds, ordinary unequal shares of a
+// batch, or a loaded machine, would trigger a claim, each a few ms of
+// Postgres CPU, every time one mailbox finishes first.)
 type laneBook struct {
 	mu      sync.Mutex
 	changed chan struct{}   // closed and replaced when a job ends
 	jobs    map[int64][]int // mailbox → its unfinished jobs' batch numbers, in order
 	tails   map[int64]chan struct{}
-	sent    map[int]time.Time // batch number → when it was dispatched
+	sent    map[int]time.Time     // batch number → when it was dispatched
+	first   map[int]time.Duration // batch number → how long its first job took
 	// ended counts finished jobs; dried counts jobs that left their
 	// mailbox with nothing to do.
 	ended, dried int
 }
 
 func newLaneBook() *laneBook {
-	return &laneBook{changed: make(chan struct{}), jobs: map[int64][]int{}, tails: map[int64]chan struct{}{}, sent: map[int]time.Time{}}
+	return &laneBook{changed: make(chan struct{}), jobs: map[int64][]int{}, tails: map[int64]chan struct{}{},
+		sent: map[int]time.Time{}, first: map[int]time.Duration{}}
 }
 
-// stragglerAfter is how long a batch may be out before a mailbox that ran
-// dry gets rows past the mailboxes still busy with it.
-const stragglerAfter = time.Second
+// A batch is held up by stragglers once it has been out for stragglerAfter
+// and for stragglerFactor times as long as its fastest mailbox took.
+const (
+	stragglerAfter  = time.Second
+	stragglerFactor = 4
+)
 
 // start registers mailbox's job of batch seq; it returns the channel of the
 // mailbox's previous job (nil when none) and the func to call when done.
@@ -56,6 +62,9 @@ func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done fun
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.jobs[mailbox] = b.jobs[mailbox][1:]
+		if _, ok := b.first[seq]; !ok {
+			b.first[seq] = time.Since(b.sent[seq])
+		}
 		b.ended++
 		if len(b.jobs[mailbox]) == 0 {
 			b.dried++
@@ -130,7 +139,7 @@ func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, a
 		if full {
 			ready = ready || !older
 			if older && b.dried > at.dried {
-				wait := time.Until(b.sent[oldest].Add(stragglerAfter))
+				wait := time.Until(b.sent[oldest].Add(max(stragglerAfter, stragglerFactor*b.first[oldest])))
 				ready = ready || wait <= 0
 				straggling = time.After(wait)
 			}

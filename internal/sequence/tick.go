@@ -234,7 +234,7 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 			break
 		}
 	}
-	if loopErr != nil {
+	if loopErr != nil || settler.Err() != nil {
 		stop()
 	}
 	return errors.Join(loopErr, g.Wait(), settler.Close())
@@ -427,6 +427,11 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *se
 		if ctx.Err() != nil || !t.opts.Now().Before(deadline) {
 			t.release(s, queue[i:], func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", unsent(cur))
 			return nil
+		}
+		if err := s.Err(); err != nil {
+			// Outcomes cannot be recorded: send nothing more.
+			t.release(s, queue[i:], func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", unsent(cur))
+			return err
 		}
 		next = nil
 		if i+1 < len(queue) {
