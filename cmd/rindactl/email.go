@@ -44,7 +44,15 @@ A mailbox its provider limits (quota, throttling, failed login) is paused or
 disabled at its first refusal, with a mailbox_paused event: it is not tried
 again this tick, and its unsent step-1 leads move to healthy mailboxes. A
 paused mailbox is a deliberate block, not a failure: the exit code is 0.
-Each step is sent at most once; see docs/email.md.`,
+
+Each step is sent at most once: when the final dot of a message got no
+answer, the step is delivery_unknown (status, why, events list) and no tick
+sends it again; 'rindactl requeue --status=delivery_unknown' does, after you
+checked the mailbox's Sent folder. Every SMTP phase (dial, greeting, each
+command, DATA) has its own deadline and none runs past --max-duration plus
+one second, so a hung server holds only its own mailbox. With
+--metrics-file, per-mailbox sent/failed/deferred/delivery_unknown totals and
+a paused gauge are written. See docs/email.md.`,
 		Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
 		Args: exactArgs(0, "none"),

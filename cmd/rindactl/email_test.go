@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -321,5 +322,39 @@ func TestDeliveryUnknownIsShownAndOnlyRequeueResends(t *testing.T) {
 	var st string
 	if err := db.Pool.QueryRow(ctx, `SELECT e.status || '/' || s.status FROM enrollments e JOIN sends s ON s.enrollment_id = e.id AND s.step = 1 WHERE e.id = $1`, id).Scan(&st); err != nil || st != "active/sent" {
 		t.Errorf("after requeue and tick: %q %v, want active/sent", st, err)
+	}
+}
+
+// The issue's case: a server replying one byte every 4 s kept a
+// --max-duration 5s tick running 63 s. The whole command now ends within
+// --max-duration + 2 s, and the healthy mailbox sends its leads.
+func TestEmailTickEndsOnTimeBesideATricklingServer(t *testing.T) {
+	t.Parallel()
+	db, srv, env := emailCampaignSetup(t)
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{ByteDelay: 4 * time.Second})
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `UPDATE mailboxes SET smtp_url = $1 WHERE address = 'sdr01@acme.test'`, strings.Replace(raw.URL(), "smtp://", "smtp://sdr01@", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (workspace_id, external_id, first_name, email)
+		SELECT w.id, 'ext-' || g, 'F' || g, 'lead' || g || '@example.test' FROM workspaces w, generate_series(1, 20) g`); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != 0 {
+		t.Fatalf("enroll = %+v", res)
+	}
+	var healthy int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address = 'sdr02@acme.test'`).Scan(&healthy); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res := runCLI(t, env, "email", "tick", "--max-duration", "3s")
+	took := time.Since(start)
+	t.Logf("email tick --max-duration 3s beside a trickling server took %s", took)
+	if took > 5*time.Second {
+		t.Errorf("email tick --max-duration 3s took %s, want at most 5s", took)
+	}
+	if res.code != 0 || srv.Accepted() != healthy {
+		t.Errorf("tick = %+v; healthy mailbox delivered %d of its %d", res, srv.Accepted(), healthy)
 	}
 }

@@ -11,17 +11,13 @@
 WITH finished AS (
     UPDATE sends s
     SET status = u.status, sent_at = u.sent_at, error = NULLIF(u.error, '')
-    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[])
-        AS u (enrollment_id, step, status, sent_at, error)
+    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $17::text[])
+        AS u (enrollment_id, step, status, sent_at, error, metric)
     WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
-    RETURNING s.enrollment_id, s.step, s.mailbox_id, s.message_id, s.status, s.error
+    RETURNING s.enrollment_id, s.step, s.mailbox_id, s.message_id, s.status, s.error, u.metric
 ),
 metrics AS (
-    SELECT f.mailbox_id, m.metric
-    FROM finished f
-    JOIN unnest($2::bigint[], $3::int[], $17::text[]) AS m (enrollment_id, step, metric)
-        ON m.enrollment_id = f.enrollment_id AND m.step = f.step
-    WHERE f.mailbox_id IS NOT NULL AND m.metric <> ''
+    SELECT mailbox_id, metric FROM finished WHERE mailbox_id IS NOT NULL AND metric <> ''
 ),
 totals AS (
     INSERT INTO email_mailbox_totals AS t (mailbox_id, sent, failed, deferred, delivery_unknown)
