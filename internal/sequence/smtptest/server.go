@@ -1,7 +1,9 @@
 // Package smtptest runs an in-process SMTP server (emersion/go-smtp) that
 // records every message it accepts and answers scripted errors per sender or
-// recipient. Tests use it as the real far end of the Mailer; the demo uses it
-// as a local mail sink.
+// recipient, drops the connection or stays silent. Tests use it as the real
+// far end of the Mailer; the demo uses it as a local mail sink. Raw is a
+// hand-written server for what go-smtp will not do (no greeting, a 421
+// greeting, replies one byte at a time, no ENHANCEDSTATUSCODES).
 package smtptest
 
 import (
