@@ -4,10 +4,12 @@
 -- 'failed' row (the server refused the message, so nothing was delivered)
 -- is taken over by the retry.
 --
--- One campaign mails one address once: the lead's normalised address ($6,
--- as the claim returned it) is claimed for the enrollment in
+-- One campaign mails one address once: at step 1 the lead's normalised
+-- address ($6, as the claim returned it) is claimed for the enrollment in
 -- campaign_recipients, and a step whose address another enrollment of the
--- campaign holds is not written either (duplicate leads). Returns every input: enrollment, written, and the
+-- campaign holds is not written either (duplicate leads). Follow-ups only
+-- look (their enrollment claimed the address at step 1): the claim costs an
+-- insert, the look an index probe. Returns every input: enrollment, written, and the
 -- enrollment holding the address when that is another one (else 0).
 WITH input AS (
     SELECT *
@@ -16,15 +18,17 @@ WITH input AS (
 ),
 claimed AS (
     INSERT INTO campaign_recipients (campaign_id, email, enrollment_id)
-    SELECT campaign_id, email, enrollment_id FROM input WHERE email <> ''
+    SELECT campaign_id, email, enrollment_id FROM input WHERE email <> '' AND step = 1
     ON CONFLICT (campaign_id, email) DO NOTHING
     RETURNING campaign_id, email, enrollment_id
 ),
 holder AS (
     -- The address's holder: committed before this statement, or claimed
-    -- by it (a statement does not see its own inserts). -1: a concurrent
-    -- tick claimed it after this statement started.
+    -- by it (a statement does not see its own inserts); a follow-up with
+    -- no holder (sent before holders were recorded) holds it itself. -1: a
+    -- concurrent tick claimed it after this statement started.
     SELECT i.*, CASE WHEN i.email = '' THEN i.enrollment_id
+                     WHEN i.step > 1 THEN coalesce(r.enrollment_id, i.enrollment_id)
                      ELSE coalesce(r.enrollment_id, c.enrollment_id, -1) END AS held_by
     FROM input i
     LEFT JOIN campaign_recipients r ON r.campaign_id = i.campaign_id AND r.email = i.email
