@@ -217,8 +217,9 @@ func TestTickHungMailboxHoldsOnlyItsOwnSlot(t *testing.T) {
 		_ = f.mailer.Close()
 		return rep.ByMailbox["sdr02@acme.test"] + rep.ByMailbox["sdr03@acme.test"], time.Since(start)
 	}
-	alone, _ := healthySent(false)
+	alone, tookAlone := healthySent(false)
 	withHung, took := healthySent(true)
+	t.Logf("healthy mailboxes sent %d alone (tick %s), %d beside a hung one (tick %s, --max-duration %s)", alone, tookAlone, withHung, took, maxDuration)
 	if alone == 0 || float64(withHung) < 0.9*float64(alone) {
 		t.Errorf("healthy mailboxes sent %d beside a hung one, %d without it: want within 10%%", withHung, alone)
 	}
