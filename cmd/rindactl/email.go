@@ -57,8 +57,15 @@ a paused gauge are written. See docs/email.md.`,
   rindactl email tick --batch 500 --concurrency 18 --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 || opts.Lease <= opts.MaxDuration {
-				return usageError("--batch, --concurrency and --max-duration must be positive, and --lease longer than --max-duration")
+			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 {
+				return usageError("--batch, --concurrency and --max-duration must be positive")
+			}
+			// A message may be on the wire until the deadline plus the SMTP
+			// grace; a lease ending earlier would let another tick take the
+			// row and call a delivered step unknown.
+			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
+				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
+					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -69,7 +76,7 @@ a paused gauge are written. See docs/email.md.`,
 	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
 	addOutputFlag(cmd, &opts.Output)
 	opts.Outputs.register(cmd.Flags())
 	return cmd

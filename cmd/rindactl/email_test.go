@@ -358,3 +358,14 @@ func TestEmailTickEndsOnTimeBesideATricklingServer(t *testing.T) {
 		t.Errorf("tick = %+v; healthy mailbox delivered %d of its %d", res, srv.Accepted(), healthy)
 	}
 }
+
+// A lease that could end while a message is still on the wire (deadline
+// plus the SMTP grace) would let another tick call a delivered step
+// unknown: refused as a usage error naming the fix.
+func TestEmailTickLeaseMustCoverTheSMTPGrace(t *testing.T) {
+	t.Parallel()
+	res := runCLI(t, nil, "email", "tick", "--max-duration", "2s", "--lease", "2500ms")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "--lease 2.5s must exceed --max-duration 2s plus the 1s SMTP grace: use --lease 4s or more") {
+		t.Errorf("email tick with a short lease = %+v", res)
+	}
+}

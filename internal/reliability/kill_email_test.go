@@ -18,6 +18,8 @@ import (
 const (
 	killEmailLeads      = 24
 	killEmailReplyDelay = 4 * time.Millisecond
+	// killEmailLease exceeds --max-duration plus the 1 s SMTP grace.
+	killEmailLease = 3 * time.Second
 )
 
 // emailKill is what one kill left behind.
@@ -66,7 +68,7 @@ func killEmailOnce(t *testing.T, delay time.Duration) emailKill {
 	sqlExec(t, db, `UPDATE enrollments SET next_send_at = now() - interval '1 second'`)
 
 	tickEnv := map[string]string{"DATABASE_URL": db.TickURL()}
-	args := []string{"email", "tick", "--batch", "8", "--concurrency", "2", "--lease", killLease.String(), "--max-duration", "1500ms"}
+	args := []string{"email", "tick", "--batch", "8", "--concurrency", "2", "--lease", killEmailLease.String(), "--max-duration", "1500ms"}
 	killAfter(t, tickEnv, args, delay)
 
 	// Recover: after the lease, tick until nothing is due or leased.
