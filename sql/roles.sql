@@ -34,3 +34,7 @@ GRANT SELECT, UPDATE (status, paused_until, pause_reason, updated_at) ON mailbox
 -- Guards, ledgers, outbox and history the ticks append to.
 GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, workspace_spend, sends, events, tick_runs TO rindactl_tick;
 GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
+
+-- Email: one address per campaign, and the metrics' running totals (issue 15).
+GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
+GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;

@@ -7,14 +7,10 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 )
@@ -174,16 +170,7 @@ func TestAcceptanceQuotaAlertOnceAcrossTicks(t *testing.T) {
 		t.Errorf("webhook got %d quota_exhausted messages (all: %v), want exactly 1", q, hook.kinds)
 	}
 
-	f, err := os.Open(metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(f)
-	if err != nil {
-		t.Fatalf("metrics file is not valid Prometheus text: %v", err)
-	}
+	families := readMetricsFile(t, metrics)
 	last := families["rindactl_tick_last_success_timestamp_seconds"]
 	if last == nil || len(last.GetMetric()) == 0 || last.GetMetric()[0].GetGauge().GetValue() <= 0 {
 		t.Fatalf("metrics file lacks a last success timestamp: %v", last)
