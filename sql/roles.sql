@@ -36,3 +36,7 @@ GRANT UPDATE (ramp_level, ramp_next_at, next_send_not_before) ON mailboxes TO ri
 -- Guards, ledgers, outbox and history the ticks append to.
 GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, workspace_spend, sends, events, tick_runs, inbox_checkpoints TO rindactl_tick;
 GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
+
+-- Email: one address per campaign, and the metrics' running totals (issue 15).
+GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
+GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;

@@ -134,7 +134,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			fmt.Fprintln(ios.Out, "info     "+n)
 		}
 		for _, p := range providerNames {
-			state := "no key (RINDA_" + p + "_API_KEY unset)"
+			state := "no key (RINDA_" + p + "_API_KEY unset): enrich ticks on this host skip it"
 			if rep.Providers[p] {
 				state = "key configured"
 			}

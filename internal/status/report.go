@@ -60,9 +60,12 @@ type Email struct {
 	Overdue              int64        `json:"overdue"`
 	OldestOverdueSeconds int64        `json:"oldest_overdue_seconds"`
 	Blocked              EmailBlocked `json:"blocked"`
-	Mailboxes            []Mailbox    `json:"mailboxes"`
-	Campaigns            []Campaign   `json:"campaigns"`
-	Drain                Drain        `json:"drain"`
+	// DeliveryUnknown counts enrollments whose step went out without an
+	// answer; no tick resends them, an operator decides.
+	DeliveryUnknown int64      `json:"delivery_unknown"`
+	Mailboxes       []Mailbox  `json:"mailboxes"`
+	Campaigns       []Campaign `json:"campaigns"`
+	Drain           Drain      `json:"drain"`
 }
 
 // EmailBlocked counts due steps that cannot go out whatever the capacity,
@@ -118,6 +121,7 @@ type Campaign struct {
 	Name                 string       `json:"name"`
 	Status               string       `json:"status"`
 	Active               int64        `json:"active"`
+	DeliveryUnknown      int64        `json:"delivery_unknown"`
 	Overdue              int64        `json:"overdue"`
 	OldestOverdueSeconds int64        `json:"oldest_overdue_seconds"`
 	Blocked              EmailBlocked `json:"blocked"`
@@ -339,7 +343,8 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	windows := make(map[int64]*window, len(campaigns))
 	oldest := make([]time.Time, len(campaigns))
 	for i, c := range campaigns {
-		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active})
+		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active, DeliveryUnknown: c.DeliveryUnknown})
+		e.DeliveryUnknown += c.DeliveryUnknown
 		cIndex[c.ID] = i
 		windows[c.ID] = campaignWindow(c)
 	}

@@ -106,6 +106,7 @@ func (p *painter) writeFull(b *strings.Builder, r *Report) {
 	p.section(b, "EMAIL")
 	p.writeOverdueLine(b, r)
 	p.writeBlockedLine(b, r.Email.Blocked)
+	p.writeDeliveryUnknownLine(b, r)
 	b.WriteString(p.mailboxTable(r, false) + "\n")
 	b.WriteString(p.campaignTable(r, false) + "\n")
 
@@ -185,6 +186,16 @@ func (p *painter) writeOverdueLine(b *strings.Builder, r *Report) {
 	}
 	fmt.Fprintf(b, "%s, oldest %s late\n", p.bad.Render("overdue "+Thousands(r.Email.Overdue)),
 		human(time.Duration(r.Email.OldestOverdueSeconds)*time.Second))
+}
+
+// writeDeliveryUnknownLine shows steps whose delivery is unknown, which
+// only an operator can settle; nothing when there are none.
+func (p *painter) writeDeliveryUnknownLine(b *strings.Builder, r *Report) {
+	if r.Email.DeliveryUnknown == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s: check the mailboxes' Sent folders, then 'rindactl requeue --status=delivery_unknown' or leave them\n",
+		p.bad.Render("delivery unknown "+Thousands(r.Email.DeliveryUnknown)))
 }
 
 func (p *painter) writeBlockedLine(b *strings.Builder, bl EmailBlocked) {

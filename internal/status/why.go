@@ -223,6 +223,11 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 	case "failed":
 		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
 			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)})
+	case "delivery_unknown":
+		x.Holds = append(x.Holds, Hold{Code: "delivery_unknown", Detail: fmt.Sprintf(
+			"step %d went out through the final dot without an answer: the server may have it, so no tick sends it again; "+
+				"check mailbox %s's Sent folder for its Message-ID, then 'rindactl requeue --status=delivery_unknown' to send it again, or leave it",
+			e.CurrentStep, e.MailboxAddress)})
 	}
 	if e.CampaignStatus != "active" {
 		x.Holds = append(x.Holds, Hold{Code: "campaign_paused", Detail: fmt.Sprintf("campaign %s is %s", e.Campaign, e.CampaignStatus)})

@@ -188,6 +188,8 @@ type OpsCampaign struct {
 	WindowStart    string // HH:MM
 	WindowEnd      string // HH:MM, exclusive
 	Active         int64
+	// DeliveryUnknown counts enrollments in status delivery_unknown.
+	DeliveryUnknown int64
 }
 
 // OpsCampaigns lists campaigns, filtered by workspace and campaign id.
@@ -199,7 +201,7 @@ func OpsCampaigns(ctx context.Context, db DBTX, workspaceID, campaignID *int64) 
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsCampaign, error) {
 		var c OpsCampaign
 		return c, r.Scan(&c.ID, &c.Workspace, &c.Name, &c.Status, &c.WindowTimezone, &c.WindowDays,
-			&c.WindowStart, &c.WindowEnd, &c.Active)
+			&c.WindowStart, &c.WindowEnd, &c.Active, &c.DeliveryUnknown)
 	})
 }
 

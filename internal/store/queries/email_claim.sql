@@ -1,4 +1,5 @@
--- Claims up to $1 due enrollments for tick $3 with a lease of $2.
+-- Claims up to $1 due enrollments for tick $3 with a lease of $2, none on
+-- the mailboxes in $4 (still busy with an earlier batch of this tick).
 --
 -- Fair: each active campaign offers its own oldest due rows (LATERAL), and
 -- the batch takes them round-robin by rank within the campaign, so a huge
@@ -21,6 +22,7 @@ WITH spaced_turns AS (
     SELECT m.id, m.cap_today
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
+      AND m.id <> ALL ($4::bigint[])
       AND m.gap_max > interval '0' AND m.next_send_not_before <= now()
     FOR UPDATE OF m SKIP LOCKED
 ),
@@ -28,6 +30,7 @@ open_mailboxes AS (
     SELECT m.id, m.cap_today, false AS spaced
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
+      AND m.id <> ALL ($4::bigint[])
       AND m.gap_max = interval '0'
     UNION ALL
     SELECT st.id, st.cap_today, true FROM spaced_turns st
@@ -118,11 +121,11 @@ SET next_send_at = now() + $2::interval,
 FROM picked p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
 RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
-          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),
+          l.first_name, l.last_name, l.company, l.company_domain, lower(btrim(l.email)), coalesce(l.timezone, ''),
           ARRAY(SELECT s.message_id FROM sends s
                 WHERE s.enrollment_id = e.id AND s.status = 'sent' AND s.step < e.current_step
                 ORDER BY s.step) AS thread,
           (SELECT s.status FROM sends s
            WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
           (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(l.email)) AS suppressed
+           WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(btrim(l.email))) AS suppressed
