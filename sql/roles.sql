@@ -1,4 +1,4 @@
--- Least-privilege role for ticks (enrich tick, email tick, events deliver).
+-- Least-privilege role for ticks (enrich tick, email tick, inbox tick, events deliver).
 -- Ticks run DML on the tables they need and nothing else: no DDL, no
 -- workspace or campaign changes, no audit log rewrites. Apply it after
 -- `rindactl migrate` as an owner/superuser:
@@ -30,7 +30,13 @@ GRANT UPDATE (email, email_source, updated_at) ON leads TO rindactl_tick;
 -- Queue state the ticks claim and record.
 GRANT SELECT, UPDATE ON lead_enrichment, enrollments TO rindactl_tick;
 GRANT SELECT, UPDATE (status, paused_until, pause_reason, updated_at) ON mailboxes TO rindactl_tick;
+-- Warm-up ramp growth and the human gap between a mailbox's sends.
+GRANT UPDATE (ramp_level, ramp_next_at, next_send_not_before) ON mailboxes TO rindactl_tick;
 
 -- Guards, ledgers, outbox and history the ticks append to.
-GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, workspace_spend, sends, events, tick_runs TO rindactl_tick;
+GRANT SELECT, INSERT, UPDATE ON breakers, rate_limits, provider_calls, workspace_spend, sends, events, tick_runs, inbox_checkpoints TO rindactl_tick;
 GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
+
+-- Email: one address per campaign, and the metrics' running totals (issue 15).
+GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
+GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 )
@@ -173,21 +170,72 @@ func TestAcceptanceQuotaAlertOnceAcrossTicks(t *testing.T) {
 		t.Errorf("webhook got %d quota_exhausted messages (all: %v), want exactly 1", q, hook.kinds)
 	}
 
-	f, err := os.Open(metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(f)
-	if err != nil {
-		t.Fatalf("metrics file is not valid Prometheus text: %v", err)
-	}
+	families := readMetricsFile(t, metrics)
 	last := families["rindactl_tick_last_success_timestamp_seconds"]
 	if last == nil || len(last.GetMetric()) == 0 || last.GetMetric()[0].GetGauge().GetValue() <= 0 {
 		t.Fatalf("metrics file lacks a last success timestamp: %v", last)
 	}
 	if matches, _ := filepath.Glob(filepath.Join(filepath.Dir(metrics), "*")); len(matches) != 1 {
 		t.Errorf("the metrics directory holds %v, want only the textfile (no temp files left)", matches)
+	}
+}
+
+// Issue 14: a host without provider keys next to a configured one. Before,
+// the keyless host opened 15-minute auth breakers in the shared database
+// for every workspace it claimed, blocking the configured host, and Slack
+// said the key was rejected though no request was made. Now a missing key
+// is the host's own configuration error: a host with no key at all exits 2
+// without claiming, one with some keys skips the others and says so once,
+// and neither writes a breaker or an event.
+func TestAcceptanceKeylessHostBesideKeyedHost(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
+	const n = 30
+	keyed := importAcceptanceLeads(t, env, "keyed", "keyed", n)
+	importAcceptanceLeads(t, env, "partial", "partial", n)
+
+	keyless := maps.Clone(tickEnv)
+	delete(keyless, "RINDA_FINDYMAIL_API_KEY")
+	delete(keyless, "RINDA_HUNTER_API_KEY")
+	res := runCLI(t, keyless, "enrich", "tick")
+	if res.code != exitUsage || lines(res.stderr) != 1 ||
+		!strings.Contains(res.stderr, "RINDA_FINDYMAIL_API_KEY is not set") || !strings.Contains(res.stderr, "RINDA_HUNTER_API_KEY is not set") {
+		t.Fatalf("keyless host: exit %d stderr %q; want 2 and one line naming both keys", res.code, res.stderr)
+	}
+	if res := runCLI(t, keyless, "doctor"); !strings.Contains(res.stdout, "no key (RINDA_HUNTER_API_KEY unset): enrich ticks on this host skip it") {
+		t.Errorf("doctor on the keyless host does not report the missing key:\n%s%s", res.stdout, res.stderr)
+	}
+
+	// Only Hunter's key: Findymail is skipped, said once, never called.
+	hunterOnly := maps.Clone(tickEnv)
+	delete(hunterOnly, "RINDA_FINDYMAIL_API_KEY")
+	res = runCLI(t, hunterOnly, "enrich", "tick", "--workspace", "partial", "--output", "json")
+	if res.code != exitOK || strings.Count(res.stderr, "RINDA_FINDYMAIL_API_KEY is not set") != 1 {
+		t.Fatalf("host with Hunter's key only: exit %d; want 0 and the missing Findymail key said once:\n%s", res.code, res.stderr)
+	}
+	if c := set.Findymail.Count(); c != 0 {
+		t.Fatalf("findymail got %d requests from hosts without its key", c)
+	}
+	// A keyless verifier cannot be skipped: no address could be accepted.
+	noVerifier := maps.Clone(tickEnv)
+	delete(noVerifier, "RINDA_MILLIONVERIFIER_API_KEY")
+	if res := runCLI(t, noVerifier, "enrich", "tick", "--verify", "millionverifier"); res.code != exitUsage || !strings.Contains(res.stderr, "RINDA_MILLIONVERIFIER_API_KEY is not set") {
+		t.Fatalf("keyless verifier: exit %d stderr %q; want 2 naming its key", res.code, res.stderr)
+	}
+
+	// The configured host works the other workspace at full pace: every
+	// lead settled in one tick, each found by Findymail first.
+	rep := runEnrichTick(t, tickEnv, "--workspace", "keyed")
+	misses := expectedMisses(keyed)
+	if rep.Claimed != n || rep.Outcomes["enriched"] != n-misses || rep.Outcomes["not_found"] != misses || rep.Calls["findymail"] != n {
+		t.Errorf("configured host: %+v; want all %d settled in one tick with %d Findymail calls", rep, n, n)
+	}
+	var breakers, events int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM breakers), (SELECT count(*) FROM events)`).Scan(&breakers, &events); err != nil {
+		t.Fatal(err)
+	}
+	if breakers != 0 || events != 0 {
+		t.Errorf("%d breakers and %d events in the shared database; a missing key must write none", breakers, events)
 	}
 }

@@ -47,8 +47,8 @@ func expectedMisses(leads []acceptanceLead) int {
 // acceptance is one CLI scenario: a database, the provider stand-ins
 // (closed when the test ends), and the environments that point the CLI at
 // them. Ticks connect as the least-privilege tick role; operator commands
-// as the owner. The buckets are off so the outcome does not depend on
-// timing.
+// as the owner. The providers' buckets are the shipped defaults: a tick
+// works at their pace, so the outcome does not depend on timing.
 type acceptance struct {
 	db           *storetest.DB
 	set          *providertest.Set
@@ -62,8 +62,6 @@ func newAcceptance(t *testing.T) acceptance {
 	a.env = a.set.Env()
 	a.env["DATABASE_URL"] = a.db.URL
 	a.env["USER"] = "oncall"
-	a.env["RINDA_FINDYMAIL_RATE"] = "off"
-	a.env["RINDA_HUNTER_RATE"] = "off"
 	a.tickEnv = maps.Clone(a.env)
 	a.tickEnv["DATABASE_URL"] = a.db.TickURL()
 	return a

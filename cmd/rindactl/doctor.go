@@ -55,7 +55,7 @@ func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 		Short: "Check the database, the schema and provider configuration",
 		Long: `Check that the database is reachable and fully migrated, report which
 providers have an API key configured (never the keys themselves), and check
-the tick history in tick_runs for the enrich, email and events ticks:
+the tick history in tick_runs for the enrich, email, events and inbox ticks:
 
   - a kind whose last successful run finished more than three --interval
     ago is a problem: the scheduler (cron, systemd timer, CronJob, rindactl
@@ -151,7 +151,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			fmt.Fprintln(ios.Out, "info     "+n)
 		}
 		for _, p := range providerNames {
-			state := "no key (RINDA_" + p + "_API_KEY unset)"
+			state := "no key (RINDA_" + p + "_API_KEY unset): enrich ticks on this host skip it"
 			if rep.Providers[p] {
 				state = "key configured"
 			}
@@ -172,7 +172,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 
 // checkTicks adds what tick_runs says about each scheduled kind to rep.
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	health, err := store.TickHealthOf(ctx, pool, []string{tick.KindEmail, tick.KindEnrich, tick.KindEvents}, opts.Lease, crashWindow)
+	health, err := store.TickHealthOf(ctx, pool, []string{tick.KindEmail, tick.KindEnrich, tick.KindEvents, tick.KindInbox}, opts.Lease, crashWindow)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func TestDoctorTickHistory(t *testing.T) {
 		enrichRecent = `('enrich', 'e-recent', now() - interval '5 seconds', now() - interval '1 second', 0)`
 		eventsOK     = `('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
 		eventsOld    = `('events', 'v-old', now() - interval '10 minutes', now() - interval '10 minutes', 0)`
+		inboxOK      = `('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
 	)
 	// eventsFailing are the recent runs of an events tick that keeps failing.
 	eventsFailing := []string{
@@ -42,7 +43,7 @@ func TestDoctorTickHistory(t *testing.T) {
 		problems []string // substrings, one per expected problem line
 		notes    []string
 	}{
-		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran"}},
+		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran"}},
 		{name: "an events tick that keeps failing", rows: append([]string{enrichOK, emailOK, eventsOld}, eventsFailing...),
 			problems: []string{"events tick: last success 10m0s ago, more than 3 × --interval 1m0s (newest failure: cannot connect to Postgres)"}},
 		{name: "fresh successes", rows: []string{enrichOK, emailOK}},
@@ -69,6 +70,7 @@ func TestDoctorTickHistory(t *testing.T) {
 				if !strings.Contains(strings.Join(rows, ""), "'events'") {
 					rows = append(rows, eventsOK)
 				}
+				rows = append(rows, inboxOK)
 				for i, r := range rows {
 					if strings.Count(r, ",") == 4 {
 						rows[i] = strings.TrimSuffix(r, ")") + ", NULL)"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 )
 
@@ -43,13 +44,28 @@ A mailbox its provider limits (quota, throttling, failed login) is paused or
 disabled at its first refusal, with a mailbox_paused event: it is not tried
 again this tick, and its unsent step-1 leads move to healthy mailboxes. A
 paused mailbox is a deliberate block, not a failure: the exit code is 0.
-Each step is sent at most once; see docs/email.md.`,
+
+Each step is sent at most once: when the final dot of a message got no
+answer, the step is delivery_unknown (status, why, events list) and no tick
+sends it again; 'rindactl requeue --status=delivery_unknown' does, after you
+checked the mailbox's Sent folder. Every SMTP phase (dial, greeting, each
+command, DATA) has its own deadline and none runs past --max-duration plus
+one second, so a hung server holds only its own mailbox. With
+--metrics-file, per-mailbox sent/failed/deferred/delivery_unknown totals and
+a paused gauge are written. See docs/email.md.`,
 		Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 || opts.Lease <= opts.MaxDuration {
-				return usageError("--batch, --concurrency and --max-duration must be positive, and --lease longer than --max-duration")
+			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 {
+				return usageError("--batch, --concurrency and --max-duration must be positive")
+			}
+			// A message may be on the wire until the deadline plus the SMTP
+			// grace; a lease ending earlier would let another tick take the
+			// row and call a delivered step unknown.
+			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
+				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
+					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -60,7 +76,7 @@ Each step is sent at most once; see docs/email.md.`,
 	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
 	addOutputFlag(cmd, &opts.Output)
 	opts.Outputs.register(cmd.Flags())
 	return cmd
@@ -85,7 +101,16 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 		Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
 		Mailer: mailer, Logger: opts.f.Logger(),
 	})
-	afterTick(ctx, opts.f, pool, "email", guard.NewMetrics(), started, err == nil, opts.Outputs)
+	m := guard.NewMetrics()
+	if opts.Outputs.MetricsFile != "" || opts.Outputs.PushgatewayURL != "" {
+		// Running totals from Postgres: counters that grow across ticks.
+		if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
+			opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
+		} else {
+			m.Registry.MustRegister(em)
+		}
+	}
+	afterTick(ctx, opts.f, pool, "email", m, started, err == nil, opts.Outputs)
 	if rep != nil {
 		if format == cliio.FormatJSON {
 			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {

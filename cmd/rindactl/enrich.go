@@ -13,6 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -25,13 +26,16 @@ func newCmdEnrich(f *Factory) *cobra.Command {
 
 // EnrichTickOptions holds the flags of `rindactl enrich tick`.
 type EnrichTickOptions struct {
-	f             *Factory
-	Providers     []string
-	Verify        string
-	Batch         int
-	Concurrency   int
-	MaxDuration   time.Duration
-	Lease         time.Duration
+	f           *Factory
+	Providers   []string
+	Verify      string
+	Batch       int
+	Concurrency int
+	MaxDuration time.Duration
+	Lease       time.Duration
+	// LeaseSet: --lease was given. Otherwise the lease grows past
+	// --max-duration plus the HTTP timeout when the default is too short.
+	LeaseSet      bool
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
@@ -65,8 +69,14 @@ enrichment_failed (after --max-attempts transient failures; only
 parked for --negative-cache, then retried by itself).
 
 A provider that answers with a quota error gets no more calls from this
-tick for that workspace; until a provider has answered once, the tick sends
-it one call at a time. Provider keys come from RINDA_<PROVIDER>_API_KEY.
+tick for that workspace and its leads go on to the next provider; until a
+provider has answered once, the tick sends it one call at a time. Calls
+wait for their providers' rate slots up to --max-duration, so a tick works
+at its buckets' pace (rate_wait_ms in the JSON is the total wait).
+
+Provider keys come from RINDA_<PROVIDER>_API_KEY. A provider without a key
+on this host is left out of the tick (said once on stderr, nothing shared
+is written); with no usable finder the tick exits 2.
 
 See docs/enrichment.md for the state machine.`,
 		Example: `  # what cron runs every minute
@@ -76,6 +86,7 @@ See docs/enrichment.md for the state machine.`,
   rindactl enrich tick --providers hunter --verify millionverifier --workspace acme --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.LeaseSet = cmd.Flags().Changed("lease")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -88,7 +99,7 @@ See docs/enrichment.md for the state machine.`,
 	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
 	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
-	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved (must exceed --max-duration)")
+	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved; must exceed --max-duration plus the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+"); unset, it grows to that plus "+leaseMargin.String()+" when needed")
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
@@ -97,6 +108,10 @@ See docs/enrichment.md for the state machine.`,
 	opts.Outputs.register(fl)
 	return cmd
 }
+
+// leaseMargin is what a lease sized from --max-duration adds beyond the
+// longest a tick can hold a lead: room for recording outcomes.
+const leaseMargin = time.Minute
 
 func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	format, err := parseOutput(opts.Output)
@@ -110,8 +125,6 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
 	case opts.MaxDuration <= 0:
 		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
-	case opts.Lease <= opts.MaxDuration:
-		return usageError("--lease %s must exceed --max-duration %s, or other ticks could take leads this one still works", opts.Lease, opts.MaxDuration)
 	case opts.NegativeCache <= 0:
 		return usageError("invalid --negative-cache %s: use a positive duration like 24h", opts.NegativeCache)
 	case opts.MaxAttempts < 1:
@@ -119,7 +132,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 	cfg := enrich.TickConfig{
 		Guard: opts.Guard, Batch: opts.Batch, Concurrency: opts.Concurrency,
-		MaxDuration: opts.MaxDuration, Lease: opts.Lease, NegativeCache: opts.NegativeCache,
+		MaxDuration: opts.MaxDuration, NegativeCache: opts.NegativeCache,
 		MaxAttempts: opts.MaxAttempts, Logger: opts.f.Logger(),
 	}
 	var seen []string
@@ -129,7 +142,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			return usageError("--providers names %q twice", name)
 		}
 		seen = append(seen, name)
-		fd, err := provider.NewFinder(name, opts.f.Getenv)
+		fd, err := provider.NewFinder(name, opts.f.Getenv, provider.WithLogger(opts.f.Logger()))
 		if err != nil {
 			return usageError("--providers: %v", err)
 		}
@@ -139,11 +152,29 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		return usageError("--providers is empty: name at least one of %s", strings.Join(provider.Finders(), ", "))
 	}
 	if opts.Verify != "" {
-		if cfg.Verifier, err = provider.NewVerifier(opts.Verify, opts.f.Getenv); err != nil {
+		if cfg.Verifier, err = provider.NewVerifier(opts.Verify, opts.f.Getenv, provider.WithLogger(opts.f.Logger())); err != nil {
 			return usageError("--verify: %v", err)
 		}
+		seen = append(seen, cfg.Verifier.Name())
+	}
+	for _, name := range seen {
+		t, err := providerhttp.TimeoutFromEnv(name, opts.f.Getenv)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		cfg.CallTimeout = max(cfg.CallTimeout, t)
+	}
+	minLease := opts.MaxDuration + cfg.CallTimeout
+	if !opts.LeaseSet && opts.Lease <= minLease {
+		// A long --max-duration (an hourly schedule) takes a lease to match.
+		opts.Lease = minLease + leaseMargin
+	}
+	if opts.Lease <= minLease {
+		return usageError("--lease %s must exceed --max-duration %s plus the provider HTTP timeout %s, or another tick could take a lead whose call is still running: use --lease %s or more",
+			opts.Lease, opts.MaxDuration, cfg.CallTimeout, minLease+time.Second)
 	}
 
+	cfg.Lease = opts.Lease
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
@@ -169,6 +200,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 
 	rep, err := enrich.RunTick(ctx, pool, cfg)
+	var cerr *enrich.ConfigError
+	if errors.As(err, &cerr) {
+		return usageError("%v", cerr)
+	}
 	if err == nil {
 		for outcome, n := range rep.Outcomes.Map() {
 			metrics.AddLeads(outcome, n)

@@ -34,7 +34,7 @@ func TestEnrichTickJSONOutput(t *testing.T) {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, res.stdout)
 	}
 	keys := strings.Join(slices.Sorted(maps.Keys(doc)), ",")
-	if keys != "claimed,duration_ms,outcomes,provider_calls,tick_id" {
+	if keys != "claimed,duration_ms,outcomes,provider_calls,rate_wait_ms,tick_id" {
 		t.Fatalf("top-level keys %s", keys)
 	}
 	var outcomes, calls map[string]int
@@ -56,6 +56,10 @@ func TestEnrichTickJSONOutput(t *testing.T) {
 		strings.Contains(res.stderr, providertest.KeyDefault) {
 		t.Fatalf("logs lack the tick's lines or leak the key:\n%s", res.stderr)
 	}
+	// The adapter's line is emitted in production too (issue 14).
+	if !strings.Contains(res.stderr, `"component":"adapter","provider":"findymail","endpoint":"/api/search/name"`) {
+		t.Fatalf("logs lack the adapter's line for Findymail's quota answer:\n%s", res.stderr)
+	}
 }
 
 func TestEnrichTickUsageErrors(t *testing.T) {
@@ -64,13 +68,43 @@ func TestEnrichTickUsageErrors(t *testing.T) {
 		"unknown finder":     {"enrich", "tick", "--providers", "clearbit"},
 		"verifier as finder": {"enrich", "tick", "--providers", "millionverifier"},
 		"lease too short":    {"enrich", "tick", "--lease", "10s", "--max-duration", "50s"},
+		"bad timeout":        {"enrich", "tick", "--providers", "hunter"},
 		"twice":              {"enrich", "tick", "--providers", "hunter,hunter"},
 		"bad output":         {"enrich", "tick", "--output", "yaml"},
 	}
 	for name, args := range cases {
-		res := runCLI(t, map[string]string{}, args...)
+		env := map[string]string{}
+		if name == "bad timeout" {
+			env["RINDA_HUNTER_TIMEOUT"] = "soon"
+		}
+		res := runCLI(t, env, args...)
 		if res.code != exitUsage || lines(res.stderr) == 0 {
 			t.Errorf("%s: exit %d stderr %q, want 2 with a message", name, res.code, res.stderr)
 		}
+	}
+}
+
+// Issue 14: --lease 2s --max-duration 1s let a second tick re-claim a lead
+// whose call to a stalled provider was still running. The lease must cover
+// the tick's duration plus the provider HTTP timeout, after which the tick
+// cuts the call.
+func TestEnrichTickLeaseCoversMaxDurationAndHTTPTimeout(t *testing.T) {
+	t.Parallel()
+	res := runCLI(t, map[string]string{}, "enrich", "tick", "--lease", "2s", "--max-duration", "1s")
+	want := "--lease 2s must exceed --max-duration 1s plus the provider HTTP timeout 20s"
+	if res.code != exitUsage || lines(res.stderr) != 1 || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "use --lease 22s or more") {
+		t.Fatalf("exit %d stderr %q; want 2 and one line saying %q and the lease to use", res.code, res.stderr, want)
+	}
+	// A shorter provider timeout makes the same lease valid: the check
+	// passes and the tick goes on to the database (none here: exit 1).
+	env := map[string]string{"RINDA_HUNTER_TIMEOUT": "500ms", "DATABASE_URL": "postgres://127.0.0.1:1/none?connect_timeout=1"}
+	if res := runCLI(t, env, "enrich", "tick", "--providers", "hunter", "--lease", "2s", "--max-duration", "1s"); res.code != exitError {
+		t.Fatalf("exit %d stderr %q; want the lease accepted and the missing database reported (1)", res.code, res.stderr)
+	}
+	// Without --lease, a long --max-duration (a 5-minute schedule's 290s)
+	// gets a lease to match instead of a usage error.
+	delete(env, "RINDA_HUNTER_TIMEOUT")
+	if res := runCLI(t, env, "enrich", "tick", "--max-duration", "290s"); res.code != exitError {
+		t.Fatalf("exit %d stderr %q; want the default lease grown past 290s + 20s", res.code, res.stderr)
 	}
 }

@@ -92,6 +92,9 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	if res.Rebound > 0 {
 		fmt.Fprintf(opts.f.IO.Out, "; moved %d unsent leads to healthy mailboxes", res.Rebound)
 	}
+	if res.Duplicates > 0 {
+		fmt.Fprintf(opts.f.IO.Out, "; skipped %d leads whose address another lead already has in the campaign", res.Duplicates)
+	}
 	fmt.Fprintln(opts.f.IO.Out)
 	if res.Unbound > 0 {
 		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %d leads have no mailbox: every mailbox of the campaign is paused or disabled; enroll again when one recovers\n", res.Unbound)

@@ -97,7 +97,11 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	marks, err := store.MarkEnrollments(ctx, tx, opts.IDs, status)
+	suppress := ""
+	if status == "unsubscribed" {
+		suppress = status
+	}
+	marks, err := store.MarkEnrollments(ctx, tx, opts.IDs, status, suppress)
 	if err != nil {
 		return err
 	}

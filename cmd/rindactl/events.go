@@ -49,7 +49,7 @@ func newCmdEventsList(f *Factory, runF func(context.Context, *EventsListOptions)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most this many, newest first")
-	cmd.Flags().BoolVar(&opts.Undelivered, "undelivered", false, "only events not yet posted")
+	cmd.Flags().BoolVar(&opts.Undelivered, "undelivered", false, "only alerts not yet posted")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -86,6 +86,8 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions) error {
 		switch {
 		case e.DeliveredAt != nil:
 			delivery = "delivered " + cliio.Stamp(*e.DeliveredAt)
+		case !e.Alert:
+			delivery = "not posted (the episode's alert was)"
 		case e.Attempts == 0:
 			delivery = "pending"
 		default:

@@ -138,6 +138,7 @@ func TestExitCodeTable(t *testing.T) {
 		"enrollment mark":   {ok: []string{"--replied", "1"}, bad: []string{"--replied", "abc"}},
 		"enrich tick":       {ok: []string{"--nice", "0"}, bad: []string{"--providers", "nosuch"}},
 		"email tick":        {ok: nil, bad: []string{"--batch", "0"}},
+		"inbox tick":        {ok: nil, bad: []string{"--batch", "0"}},
 		"status":            {ok: nil, bad: []string{"--output", "yaml"}},
 		"requeue":           {ok: []string{"--status=unreachable", "--dry-run"}, bad: []string{"--status=bogus"}},
 		"why lead":          {ok: []string{"1"}, bad: []string{"crm-999"}},

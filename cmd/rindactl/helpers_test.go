@@ -3,7 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/rindactl/rindactl/internal/cliio"
 )
@@ -25,3 +30,20 @@ func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
 }
 
 func lines(s string) int { return bytes.Count([]byte(s), []byte("\n")) }
+
+// readMetricsFile parses a Prometheus textfile, failing the test when it is
+// not valid text format.
+func readMetricsFile(t *testing.T, path string) map[string]*dto.MetricFamily {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("metrics file is not valid Prometheus text: %v", err)
+	}
+	return families
+}

@@ -46,6 +46,10 @@ func newCmdRequeue(f *Factory, runF func(context.Context, *RequeueOptions) error
   failed                           enrollments go back to active; the failed
                                    send of their current step is cleared so
                                    the step is tried again
+  delivery_unknown                 enrollments whose step went out without an
+                                   answer (the server may have it; no tick
+                                   resends it): check the mailbox's Sent
+                                   folder first; requeue sends the step again
 
 Rows move in batches (5,000 per transaction by default) that claim like a
 tick (FOR UPDATE SKIP LOCKED), so running ticks never wait on a requeue for
@@ -59,7 +63,10 @@ terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
   rindactl requeue --status=unreachable --provider=findymail --yes
 
   # retry the sends that failed in one campaign during the last incident
-  rindactl requeue --status=failed --campaign=q3-outbound --yes --output json`,
+  rindactl requeue --status=failed --campaign=q3-outbound --yes --output json
+
+  # resend steps whose delivery is unknown, once the Sent folder shows they never left
+  rindactl requeue --status=delivery_unknown --campaign=q3-outbound --dry-run`,
 		Args: exactArgs(0, "none; filters are flags"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -72,7 +79,7 @@ terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
 	fl.StringVar(&opts.Status, "status", "", "status to requeue: "+strings.Join(requeue.ValidStatuses(), ", "))
 	fl.StringVar(&opts.Workspace, "workspace", "", "only this workspace (by name)")
 	fl.StringVar(&opts.Provider, "provider", "", "only leads whose last provider is this one (lead statuses)")
-	fl.StringVar(&opts.Campaign, "campaign", "", "only this campaign (by name; status failed)")
+	fl.StringVar(&opts.Campaign, "campaign", "", "only this campaign (by name; statuses failed and delivery_unknown)")
 	fl.StringVar(&opts.OlderThan, "older-than", "", "only rows unchanged for longer than this (e.g. 30m, 12h, 2d)")
 	fl.IntVar(&opts.Limit, "limit", 0, "move at most this many rows (0: all)")
 	fl.IntVar(&opts.BatchSize, "batch-size", requeue.BatchSizeDefault, "rows per transaction")

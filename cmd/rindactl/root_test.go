@@ -15,7 +15,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	for _, c := range []string{"migrate", "import", "enroll", "enrich", "email", "status", "requeue", "breaker", "why", "workspace", "events", "schedule", "run", "demo", "bench", "doctor"} {
+	for _, c := range []string{"migrate", "import", "enroll", "enrich", "email", "inbox", "status", "requeue", "breaker", "why", "workspace", "events", "schedule", "run", "demo", "bench", "doctor"} {
 		found := false
 		for _, line := range strings.Split(res.stdout, "\n") {
 			f := strings.Fields(line)

@@ -19,6 +19,7 @@ type RunOptions struct {
 	Enrich          string
 	Email           string
 	Events          string
+	Inbox           string
 	ShutdownTimeout time.Duration
 
 	// TickArgv is the child process that runs one tick; nil re-executes
@@ -58,12 +59,13 @@ Exits 0 after a signal, 2 on a bad spec or flag, 1 only if it cannot run at all.
 	fl.StringVar(&opts.Enrich, "enrich", schedule.SpecDefault, `cron spec for "enrich tick", or off`)
 	fl.StringVar(&opts.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
 	fl.StringVar(&opts.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
+	fl.StringVar(&opts.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
 	fl.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", schedule.ShutdownTimeoutDefault, "how long running ticks get to exit after a signal before they are killed")
 	return cmd
 }
 
 func runRun(_ context.Context, opts *RunOptions) error {
-	ticks, err := parseTicks(opts.Enrich, opts.Email, opts.Events, schedule.ParseWithSeconds)
+	ticks, err := parseTicks(tickSpecs{opts.Enrich, opts.Email, opts.Events, opts.Inbox}, schedule.ParseWithSeconds)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestRunFiresTicksAsChildProcessesAndStopsOnSIGTERM(t *testing.T) {
 
 	var opts *RunOptions
 	cmd := newCmdRun(f, func(_ context.Context, o *RunOptions) error { opts = o; return nil })
-	cmd.SetArgs([]string{"--enrich", "* * * * * *", "--email", "off", "--events", "off", "--shutdown-timeout", "20s"})
+	cmd.SetArgs([]string{"--enrich", "* * * * * *", "--email", "off", "--events", "off", "--inbox", "off", "--shutdown-timeout", "20s"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestRunRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--email", "* * * *"}, `--email: cron spec "* * * *": expected 5 fields`},
 		{[]string{"--events", "@every 5s"}, `--events: cron spec "@every 5s"`},
 		{[]string{"--shutdown-timeout", "0s"}, "--shutdown-timeout 0s"},
-		{[]string{"--enrich", "off", "--email", "off", "--events", "off"}, "every tick is off"},
+		{[]string{"--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
 	}
 	for _, tt := range tests {
 		res := runCLI(t, nil, append([]string{"run"}, tt.args...)...)
@@ -135,5 +135,10 @@ func TestRunReexecutesItselfPerTick(t *testing.T) {
 	want := []string{exe, "email", "tick", "--max-duration=20s", "--log-format=json", "--log-level=debug"}
 	if !slices.Equal(got, want) {
 		t.Errorf("argv = %q, want %q", got, want)
+	}
+	got = argv(schedule.Tick{Kind: schedule.KindInbox, Spec: spec})
+	want = []string{exe, "inbox", "tick", "--max-duration=20s", "--log-format=json", "--log-level=debug"}
+	if !slices.Equal(got, want) {
+		t.Errorf("inbox argv = %q, want %q", got, want)
 	}
 }

@@ -31,6 +31,7 @@ type SchedulePrintOptions struct {
 	Enrich  string
 	Email   string
 	Events  string
+	Inbox   string
 	EnvFile string
 	Binary  string
 	User    string
@@ -54,11 +55,11 @@ func newCmdSchedulePrint(f *Factory, runF func(context.Context, *SchedulePrintOp
 		Use:   "print --format crontab|systemd|kubernetes",
 		Short: "Print units for --format crontab|systemd|kubernetes",
 		Long: `Print ready-to-install units that run "rindactl enrich tick", "rindactl email
-tick" and "rindactl events deliver" on cron specs (five fields; default every
-minute; "off" leaves a tick out; a leading CRON_TZ=Zone fires the spec in
-that IANA zone: spec.timeZone for Kubernetes, a zone in OnCalendar= for
-systemd, refused for crontab). Each tick gets a --max-duration below its
-interval so it ends before its next firing.
+tick", "rindactl events deliver" and "rindactl inbox tick" on cron specs (five
+fields; default every minute; "off" leaves a tick out; a leading
+CRON_TZ=Zone fires the spec in that IANA zone: spec.timeZone for Kubernetes,
+a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
+--max-duration below its interval so it ends before its next firing.
 
   crontab     crontab lines that load --env-file and log to the journal
   systemd     a hardened oneshot .service and a .timer per tick; OnCalendar=
@@ -67,9 +68,9 @@ interval so it ends before its next firing.
   kubernetes  a CronJob per tick with its environment from a Secret
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
-a lease. A spec that is invalid, or that systemd cannot express, exits 2. For crontab
-and systemd, an existing --env-file is checked too: a line that sh and
-systemd would read differently exits 2 with its line number (see
+a lease. A spec that is invalid, or that systemd cannot express, exits 2.
+For crontab and systemd, an existing --env-file is checked too: a line that
+sh and systemd would read differently exits 2 with its line number (see
 'rindactl schedule env-file' for the format).`,
 		Example: `  rindactl schedule print --format crontab | crontab -u rindactl -
   rindactl schedule print --format systemd --enrich '*/2 * * * *' --events off
@@ -88,6 +89,7 @@ systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.Enrich, "enrich", schedule.SpecDefault, `cron spec for "enrich tick", or off`)
 	fl.StringVar(&opts.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
 	fl.StringVar(&opts.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
+	fl.StringVar(&opts.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
@@ -108,7 +110,7 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 			return usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
 		}
 	}
-	ticks, err := parseTicks(opts.Enrich, opts.Email, opts.Events, schedule.Parse)
+	ticks, err := parseTicks(tickSpecs{opts.Enrich, opts.Email, opts.Events, opts.Inbox}, schedule.Parse)
 	if err != nil {
 		return err
 	}
@@ -134,15 +136,17 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	return nil
 }
 
-// parseTicks turns the --enrich, --email and --events values into ticks,
-// leaving out the ones set to "off". A bad spec is a usage error naming its
-// flag.
-func parseTicks(enrich, email, events string, parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
+// tickSpecs are the --enrich, --email, --events and --inbox values.
+type tickSpecs struct{ enrich, email, events, inbox string }
+
+// parseTicks turns the tick flags' values into ticks, leaving out the ones
+// set to "off". A bad spec is a usage error naming its flag.
+func parseTicks(specs tickSpecs, parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
 	var ticks []schedule.Tick
 	for _, flag := range []struct {
 		kind schedule.Kind
 		text string
-	}{{schedule.KindEnrich, enrich}, {schedule.KindEmail, email}, {schedule.KindEvents, events}} {
+	}{{schedule.KindEnrich, specs.enrich}, {schedule.KindEmail, specs.email}, {schedule.KindEvents, specs.events}, {schedule.KindInbox, specs.inbox}} {
 		if flag.text == specOff {
 			continue
 		}
@@ -153,7 +157,7 @@ func parseTicks(enrich, email, events string, parse func(string) (schedule.Spec,
 		ticks = append(ticks, schedule.Tick{Kind: flag.kind, Spec: spec})
 	}
 	if len(ticks) == 0 {
-		return nil, usageError("every tick is off: give a cron spec to --enrich, --email or --events")
+		return nil, usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
 	}
 	return ticks, nil
 }

@@ -20,6 +20,7 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 			"systemd/rindactl-enrich.service", "systemd/rindactl-enrich.timer",
 			"systemd/rindactl-email.service", "systemd/rindactl-email.timer",
 			"systemd/rindactl-events.service", "systemd/rindactl-events.timer",
+			"systemd/rindactl-inbox.service", "systemd/rindactl-inbox.timer",
 		},
 	}
 	for format, files := range shipped {
@@ -54,7 +55,7 @@ func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--format", "cron"}, `--format "cron": use crontab, systemd or kubernetes`},
 		{[]string{}, "--format is required"},
 		{[]string{"--format", "systemd", "--env-file", "env"}, `env file "env"`},
-		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off"}, "every tick is off"},
+		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
 		{[]string{"--format", "crontab", "extra"}, "takes 0 argument(s)"},
 	}
 	for _, tt := range tests {
@@ -74,13 +75,14 @@ func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 func TestSchedulePrintFlags(t *testing.T) {
 	t.Parallel()
 	res := runCLI(t, nil, "schedule", "print", "--format", "systemd", "--enrich", "*/5 9-17 * * 1-5",
-		"--events", "off", "--env-file", "/srv/rinda/env", "--binary", "/opt/rinda/rindactl", "--user", "rinda")
+		"--events", "off", "--inbox", "*/5 * * * *", "--env-file", "/srv/rinda/env", "--binary", "/opt/rinda/rindactl", "--user", "rinda")
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
 	for _, want := range []string{
 		"OnCalendar=Mon..Fri *-*-* 09..17:00/5:00\n",
 		"ExecStart=/opt/rinda/rindactl enrich tick --max-duration=290s\n",
+		"ExecStart=/opt/rinda/rindactl inbox tick --max-duration=290s\n",
 		"EnvironmentFile=/srv/rinda/env\n",
 		"User=rinda\n",
 	} {

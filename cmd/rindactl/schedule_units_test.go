@@ -149,8 +149,8 @@ func splitSystemd(text string) map[string]string {
 }
 
 // kubernetesCommands parses each CronJob's container command and args; the
-// image has rindactl on its PATH and the Secret provides DATABASE_URL.
-func kubernetesCommands(t *testing.T, source, text, binDir, dsn string) []unitCommand {
+// image has rindactl on its PATH and the Secret provides the environment.
+func kubernetesCommands(t *testing.T, source, text, binDir string, secret []string) []unitCommand {
 	t.Helper()
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	var out []unitCommand
@@ -184,7 +184,7 @@ func kubernetesCommands(t *testing.T, source, text, binDir, dsn string) []unitCo
 		}
 		argv := append([]string{filepath.Join(binDir, c[0].Command[0])}, c[0].Command[1:]...)
 		out = append(out, unitCommand{name: source + " " + job.Metadata.Name, kind: strings.TrimPrefix(job.Metadata.Name, "rindactl-"),
-			argv: append(argv, c[0].Args...), env: []string{"PATH=" + binDir + ":/usr/bin:/bin", "DATABASE_URL=" + dsn}})
+			argv: append(argv, c[0].Args...), env: append([]string{"PATH=" + binDir + ":/usr/bin:/bin"}, secret...)})
 	}
 	return out
 }
@@ -213,8 +213,11 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	dir := t.TempDir()
 	envFile := filepath.Join(dir, "env")
 
+	// The provider keys an enrich tick needs to start; with no due lead it
+	// calls no provider.
+	keys := []string{"RINDA_HUNTER_API_KEY=hk-test", "RINDA_FINDYMAIL_API_KEY=fm-test"}
 	write := exec.Command(bin, "schedule", "env-file", envFile)
-	write.Env = []string{"DATABASE_URL=" + dsn}
+	write.Env = append([]string{"DATABASE_URL=" + dsn}, keys...)
 	if out, err := write.CombinedOutput(); err != nil || strings.Contains(string(out), "p&ss") {
 		t.Fatalf("schedule env-file: %v\n%s", err, out)
 	}
@@ -251,7 +254,8 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	var units []unitCommand
 	units = append(units, cronCommands(t, "crontab", print("crontab"), stub)...)
 	units = append(units, systemdCommands(t, "systemd", splitSystemd(print("systemd")))...)
-	units = append(units, kubernetesCommands(t, "kubernetes", print("kubernetes"), binDir, dsn)...)
+	secret := append([]string{"DATABASE_URL=" + dsn}, keys...)
+	units = append(units, kubernetesCommands(t, "kubernetes", print("kubernetes"), binDir, secret)...)
 	units = append(units, cronCommands(t, "deploy/crontab", deploy("crontab/rindactl.crontab"), stub)...)
 	shipped := map[string]string{}
 	for _, kind := range schedule.Kinds {
@@ -259,7 +263,7 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 		shipped[name] = deploy("systemd/" + name)
 	}
 	units = append(units, systemdCommands(t, "deploy/systemd", shipped)...)
-	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, dsn)...)
+	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, secret)...)
 	if want := 6 * len(schedule.Kinds); len(units) != want {
 		t.Fatalf("parsed %d units, want %d (3 formats and deploy/, %d kinds)", len(units), want, len(schedule.Kinds))
 	}
@@ -280,8 +284,8 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 
 	// rindactl run fires the same commands as its own children.
 	var stderr testkit.Buffer
-	run := exec.Command(bin, "run", "--enrich", "* * * * * *", "--email", "* * * * * *", "--events", "* * * * * *")
-	run.Env = []string{"DATABASE_URL=" + dsn, "PATH=/usr/bin:/bin"}
+	run := exec.Command(bin, "run", "--enrich", "* * * * * *", "--email", "* * * * * *", "--events", "* * * * * *", "--inbox", "* * * * * *")
+	run.Env = append([]string{"DATABASE_URL=" + dsn, "PATH=/usr/bin:/bin"}, keys...)
 	run.Stderr = &stderr
 	before := map[string]int{}
 	for _, kind := range schedule.Kinds {

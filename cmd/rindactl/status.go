@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,8 @@ type StatusOptions struct {
 	Workspace string
 	Campaign  string
 	Output    string
+	Watch     bool
+	Interval  time.Duration
 }
 
 func newCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
@@ -33,11 +36,16 @@ the sending window); breakers; the last ticks; this month's spend.
 --overdue shows only the late backlog with an estimated drain time from
 the mailboxes' remaining daily caps and the email tick cadence.
 
+--watch redraws a compact live view (overdue, sent per minute, open
+breakers, paused mailboxes, ticks) every --interval in 80 columns until
+Ctrl-C; when stdout is not a terminal, frames follow one another.
+
 --output json prints one document with the keys generated_at, enrich,
 email, breakers, ticks and spend.`,
 		Example: `  rindactl status
   rindactl status --overdue
   rindactl status --workspace acme --campaign q3-outbound
+  rindactl status --watch --interval 5s
   rindactl status --output json | jq .email.overdue`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,6 +59,8 @@ email, breakers, ticks and spend.`,
 	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "only this workspace (by name)")
 	cmd.Flags().StringVar(&opts.Campaign, "campaign", "", "only this campaign's email backlog (by name)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table (or text) or json")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "redraw a live view until Ctrl-C")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", statusIntervalDefault, "time between --watch redraws")
 	return cmd
 }
 
@@ -60,13 +70,20 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	filter := status.Filter{Workspace: opts.Workspace, Campaign: opts.Campaign}
+	if opts.Watch {
+		if format == cliio.FormatJSON || opts.Overdue || opts.Interval < statusIntervalMin {
+			return usageError("--watch draws its own view: leave out --output json and --overdue, and give --interval of at least %s", statusIntervalMin)
+		}
+		return statusWatch(ctx, opts, filter)
+	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 
-	rep, err := status.Build(ctx, pool, opts.f.Now(), status.Filter{Workspace: opts.Workspace, Campaign: opts.Campaign})
+	rep, err := status.Build(ctx, pool, opts.f.Now(), filter)
 	var filterErr *status.FilterError
 	if errors.As(err, &filterErr) {
 		return usageError("%v", err)

@@ -89,7 +89,8 @@ func TestStatusOutputTextIsTheTable(t *testing.T) {
 func TestTickJSONCarriesTickID(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
-	env := map[string]string{"DATABASE_URL": db.URL}
+	// With no due lead the enrich tick calls no provider; it needs a key to start.
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_HUNTER_API_KEY": "hk-test", "RINDA_FINDYMAIL_API_KEY": "fm-test"}
 	for _, args := range [][]string{{"enrich", "tick", "--nice", "0"}, {"events", "deliver"}} {
 		res := runCLI(t, env, append(args, "--output", "json")...)
 		var rep struct {

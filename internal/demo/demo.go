@@ -86,6 +86,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return rep, err
 	}
 	collected.Rounds = rep.Rounds
+	// After collect: the act's mailboxes are not the incident's.
+	cfg.Log("inbox act: a warm-up ramp, then a reply and a bounce read over IMAP")
+	if collected.Inbox, err = runInboxAct(ctx, r, pool, dir, s.smtp.URL("")); err != nil {
+		return rep, fmt.Errorf("inbox act: %w", err)
+	}
 	collected.Database, collected.Leads, collected.Overdue, collected.Mailboxes = db.Where, cfg.Leads, cfg.Overdue, cfg.Mailboxes
 	collected.DurationMS = time.Since(started).Milliseconds()
 	return collected, nil

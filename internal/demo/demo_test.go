@@ -75,6 +75,13 @@ func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 	if len(rep.Spread.ByMailbox) != 4 || rep.Spread.Min == 0 {
 		t.Errorf("sends per mailbox %v: want all 4 mailboxes used", rep.Spread.ByMailbox)
 	}
+	in := rep.Inbox
+	if in.RampCapToday != 3 || in.RampSent != 3 || in.RampDue <= 3 || in.RampDue+in.SeasonedSent != 16 {
+		t.Errorf("ramp act = %+v: want the fresh mailbox held to 3 of its first steps while the seasoned one sends all of its own", in)
+	}
+	if in.ReplyStatus != "replied" || in.BounceStatus != "bounced" || !in.Suppressed || in.Outcomes["replied"] != 1 || in.Outcomes["bounced"] != 1 {
+		t.Errorf("inbox act = %+v: want a reply and a bounce ending their sequences", in)
+	}
 	var text strings.Builder
 	rep.Render(&text)
 	if !strings.Contains(text.String(), "Findymail ran out of credits") {

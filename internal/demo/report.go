@@ -35,8 +35,10 @@ type Report struct {
 	// Alerts are the Slack messages posted (their fallback text).
 	Alerts []string `json:"alerts"`
 	// Spread is the sent messages per mailbox.
-	Spread     MailboxSpread `json:"mailbox_spread"`
-	DurationMS int64         `json:"duration_ms"`
+	Spread MailboxSpread `json:"mailbox_spread"`
+	// Inbox is the second act: a warm-up ramp, replies and bounces.
+	Inbox      InboxAct `json:"inbox"`
+	DurationMS int64    `json:"duration_ms"`
 }
 
 // FindymailCalls counts calls to the provider that ran out of credits.
@@ -193,6 +195,14 @@ func (r Report) Render(w io.Writer) {
 		p("  - %s", firstLine(a))
 	}
 	p("Per-mailbox spread: min %d, max %d, CV %.1f%% over %d mailboxes.", r.Spread.Min, r.Spread.Max, 100*r.Spread.CV, len(r.Spread.ByMailbox))
+	p("")
+	in := r.Inbox
+	p("Second act: a new mailbox warming up, and the inbox.")
+	p("  Warm-up ramp: %s sent %d of its %d due first steps (cap today %d, growing daily); %s sent %d.",
+		freshMailbox, in.RampSent, in.RampDue, in.RampCapToday, seasonedMailbox, in.SeasonedSent)
+	p("  inbox tick read %s over IMAP: %s.", seasonedMailbox, cliio.Counts(in.Outcomes, " ", ", "))
+	p("  %s replied (Gmail): sequence %s. %s bounced (Postfix, 5.1.1): sequence %s, address suppressed: %v.",
+		in.ReplyLead, in.ReplyStatus, in.BounceLead, in.BounceStatus, in.Suppressed)
 	p("Finished in %.1fs.", float64(r.DurationMS)/1000)
 }
 

@@ -14,6 +14,8 @@ import (
 // A blocked call is a deliberate block, not a failure: the waterfall skips
 // that provider for the lead without calling it and without charging the
 // lead; when no provider is left, the lead waits until the earliest Until.
+// A rate block (ReasonRateLimited) never parks a lead in the negative cache:
+// the provider can serve it in seconds.
 type Guard interface {
 	// Admit asks whether call may be made now. An error means the guard could
 	// not decide (e.g. the database is unreachable): the tick then makes no
@@ -26,6 +28,10 @@ type Guard interface {
 	Settle(ctx context.Context, a Admission, res CallResult) error
 }
 
+// ReasonRateLimited is the Admission.Reason of a token-bucket refusal: the
+// provider works, only its next rate slot lies beyond the caller's wait.
+const ReasonRateLimited = "rate_limited"
+
 // Call identifies one intended provider call.
 type Call struct {
 	// TickID is the calling tick (the lease owner, locked_by); a guard may
@@ -35,6 +41,11 @@ type Call struct {
 	// Provider is the finder's or verifier's Name().
 	Provider string
 	LeadID   int64
+	// WaitUntil is the latest time the caller can still make the call (its
+	// tick's deadline). A guard may hand out a rate slot up to then and
+	// sleep until it, so a tick works at its buckets' pace instead of
+	// giving leads back. Zero: the guard's own short wait applies.
+	WaitUntil time.Time
 }
 
 // Admission is a guard's answer to Admit.
@@ -56,6 +67,8 @@ type Admission struct {
 	// Ref is the guard's own reference for Settle (e.g. its ledger row id).
 	// The tick passes it back untouched.
 	Ref int64
+	// Waited is how long Admit slept for the call's rate slot.
+	Waited time.Duration
 }
 
 // CallOutcome is how an admitted call ended, as recorded by guards.

@@ -10,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
@@ -69,10 +70,17 @@ func seedLeads(t testing.TB, db *storetest.DB, ws string, leads []store.LeadImpo
 	return ids
 }
 
-// config builds a tick over the stand-ins with the named finders.
+// config builds a tick over the stand-ins with the named finders, guarded
+// as in production: the Postgres guard with the shipped buckets, breakers
+// and prices.
 func (e *env) config(t testing.TB, finders ...string) enrich.TickConfig {
 	t.Helper()
-	cfg := enrich.TickConfig{MaxDuration: 30 * time.Second, Logger: slog.New(slog.NewJSONHandler(e.log, nil))}
+	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, finders...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := enrich.TickConfig{MaxDuration: 30 * time.Second, Logger: slog.New(slog.NewJSONHandler(e.log, nil)),
+		Guard: guard.New(e.db.Pool, gcfg, nil)}
 	for _, name := range finders {
 		f, err := provider.NewFinder(name, e.set.Getenv)
 		if err != nil {
@@ -155,9 +163,14 @@ func (e *env) row(t testing.TB, leadID int64) enrichRow {
 }
 
 // makeDue moves every waiting row's clock to the past, as time passing
-// would (the negative cache expiring, a backoff ending).
+// would (the negative cache expiring, a backoff ending, a breaker's window
+// running out).
 func (e *env) makeDue(t testing.TB) {
 	t.Helper()
+	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE breakers SET open_until = now() - interval '1 second'
+		WHERE state <> 'closed'`); err != nil {
+		t.Fatal(err)
+	}
 	_, err := e.db.Pool.Exec(context.Background(), `UPDATE lead_enrichment
 		SET next_attempt_at = now() - interval '1 second',
 		    negative_cache_until = CASE WHEN status = 'unreachable' THEN now() - interval '1 second' END,

@@ -52,6 +52,10 @@ type Report struct {
 	// verifier); every configured provider has a key.
 	ProviderCalls map[string]int `json:"provider_calls"`
 	DurationMS    int64          `json:"duration_ms"`
+	// RateWaitMS sums the time calls waited for their providers' rate
+	// slots: a tick working at its buckets' pace spends most of its
+	// duration here, times the concurrency.
+	RateWaitMS int64 `json:"rate_wait_ms"`
 	// Lost counts outcomes not written because another tick took the lease
 	// over (this tick ran past its lease).
 	Lost int `json:"-"`

@@ -55,3 +55,27 @@ type Verifier interface {
 	Name() string
 	Verify(ctx context.Context, email string) (Verdict, error)
 }
+
+// Configurable is implemented by providers that can tell without a call that
+// they cannot work on this host, such as an unset API key. A tick leaves such
+// a provider out: a local configuration error must not open shared breakers
+// or alert for the hosts that are configured.
+type Configurable interface {
+	// ConfigError names what is missing and how to fix it; nil when usable.
+	ConfigError() error
+}
+
+// ConfigError is a local configuration problem that leaves a tick nothing to
+// work with (no usable finder, or an unusable verifier). The CLI exits 2.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// configError is p's ConfigError when p is Configurable.
+func configError(p any) error {
+	if c, ok := p.(Configurable); ok {
+		return c.ConfigError()
+	}
+	return nil
+}

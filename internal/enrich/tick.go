@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,9 +22,12 @@ const (
 	ConcurrencyDefault = 25
 	// MaxDurationDefault leaves a cron minute room for start-up and records.
 	MaxDurationDefault = 50 * time.Second
-	// LeaseDefault must outlast MaxDuration plus one provider call, so a
-	// live tick never loses its leads to another.
+	// LeaseDefault must outlast MaxDuration plus CallTimeout, so a live
+	// tick never loses its leads to another.
 	LeaseDefault = 5 * time.Minute
+	// CallTimeoutDefault is how long a call started before MaxDuration may
+	// run past it: the providers' default HTTP timeout.
+	CallTimeoutDefault = 20 * time.Second
 	// NegativeCacheDefault is the memo's one-day wait after a quota answer,
 	// after which the lead recovers by itself (billing cycles renew).
 	NegativeCacheDefault = 24 * time.Hour
@@ -43,10 +47,14 @@ type TickConfig struct {
 	// counts as that finder's miss and the waterfall moves on.
 	Verifier Verifier
 	// Guard is consulted around every provider call; nil admits all.
-	Guard         Guard
-	Batch         int
-	Concurrency   int
-	MaxDuration   time.Duration
+	Guard       Guard
+	Batch       int
+	Concurrency int
+	MaxDuration time.Duration
+	// CallTimeout cuts a call still running CallTimeout after MaxDuration
+	// (retries included), so Lease > MaxDuration + CallTimeout guarantees
+	// no other tick takes a lead whose call is in flight.
+	CallTimeout   time.Duration
 	Lease         time.Duration
 	NegativeCache time.Duration
 	MaxAttempts   int
@@ -73,6 +81,9 @@ func (c *TickConfig) setDefaults() {
 	}
 	if c.Lease <= 0 {
 		c.Lease = LeaseDefault
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = CallTimeoutDefault
 	}
 	if c.NegativeCache <= 0 {
 		c.NegativeCache = NegativeCacheDefault
@@ -109,6 +120,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 	}
 	for _, f := range cfg.Finders {
 		r.calls[f.Name()] = &atomic.Int64{}
+	}
+	if err := r.dropUnconfigured(); err != nil {
+		return Report{}, err
 	}
 	if cfg.Verifier != nil {
 		r.calls[cfg.Verifier.Name()] = &atomic.Int64{}
@@ -155,7 +169,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 		"claimed", rep.Claimed, "enriched", rep.Outcomes.Enriched, "not_found", rep.Outcomes.NotFound,
 		"pending", rep.Outcomes.Pending, "unreachable", rep.Outcomes.Unreachable,
 		"enrichment_failed", rep.Outcomes.EnrichmentFailed, "provider_calls", rep.ProviderCalls,
-		"lost", rep.Lost, "duration_ms", rep.DurationMS, "error", errText(runErr))
+		"lost", rep.Lost, "duration_ms", rep.DurationMS, "rate_wait_ms", rep.RateWaitMS, "error", errText(runErr))
 	return rep, runErr
 }
 
@@ -168,6 +182,8 @@ type tickRun struct {
 	calls map[string]*atomic.Int64
 	out   *tick.Batcher[store.EnrichOutcome]
 	lost  atomic.Int64
+	// rateWait sums the time calls waited for their rate slots.
+	rateWait atomic.Int64
 
 	mu       sync.Mutex
 	outcomes Outcomes
@@ -180,6 +196,10 @@ type tickRun struct {
 func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time.Time) (int, error) {
 	stop, cancel := context.WithTimeout(ctx, r.cfg.MaxDuration)
 	defer cancel()
+	// A call in flight at MaxDuration may finish, but not outlive the
+	// lease: it is cut CallTimeout later and its lead released.
+	calls, cancelCalls := context.WithTimeout(ctx, r.cfg.MaxDuration+r.cfg.CallTimeout)
+	defer cancelCalls()
 	claimed := 0
 	// One claim runs ahead while the current batch is worked, so the
 	// database's claim time overlaps the provider calls instead of adding
@@ -210,7 +230,7 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	for range r.cfg.Concurrency {
 		workers.Go(func() {
 			for l := range leads {
-				r.work(ctx, stop, l)
+				r.work(calls, stop, l)
 			}
 		})
 	}
@@ -242,6 +262,35 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	}
 }
 
+// dropUnconfigured leaves out the finders that cannot work on this host (no
+// API key), saying so once each; nothing shared is written for them. With
+// no finder left, or an unusable verifier (no address could be accepted),
+// the tick cannot run at all.
+func (r *tickRun) dropUnconfigured() error {
+	if v := r.cfg.Verifier; v != nil {
+		if err := configError(v); err != nil {
+			return &ConfigError{fmt.Errorf("verifier %s is not usable: %w", v.Name(), err)}
+		}
+	}
+	var usable []Finder
+	var missing []string
+	for _, f := range r.cfg.Finders {
+		if err := configError(f); err != nil {
+			missing = append(missing, err.Error())
+			continue
+		}
+		usable = append(usable, f)
+	}
+	if len(usable) == 0 {
+		return &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
+	}
+	for _, m := range missing {
+		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
+	}
+	r.cfg.Finders = usable
+	return nil
+}
+
 // finish queues a lead's outcome for the next grouped flush.
 func (r *tickRun) finish(o store.EnrichOutcome) {
 	r.mu.Lock()
@@ -262,6 +311,7 @@ func (r *tickRun) report(claimed int, started time.Time) Report {
 		TickID: r.cfg.TickID, Claimed: claimed, Outcomes: r.outcomes,
 		ProviderCalls: make(map[string]int, len(r.calls)),
 		DurationMS:    time.Since(started).Milliseconds(),
+		RateWaitMS:    time.Duration(r.rateWait.Load()).Milliseconds(),
 		Lost:          int(r.lost.Load()),
 	}
 	for name, n := range r.calls {

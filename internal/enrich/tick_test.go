@@ -1,6 +1,7 @@
 package enrich_test
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -102,7 +103,8 @@ func TestLeadWithoutDomainMakesNoCall(t *testing.T) {
 func TestTwoTicksNeverProcessTheSameLead(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	const n = 300
+	// The two ticks share Hunter's bucket (8/s): ~10 s of work.
+	const n = 80
 	e.seed(t, "acme", n)
 	e.set.Hunter.SetLatency(2 * time.Millisecond)
 	var wg sync.WaitGroup
@@ -112,7 +114,7 @@ func TestTwoTicksNeverProcessTheSameLead(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cfg := e.config(t, "hunter")
-			cfg.Batch = 50
+			cfg.Batch = 15
 			reps[i] = e.tick(t, cfg)
 		}()
 	}
@@ -236,17 +238,18 @@ func TestRejectedKeyDisablesProviderForTheTick(t *testing.T) {
 }
 
 // blockingGuard refuses one provider until a fixed time, as an open breaker
-// would, and counts what it settles.
+// (or, with reason, another guard) would, and counts what it settles.
 type blockingGuard struct {
 	provider string
 	until    time.Time
+	reason   string
 	mu       sync.Mutex
 	settled  map[string]int
 }
 
 func (g *blockingGuard) Admit(_ context.Context, c enrich.Call) (enrich.Admission, error) {
 	if c.Provider == g.provider {
-		return enrich.Admission{Call: c, Until: g.until, Reason: "breaker_open"}, nil
+		return enrich.Admission{Call: c, Until: g.until, Reason: cmp.Or(g.reason, "breaker_open")}, nil
 	}
 	return enrich.Admission{Call: c, Allowed: true}, nil
 }
@@ -283,6 +286,35 @@ func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
 	}
 	if strings.Count(e2.log.String(), "blocked by guard") != 1 {
 		t.Fatalf("want one warn line for the block (then the tick remembers it):\n%s", e2.log.String())
+	}
+}
+
+// Issue 14: a rate block (the provider's next token lies beyond the tick)
+// never parks a lead in the negative cache, whatever the other providers
+// said: Findymail out of credits and Hunter's bucket empty left 4,985 leads
+// unreachable for a day, although Hunter could serve them within seconds.
+func TestRateBlockNeverParksALead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 20)
+	e.set.Findymail.SetMode(providertest.ModeQuotaExhausted)
+	cfg := e.config(t, "findymail", "hunter")
+	cfg.Guard = &blockingGuard{provider: "hunter", reason: enrich.ReasonRateLimited, until: time.Now().Add(2 * time.Minute), settled: map[string]int{}}
+	rep := e.tick(t, cfg)
+	r := e.row(t, ids[5])
+	if rep.Outcomes.Pending != 20 || r.Attempts != 0 || r.CacheIn != nil || r.DueIn < time.Minute || r.DueIn > 3*time.Minute || r.Provider != "hunter" {
+		t.Fatalf("report %+v, lead %+v: want every lead pending until Hunter's slot, uncharged, not negatively cached", rep, r)
+	}
+
+	// The other way round: Findymail rate-blocked, Hunter missing. The
+	// misses wait for Findymail's slot instead of a day.
+	e2 := newEnv(t)
+	e2.seed(t, "acme", 20)
+	cfg = e2.config(t, "findymail", "hunter")
+	cfg.Guard = &blockingGuard{provider: "findymail", reason: enrich.ReasonRateLimited, until: time.Now().Add(2 * time.Minute), settled: map[string]int{}}
+	rep = e2.tick(t, cfg)
+	if rep.Outcomes.Unreachable != 0 || rep.Outcomes.Enriched+rep.Outcomes.Pending != 20 || rep.Outcomes.Pending == 0 {
+		t.Fatalf("report %+v: want Hunter's finds enriched and its misses pending for Findymail, none unreachable", rep)
 	}
 }
 
@@ -363,5 +395,24 @@ func TestSlowLeadDoesNotHoldUpTheNextBatch(t *testing.T) {
 	defer f.mu.Unlock()
 	if !f.released {
 		t.Fatal("the next batch waited for the first batch's slowest lead")
+	}
+}
+
+// Issue 14: a call in flight at MaxDuration may finish, but is cut
+// CallTimeout later, so a lease longer than MaxDuration + CallTimeout
+// never lets another tick take a lead whose call is still running. The cut
+// lead goes back untouched; without the cut the call would run into the
+// provider's 20 s HTTP timeout and be charged as a transient failure.
+func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 1)
+	e.set.Hunter.SetLatency(time.Minute) // stalled
+	cfg := e.config(t, "hunter")
+	cfg.MaxDuration, cfg.CallTimeout = 300*time.Millisecond, 300*time.Millisecond
+	rep := e.tick(t, cfg)
+	r := e.row(t, ids[0])
+	if rep.Outcomes.Pending != 1 || r.Status != enrich.StatusPending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
+		t.Fatalf("report %+v, lead %+v: want the call cut and the lead back untouched, uncharged", rep, r)
 	}
 }

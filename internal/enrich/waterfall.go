@@ -37,7 +37,13 @@ type step struct {
 	err     *ProviderError
 	until   time.Time
 	reason  string
+	// called: the step is this lead's own call, not a remembered answer.
+	called bool
 }
+
+// reasonGuardError blocks a call the guard could not decide on: retried
+// after a short backoff, like a rate block.
+const reasonGuardError = "guard_error"
 
 // leadResult gathers what the waterfall met for one lead; decide turns it
 // into the lead's outcome.
@@ -45,14 +51,38 @@ type leadResult struct {
 	email, foundBy string
 	transient      *ProviderError
 	quota          *ProviderError
-	blockedUntil   time.Time
-	blockReason    string
-	blockedBy      string
-	missedBy       string
-	unusable       *ProviderError
+	// blocked is the earliest-ending guard block (breaker, ceiling);
+	// rateBlocked the earliest rate block, which never parks a lead.
+	blocked, rateBlocked block
+	missedBy             string
+	unusable             *ProviderError
+	// called: a call for this lead failed, so the adapter and waterfall
+	// logged it and the outcome line completes the chain.
+	called bool
 }
 
+// block is a guard's refusal of one provider for one lead.
+type block struct {
+	until    time.Time
+	reason   string
+	provider string
+}
+
+// earlier keeps the block that ends first.
+func (b *block) earlier(provider string, s step) {
+	if b.until.IsZero() || s.until.Before(b.until) {
+		*b = block{until: s.until, reason: s.reason, provider: provider}
+	}
+}
+
+func (b block) set() bool { return !b.until.IsZero() }
+
+func (b block) text() string { return b.provider + ": " + b.reason }
+
 func (lr *leadResult) add(provider string, s step) {
+	if s.called && s.err != nil {
+		lr.called = true
+	}
 	switch s.kind {
 	case stepAnswered:
 		lr.missedBy = provider
@@ -61,8 +91,10 @@ func (lr *leadResult) add(provider string, s step) {
 			lr.quota = s.err
 		}
 	case stepBlocked:
-		if lr.blockedUntil.IsZero() || s.until.Before(lr.blockedUntil) {
-			lr.blockedUntil, lr.blockReason, lr.blockedBy = s.until, s.reason, provider
+		if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
+			lr.rateBlocked.earlier(provider, s)
+		} else {
+			lr.blocked.earlier(provider, s)
 		}
 	case stepUnusable:
 		lr.unusable = s.err
@@ -77,19 +109,25 @@ func (lr *leadResult) add(provider string, s step) {
 //  1. an address wins;
 //  2. a transient failure retries soon (a later attempt may succeed), up to
 //     MaxAttempts;
-//  3. a quota answer, or a block after another provider missed, parks the
-//     lead for the negative cache: retrying at the block's end would pay
-//     the providers that missed again every few minutes;
-//  4. a block alone waits for its end (no call was made, so waiting is free);
-//  5. clean misses are not_found; a provider with a refused key counts as
+//  3. a rate block (the provider's next token lies beyond this tick's
+//     deadline) or a guard that could not decide waits for its end: that
+//     provider can serve the lead within seconds, so it is never parked,
+//     whatever the other providers said;
+//  4. a quota answer, or a breaker or ceiling block after another provider
+//     missed, parks the lead for the negative cache: every provider that
+//     could serve it is exhausted or blocked beyond the tick, and retrying
+//     at the block's end would pay the providers that missed again every
+//     few minutes;
+//  5. a breaker or ceiling block alone waits for its end (no call was made,
+//     so waiting is free);
+//  6. clean misses are not_found; a provider with a refused key counts as
 //     absent, or the lead would loop until the key is fixed;
-//  6. only refused keys: wait AuthRetryDefault, no call made.
+//  7. only refused keys: wait AuthRetryDefault, no call made.
 //
 // Quota and blocks refund the claim's attempt: they are not the lead's
 // failures, so they never push it towards enrichment_failed.
 func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcome {
 	o := store.EnrichOutcome{LeadID: l.LeadID}
-	blocked := !lr.blockedUntil.IsZero()
 	switch {
 	case lr.email != "":
 		o.Status, o.Email, o.Provider = StatusEnriched, lr.email, lr.foundBy
@@ -100,15 +138,18 @@ func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcom
 		} else {
 			o.Status, o.Delay = StatusPending, r.cfg.Backoff.Retry(l.Attempts, lr.transient.RetryAfter)
 		}
+	case lr.rateBlocked.set():
+		o.Status, o.DueAt, o.Refund = StatusPending, lr.rateBlocked.until, true
+		o.Provider, o.LastError = lr.rateBlocked.provider, lr.rateBlocked.text()
 	case lr.quota != nil:
 		o.Status, o.Delay, o.Refund = StatusUnreachable, r.cfg.NegativeCache, true
 		o.Provider, o.LastError = lr.quota.Provider, lr.quota.Error()
-	case blocked && lr.missedBy != "":
+	case lr.blocked.set() && lr.missedBy != "":
 		o.Status, o.Delay, o.Refund = StatusUnreachable, r.cfg.NegativeCache, true
-		o.Provider, o.LastError = lr.blockedBy, lr.blockedBy+": "+lr.blockReason+" (and "+lr.missedBy+" found nothing)"
-	case blocked:
-		o.Status, o.DueAt, o.Refund = StatusPending, lr.blockedUntil, true
-		o.Provider, o.LastError = lr.blockedBy, lr.blockedBy+": "+lr.blockReason
+		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()+" (and "+lr.missedBy+" found nothing)"
+	case lr.blocked.set():
+		o.Status, o.DueAt, o.Refund = StatusPending, lr.blocked.until, true
+		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()
 	case lr.missedBy != "" || lr.unusable == nil:
 		o.Status, o.Provider = StatusNotFound, lr.missedBy
 	default:
@@ -138,6 +179,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 		return
 	}
 
+	began := time.Now()
 	var lr leadResult
 waterfall:
 	for _, f := range r.cfg.Finders {
@@ -193,7 +235,17 @@ waterfall:
 			break waterfall
 		}
 	}
-	r.finish(r.decide(l, &lr))
+	o := r.decide(l, &lr)
+	if lr.called {
+		// The last link of the log chain (adapter, waterfall, tick): what
+		// the failed call means for the lead.
+		r.log.Warn("lead outcome after a provider failure", "component", "tick", "lead_id", l.LeadID,
+			"workspace_id", l.WorkspaceID, "provider", o.Provider, "status", o.Status,
+			"retry_after_ms", max(time.Until(o.DueAt), o.Delay).Milliseconds(),
+			"is_transient", o.Status == StatusPending, "duration_ms", time.Since(began).Milliseconds(),
+			"attempts", l.Attempts, "error", o.LastError)
+	}
+	r.finish(o)
 }
 
 // call makes one guarded provider call for lead l, or explains why it made
@@ -220,17 +272,21 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// Built only when there is something to say: most calls log nothing,
 	// and With copies its attributes.
 	log := func() *slog.Logger {
-		return r.log.With("component", "tick", "provider", provider, "lead_id", l.LeadID, "workspace_id", l.WorkspaceID)
+		return r.log.With("component", "waterfall", "provider", provider, "lead_id", l.LeadID, "workspace_id", l.WorkspaceID)
 	}
-	call := Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID}
+	// The tick's deadline bounds the wait for a rate slot: a slot before it
+	// is worth waiting for, one after it belongs to the next tick.
+	deadline, _ := stop.Deadline()
+	call := Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline}
 	adm, err := r.cfg.Guard.Admit(ctx, call)
 	if err != nil {
 		if ctx.Err() != nil {
 			return step{kind: stepStopped}
 		}
 		log().Error("guard could not decide; no call made", "error", err.Error())
-		return step{kind: stepBlocked, until: time.Now().Add(r.cfg.Backoff.Delay(1)), reason: "guard_error"}
+		return step{kind: stepBlocked, until: time.Now().Add(r.cfg.Backoff.Delay(1)), reason: reasonGuardError}
 	}
+	r.rateWait.Add(int64(adm.Waited))
 	if !adm.Allowed {
 		p.block(adm.Until, adm.Reason)
 		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason,
@@ -284,16 +340,16 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	switch pe.Kind {
 	case KindQuota:
 		log().Warn("provider quota exhausted; no more calls to it for this workspace in this tick", attrs...)
-		return step{kind: stepQuota, err: pe}
+		return step{kind: stepQuota, err: pe, called: true}
 	case KindAuth:
 		r.disable(pe, log(), attrs)
-		return step{kind: stepUnusable, err: pe}
+		return step{kind: stepUnusable, err: pe, called: true}
 	case KindInvalidLead:
 		log().Warn("provider rejected the lead's input", attrs...)
-		return step{kind: stepAnswered, outcome: CallNotFound, err: pe}
+		return step{kind: stepAnswered, outcome: CallNotFound, err: pe, called: true}
 	}
 	log().Warn("provider call failed transiently", attrs...)
-	return step{kind: stepFailed, err: pe}
+	return step{kind: stepFailed, err: pe, called: true}
 }
 
 // remembered answers from what the tick already knows: a refused key, the

@@ -52,7 +52,8 @@ func answered(res enrich.CallResult) bool {
 }
 
 // updateBreaker applies a call's result to its breaker. Each write is one
-// statement that also writes the change's events.
+// statement that also writes the change's events; the first kind named is
+// the episode's one Slack alert (the most specific: quota or auth).
 func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
 	call := a.Call
 	if answered(res) {
@@ -69,11 +70,11 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 	switch kind {
 	case enrich.KindQuota:
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.quotaWindow(res.Err),
-			string(kind), []string{EventBreakerOpened, EventQuotaExhausted}, false)
+			string(kind), []string{EventQuotaExhausted, EventBreakerOpened}, false)
 		return err
 	case enrich.KindAuth:
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.AuthOpen,
-			string(kind), []string{EventBreakerOpened, EventAuthFailed}, false)
+			string(kind), []string{EventAuthFailed, EventBreakerOpened}, false)
 		return err
 	}
 	window := g.cfg.TransientOpen

@@ -96,11 +96,21 @@ func TestBreakerQuotaOpensProbeClosesEpisodeAlertsOnce(t *testing.T) {
 		}
 	}
 
+	alerts := func() (n int) {
+		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM events WHERE alert`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := alerts(); got != 1 {
+		t.Errorf("%d alert events for one episode, want 1 (quota_exhausted; the rest only listed)", got)
+	}
+
 	// A new quota answer starts episode 2 with its own alert.
 	a = admit(t, g, call(ws, 8, "findymail"))
 	settle(t, g, a, quotaErr())
-	if got := eventCount(t, db.Pool, "quota_exhausted"); got != 2 {
-		t.Errorf("quota_exhausted events after a second episode = %d, want 2", got)
+	if got := eventCount(t, db.Pool, "quota_exhausted"); got != 2 || alerts() != 2 {
+		t.Errorf("quota_exhausted events after a second episode = %d (%d alerts), want 2 and 2", got, alerts())
 	}
 }
 

@@ -56,21 +56,22 @@ func (b bucket) due(row store.GuardAdmitRow) time.Time {
 // wait sleeps until the admitted call's slot. The slot comes from the
 // database clock, so the sleep is measured against the database's now, not
 // this host's clock.
-func (b bucket) wait(ctx context.Context, row store.GuardAdmitRow) error {
+// It returns how long it slept.
+func (b bucket) wait(ctx context.Context, row store.GuardAdmitRow) (time.Duration, error) {
 	if b.key == "" || row.TAT == nil {
-		return nil
+		return 0, nil
 	}
 	d := row.TAT.Add(-b.tolerance()).Sub(row.Now)
 	if d <= 0 {
-		return nil
+		return 0, nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return d, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 

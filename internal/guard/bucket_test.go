@@ -63,7 +63,7 @@ func TestBucketTwoConsumersNeverExceedRatePlusBurst(t *testing.T) {
 	leads := newLeads(t, db.Pool, ws, 1)
 	srv := providertest.NewHunter()
 	defer srv.Close()
-	finder, err := hunter.FromEnv(func(k string) string { return srv.Env(providertest.KeyDefault)[k] })
+	finder, err := hunter.FromEnv(func(k string) string { return srv.Env(providertest.KeyDefault)[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +151,7 @@ func TestTickMakesEveryCallTheBucketAdmitted(t *testing.T) {
 	set := providertest.StartAll()
 	defer set.Close()
 	ws := newWorkspace(t, db.Pool, "acme")
-	newLeads(t, db.Pool, ws, 60)
-	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
-		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads`); err != nil {
-		t.Fatal(err)
-	}
+	newDueLeads(t, db.Pool, ws, 60)
 	finder, err := provider.NewFinder("hunter", set.Getenv)
 	if err != nil {
 		t.Fatal(err)

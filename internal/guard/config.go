@@ -28,8 +28,9 @@ const (
 	// ProbeLeaseDefault is how long a half-open probe is reserved for its
 	// caller; a crashed prober frees it after this.
 	ProbeLeaseDefault = time.Minute
-	// MaxTokenWaitDefault is the longest Admit sleeps for a token; beyond
-	// it the call is refused with a due time and the tick moves on.
+	// MaxTokenWaitDefault is the longest Admit sleeps for a token when the
+	// caller names no deadline (enrich.Call.WaitUntil; ticks always do);
+	// beyond it the call is refused with a due time.
 	MaxTokenWaitDefault = time.Second
 	// maxOpen bounds a breaker window computed from provider input.
 	maxOpen = 32 * 24 * time.Hour

@@ -12,7 +12,7 @@ import (
 // Reasons an Admission is refused, as the tick logs them.
 const (
 	ReasonBreakerOpen    = "breaker_open"
-	ReasonRateLimited    = "rate_limited"
+	ReasonRateLimited    = enrich.ReasonRateLimited
 	ReasonCeilingReached = "ceiling_reached"
 )
 
@@ -37,10 +37,15 @@ func New(db store.DBTX, cfg Config, metrics *Metrics) *Guard {
 }
 
 // Admit asks whether call may go out now. It makes one round trip, plus a
-// sleep of at most Config.MaxTokenWait when the next token is that close.
+// sleep for the call's rate slot when that slot comes before call.WaitUntil
+// (or, without one, within Config.MaxTokenWait).
 func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, error) {
 	lim := g.cfg.Limits(call.Provider)
-	bucket := newBucket(call, lim, g.cfg.MaxTokenWait)
+	maxWait := g.cfg.MaxTokenWait
+	if !call.WaitUntil.IsZero() {
+		maxWait = max(time.Until(call.WaitUntil), 0)
+	}
+	bucket := newBucket(call, lim, maxWait)
 	row, err := store.GuardAdmit(ctx, g.db, store.GuardAdmitParams{
 		WorkspaceID: call.WorkspaceID,
 		Provider:    call.Provider,
@@ -76,11 +81,13 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		}
 		return adm, nil
 	}
-	if err := bucket.wait(ctx, row); err != nil {
+	waited, err := bucket.wait(ctx, row)
+	if err != nil {
 		// The call will not be made: give the reservation back.
 		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallSkipped})
 		return enrich.Admission{Call: call}, err
 	}
+	adm.Waited = waited
 	return adm, nil
 }
 

@@ -18,17 +18,21 @@ import (
 )
 
 // incidentLeadsEnv sets the incident test's size; `make reliability` runs
-// it with the memo's 86000 leads.
+// it with issue 14's 2,000 leads at the default buckets, and with the memo's
+// 86000 leads with the buckets off (RINDA_*_RATE=off).
 const incidentLeadsEnv = "RINDA_INCIDENT_LEADS"
 
-// The incident's burst through the real tick: pending leads in one
-// workspace, Findymail answering the incident's 429 "credits used up",
-// Hunter healthy, --providers findymail,hunter --concurrency 25, three
-// ticks. Findymail gets exactly one call, Hunter serves the rest, no lead
-// fails, and Slack gets exactly one quota_exhausted message.
+// The incident's burst through the real tick at the default buckets (the
+// environment's RINDA_*_RATE, unset here): pending leads in one workspace,
+// Findymail answering the incident's 429 "credits used up", Hunter healthy,
+// --providers findymail,hunter --concurrency 25, ticks until none is due.
+// Findymail gets a call per breaker window at most, Hunter serves every
+// lead, none Hunter found is parked unreachable, and Slack gets exactly one
+// message. Before issue 14 the first tick parked every lead beyond Hunter's
+// first second of tokens unreachable for a day.
 func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	t.Parallel()
-	n := 3000
+	n := 120
 	if v := os.Getenv(incidentLeadsEnv); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
@@ -54,10 +58,11 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	}
 
 	metrics := guard.NewMetrics()
-	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{
-		"findymail": {CostUSD: 0.049},
-		"hunter":    {CostUSD: 0.0245},
-	}}, metrics)
+	cfg, err := guard.ConfigFromEnv(os.Getenv, "findymail", "hunter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(db.Pool, cfg, metrics)
 	var finders []enrich.Finder
 	for _, name := range []string{"findymail", "hunter"} {
 		f, err := provider.NewFinder(name, set.Getenv)
@@ -66,19 +71,36 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 		}
 		finders = append(finders, f)
 	}
-	for tick := range 3 {
+	// Ticks until no lead waits, as cron would run them: a lead whose rate
+	// slot fell just past a tick's deadline is due a moment later.
+	ticks := 0
+	for ; ticks < 1000; ticks++ {
+		var waiting int
+		var dueIn time.Duration
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*), coalesce(greatest(min(next_attempt_at) - now(), '0'), '0')
+			FROM lead_enrichment WHERE status IN ('pending', 'in_progress')`).Scan(&waiting, &dueIn); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			break
+		}
+		if dueIn > time.Minute {
+			t.Fatalf("%d leads wait %s after %d ticks; none may wait longer than a rate slot", waiting, dueIn, ticks)
+		}
+		time.Sleep(dueIn)
 		rep, err := enrich.RunTick(ctx, db.Pool, enrich.TickConfig{
-			Finders: finders, Guard: g, Concurrency: 25, Batch: 200, MaxDuration: 10 * time.Minute, Lease: 20 * time.Minute,
-			TickID: fmt.Sprintf("incident-%d", tick),
+			Finders: finders, Guard: g, Concurrency: 25, Batch: 200, TickID: fmt.Sprintf("incident-%d", ticks),
 		})
 		if err != nil {
-			t.Fatalf("tick %d: %v", tick, err)
+			t.Fatalf("tick %d: %v", ticks, err)
 		}
 		metrics.AddLeads("enriched", rep.Outcomes.Enriched)
 	}
 
-	if got := set.Findymail.Count(); got != 1 {
-		t.Errorf("Findymail received %d calls, want 1", got)
+	// One call meets the quota and opens the breaker; its probe every
+	// QuotaOpen (5 min) may add one per window.
+	if got := set.Findymail.Count(); got < 1 || got > 3 {
+		t.Errorf("Findymail received %d calls, want 1 to 3", got)
 	}
 	var failed, waiting, answered int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'enrichment_failed'),
@@ -90,24 +112,34 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	if failed != 0 || waiting != 0 {
 		t.Errorf("%d leads enrichment_failed and %d still waiting, want none", failed, waiting)
 	}
-	if got := set.Hunter.Count(); got != n || answered != n {
-		// A Hunter miss whose Findymail is blocked parks as unreachable
-		// until the breaker's quota comes back; it is not a failure.
-		t.Errorf("Hunter received %d calls and %d leads settled, want all %d", got, answered, n)
+	if got := set.Hunter.Count(); got < n-n/200 || got > n || answered != n {
+		t.Errorf("Hunter received %d calls and %d leads settled, want at least %d calls and all %d settled", got, answered, n-n/200, n)
+	}
+	// Only Hunter's misses wait as unreachable (Findymail, which might
+	// find them, is out of credits); every address Hunter has is enriched.
+	misses := 0
+	for i := range n {
+		if providertest.IsDefaultMiss(fmt.Sprintf("Ada%d", i), "Lovelace", fmt.Sprintf("co%d.example", i)) {
+			misses++
+		}
+	}
+	var enriched, unreachable int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'enriched'), count(*) FILTER (WHERE status = 'unreachable')
+		FROM lead_enrichment`).Scan(&enriched, &unreachable); err != nil {
+		t.Fatal(err)
+	}
+	if enriched != n-misses || unreachable != misses {
+		t.Errorf("%d enriched and %d unreachable, want %d and Hunter's %d misses", enriched, unreachable, n-misses, misses)
 	}
 
 	hook := newSlackHook(t)
 	if _, err := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{Metrics: metrics}); err != nil {
 		t.Fatal(err)
 	}
-	quota := 0
-	for _, txt := range hook.texts() {
-		if strings.HasPrefix(txt, "Provider quota exhausted") {
-			quota++
-		}
-	}
-	if quota != 1 {
-		t.Errorf("slack got %d quota_exhausted messages, want 1: %q", quota, hook.texts())
+	t.Logf("%d leads settled in %d ticks: %d Findymail calls, %d Hunter calls, %d enriched, %d unreachable (Hunter's misses: %d), %d Slack messages",
+		n, ticks, set.Findymail.Count(), set.Hunter.Count(), enriched, unreachable, misses, len(hook.texts()))
+	if txt := hook.texts(); len(txt) != 1 || !strings.HasPrefix(txt[0], "Provider quota exhausted") || !strings.Contains(txt[0], "blocked until") {
+		t.Errorf("slack got %q, want exactly one quota_exhausted message with the reopen time", txt)
 	}
 
 	// The metrics a tick exports describe the incident.

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { storetest.Main(m) }
 
 // newWorkspace creates a workspace and returns its id.
-func newWorkspace(t *testing.T, db store.DBTX, name string) int64 {
+func newWorkspace(t testing.TB, db store.DBTX, name string) int64 {
 	t.Helper()
 	var id int64
 	if err := db.QueryRow(context.Background(), "INSERT INTO workspaces (name) VALUES ($1) RETURNING id", name).Scan(&id); err != nil {
@@ -42,7 +42,7 @@ func eventCount(t *testing.T, db store.DBTX, kind string) int {
 }
 
 // newLeads adds n leads to workspace ws and returns their ids in order.
-func newLeads(t *testing.T, db store.DBTX, ws int64, n int) []int64 {
+func newLeads(t testing.TB, db store.DBTX, ws int64, n int) []int64 {
 	t.Helper()
 	rows, err := db.Query(context.Background(), `
 		INSERT INTO leads (workspace_id, first_name, last_name, company_domain)
@@ -56,4 +56,15 @@ func newLeads(t *testing.T, db store.DBTX, ws int64, n int) []int64 {
 		t.Fatal(err)
 	}
 	return ids
+}
+
+// newDueLeads adds n leads to workspace ws, due for enrichment since
+// before any tick that starts now.
+func newDueLeads(t testing.TB, db store.DBTX, ws int64, n int) {
+	t.Helper()
+	newLeads(t, db, ws, n)
+	if _, err := db.Exec(context.Background(), `INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
+		SELECT id, workspace_id, now() - interval '1 second', now() - interval '1 second' FROM leads WHERE workspace_id = $1`, ws); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -60,7 +60,7 @@ func TestEnrichTickLosesItsDatabase(t *testing.T) {
 			}
 			backdate(t, db)
 			app := "rel-dbloss-" + strings.ToLower(rand.Text()[:8])
-			env := map[string]string{"DATABASE_URL": withApplicationName(t, db.TickURL(), app), "RINDA_HUNTER_RATE": "off"}
+			env := map[string]string{"DATABASE_URL": withApplicationName(t, db.TickURL(), app), "RINDA_HUNTER_TIMEOUT": "500ms"}
 			for k, v := range hunter.Env("k") {
 				env[k] = v
 			}

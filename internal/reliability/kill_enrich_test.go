@@ -49,13 +49,17 @@ func killAfter(t *testing.T, env map[string]string, args []string, delay time.Du
 }
 
 // Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in
-// answering in killEnrichLatency, killEnrichConcurrency at a time: about a
-// second of work, which the kill lands in.
+// answering in killEnrichLatency, killEnrichConcurrency at a time, paced by
+// the default Hunter bucket (8/s, burst 7): a few seconds of work, whose
+// first second the kill lands in.
 const (
 	killEnrichLeads       = 40
 	killEnrichConcurrency = 4
 	killEnrichLatency     = 100 * time.Millisecond
 	killLease             = 2 * time.Second
+	// killHTTPTimeout keeps --max-duration 1500ms plus the timeout within
+	// the lease.
+	killHTTPTimeout = 400 * time.Millisecond
 )
 
 // enrichKill is what one kill left behind.
@@ -106,9 +110,9 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 	for k, v := range hunter.Env("k") {
 		tickEnv[k] = v
 	}
-	// The guard's rate limit would spread the work over minutes; this test
-	// is about claims, not pacing.
-	tickEnv["RINDA_HUNTER_RATE"] = "off"
+	// The shipped buckets pace the work (a few seconds); a short provider
+	// timeout lets the short lease pass the --lease check.
+	tickEnv["RINDA_HUNTER_TIMEOUT"] = killHTTPTimeout.String()
 	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "10",
 		"--concurrency", fmt.Sprint(killEnrichConcurrency), "--lease", killLease.String(), "--max-duration", "1500ms"}
 	killAfter(t, tickEnv, args, delay)
@@ -174,19 +178,29 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 	return k
 }
 
-// recoverEnrichment runs ticks until no lead is due or claimed.
+// recoverEnrichment runs ticks until no lead is claimed or due soon. A
+// lead whose rate slot fell just past a tick's deadline is pending and due a
+// moment later (the buckets pace the ticks): recovery waits for it, as the
+// next cron tick would.
 func recoverEnrichment(t *testing.T, db *storetest.DB, env map[string]string, args []string) {
 	t.Helper()
-	for range 10 {
-		if queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now()`) == 0 &&
+	const soon = "5 seconds"
+	for range 20 {
+		if queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now() + interval '`+soon+`'`) == 0 &&
 			queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status = 'in_progress'`) == 0 {
 			return
 		}
+		var wait time.Duration
+		if err := db.Pool.QueryRow(context.Background(), `SELECT coalesce(greatest(min(next_attempt_at) - now(), '0'), '0')
+			FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now() + interval '`+soon+`'`).Scan(&wait); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(wait)
 		if res := rindactl(t, env, args...); res.code != 0 {
 			t.Fatalf("recovery tick: %s", res)
 		}
 	}
-	t.Fatalf("leads still due or claimed after 10 recovery ticks: %v", statusCounts(t, db))
+	t.Fatalf("leads still due or claimed after 20 recovery ticks: %v", statusCounts(t, db))
 }
 
 func statusCounts(t testing.TB, db *storetest.DB) map[string]int {

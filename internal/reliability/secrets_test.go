@@ -270,7 +270,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"no database":    storetest.WithDatabase(sc.dbURL, "no_such_db"),
 		"malformed port": strings.Replace(sc.dbURL, "127.0.0.1:", "127.0.0.1:x", 1),
 	}
-	dbCommands := [][]string{{"migrate"}, {"doctor"}, {"status"}, {"enrich", "tick"}, {"email", "tick"},
+	dbCommands := [][]string{{"migrate"}, {"doctor"}, {"status"}, {"enrich", "tick"}, {"email", "tick"}, {"inbox", "tick"},
 		{"import", "leads", "--workspace", "acme", leads}, {"import", "campaign", campaign}, {"events", "list"}, {"workspace", "list"},
 		{"demo"}, {"bench", "claim", "--rows", "1"}, {"bench", "email", "--steps", "1", "--mailboxes", "1"}}
 	for name, bad := range badURLs {

@@ -20,7 +20,9 @@ func TestSMTPFaultsAreRetriedWithoutDuplicates(t *testing.T) {
 		// kind is the failure's classification, as recorded on the enrollment.
 		kind string
 	}{
-		{"server closes mid-DATA", smtptest.Rule{Stage: smtptest.StageData, To: victim, Close: true, Times: 1}, "transient"},
+		// Before the final dot: nothing can have been delivered. (A drop
+		// after it is delivery_unknown and never retried: sequence tests.)
+		{"server drops the connection at RCPT", smtptest.Rule{Stage: smtptest.StageRcpt, To: victim, Close: true, Times: 1}, "transient"},
 		{"greylisting 451 at RCPT", smtptest.Rule{Stage: smtptest.StageRcpt, To: victim, Code: 451, Enhanced: "4.7.1", Message: "Greylisted, try again later", Times: 1}, "transient"},
 		{"451 after DATA", smtptest.Rule{Stage: smtptest.StageData, To: victim, Code: 451, Enhanced: "4.3.0", Message: "Temporary local problem", Times: 1}, "transient"},
 	}

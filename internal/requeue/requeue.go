@@ -1,6 +1,6 @@
 // Package requeue moves rows a tick gave up on back into the queue: leads
 // that are unreachable or whose enrichment failed, and enrollments whose
-// step failed. It works in small transactions that claim like a tick (FOR
+// step failed or whose delivery is unknown. It works in small transactions that claim like a tick (FOR
 // UPDATE SKIP LOCKED), so a running tick never waits on it for more than
 // one batch, and it leaves one audit-log row per run.
 package requeue
@@ -26,7 +26,7 @@ const BatchSizeDefault = 5000
 // Statuses that can be requeued, by the table they live in.
 var (
 	LeadStatuses       = []string{"unreachable", "enrichment_failed"}
-	EnrollmentStatuses = []string{"failed"}
+	EnrollmentStatuses = []string{"failed", "delivery_unknown"}
 )
 
 // ValidStatuses lists every status --status accepts.
@@ -143,7 +143,7 @@ func Prepare(ctx context.Context, db store.DBTX, f Filter) (*Plan, error) {
 	if f.Leads() {
 		groups, err = store.OpsCountRequeueLeads(ctx, db, f.Status, sc)
 	} else {
-		groups, err = store.OpsCountRequeueEnrollments(ctx, db, sc)
+		groups, err = store.OpsCountRequeueEnrollments(ctx, db, f.Status, sc)
 	}
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func validate(ctx context.Context, db store.DBTX, f Filter) (store.OpsRequeueFil
 	case f.OlderThan < 0:
 		return sc, &FilterError{fmt.Sprintf("--older-than %s: use a positive duration such as 24h", f.OlderThan)}
 	case f.Leads() && f.Campaign != "":
-		return sc, &FilterError{"--campaign applies to enrollments (--status=failed), not to leads"}
+		return sc, &FilterError{"--campaign applies to enrollments (--status=failed or delivery_unknown), not to leads"}
 	case !f.Leads() && f.Provider != "":
 		return sc, &FilterError{"--provider applies to leads (--status=unreachable or enrichment_failed), not to enrollments"}
 	}
@@ -235,7 +235,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, p *Plan, opts Options) (Result
 				if p.Filter.Leads() {
 					groups, err = store.OpsRequeueLeadsBatch(ctx, tx, p.Filter.Status, p.scope, want)
 				} else {
-					groups, err = store.OpsRequeueEnrollmentsBatch(ctx, tx, p.scope, want)
+					groups, err = store.OpsRequeueEnrollmentsBatch(ctx, tx, p.Filter.Status, p.scope, want)
 				}
 				return err
 			})

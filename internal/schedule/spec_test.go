@@ -140,6 +140,7 @@ func TestTickCommand(t *testing.T) {
 		KindEnrich: "enrich tick --max-duration=110s",
 		KindEmail:  "email tick --max-duration=110s",
 		KindEvents: "events deliver --max-duration=110s",
+		KindInbox:  "inbox tick --max-duration=110s",
 	}
 	for _, kind := range Kinds {
 		got := strings.Join(Tick{Kind: kind, Spec: spec}.Command(), " ")

@@ -12,10 +12,11 @@ const (
 	KindEnrich Kind = "enrich"
 	KindEmail  Kind = "email"
 	KindEvents Kind = "events"
+	KindInbox  Kind = "inbox"
 )
 
 // Kinds lists every tick in the order units are generated and started.
-var Kinds = []Kind{KindEnrich, KindEmail, KindEvents}
+var Kinds = []Kind{KindEnrich, KindEmail, KindEvents, KindInbox}
 
 // Args are the rindactl arguments that run one tick of the kind.
 func (k Kind) Args() []string {
@@ -26,6 +27,8 @@ func (k Kind) Args() []string {
 		return []string{"email", "tick"}
 	case KindEvents:
 		return []string{"events", "deliver"}
+	case KindInbox:
+		return []string{"inbox", "tick"}
 	}
 	panic(fmt.Sprintf("schedule: unknown tick kind %q", string(k)))
 }

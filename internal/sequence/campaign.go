@@ -31,6 +31,9 @@ type Campaign struct {
 	// UnsubscribeURL is a template (lead fields are query-escaped); empty
 	// means no List-Unsubscribe headers.
 	UnsubscribeURL string
+	// FollowUpsFirst sends due follow-ups before first steps when a
+	// mailbox's cap cannot cover everything due (default true).
+	FollowUpsFirst bool
 
 	unsubscribe *fieldTemplate
 }
@@ -46,6 +49,12 @@ type Mailbox struct {
 	PasswordEnv string
 	// DailyCap is the most messages this mailbox sends in a day; 0 = no cap.
 	DailyCap int
+	// IMAP is where `inbox tick` reads replies and bounces; nil: not read.
+	IMAP *IMAPEndpoint
+	// Ramp, when set, lowers the cap while the mailbox warms up.
+	Ramp *Ramp
+	// Gap spaces the mailbox's consecutive sends.
+	Gap Gap
 }
 
 // Step is one message of the sequence. Step 0 opens the thread; later steps
@@ -65,17 +74,23 @@ type campaignFile struct {
 	Workspace      string        `yaml:"workspace"`
 	Name           string        `yaml:"name"`
 	UnsubscribeURL string        `yaml:"unsubscribe_url"`
+	FollowUpsFirst *bool         `yaml:"follow_ups_first"`
+	Ramp           *rampFile     `yaml:"ramp"`
+	Gap            string        `yaml:"gap"`
 	Mailboxes      []mailboxFile `yaml:"mailboxes"`
 	Window         *windowFile   `yaml:"window"`
 	Steps          []stepFile    `yaml:"steps"`
 }
 
 type mailboxFile struct {
-	Address     string `yaml:"address"`
-	Name        string `yaml:"name"`
-	SMTPURL     string `yaml:"smtp_url"`
-	PasswordEnv string `yaml:"password_env"`
-	DailyCap    int    `yaml:"daily_cap"`
+	Address     string    `yaml:"address"`
+	Name        string    `yaml:"name"`
+	SMTPURL     string    `yaml:"smtp_url"`
+	PasswordEnv string    `yaml:"password_env"`
+	DailyCap    int       `yaml:"daily_cap"`
+	IMAPURL     string    `yaml:"imap_url"`
+	Ramp        *rampFile `yaml:"ramp"`
+	Gap         string    `yaml:"gap"`
 }
 
 type windowFile struct {
@@ -125,7 +140,7 @@ func ParseCampaign(r io.Reader) (*Campaign, error) {
 // validate checks the file; stored campaigns may have lost every mailbox
 // (their follow-ups keep their own), so requireMailboxes is for YAML only.
 func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
-	c := &Campaign{Workspace: strings.TrimSpace(f.Workspace), Name: strings.TrimSpace(f.Name)}
+	c := &Campaign{Workspace: strings.TrimSpace(f.Workspace), Name: strings.TrimSpace(f.Name), FollowUpsFirst: f.FollowUpsFirst == nil || *f.FollowUpsFirst}
 	if c.Workspace == "" {
 		return nil, errors.New("workspace: required")
 	}
@@ -150,6 +165,13 @@ func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
 	}
 	seen := make(map[string]int, len(f.Mailboxes))
 	for i, mf := range f.Mailboxes {
+		// The campaign's ramp and gap apply to mailboxes without their own.
+		if mf.Ramp == nil {
+			mf.Ramp = f.Ramp
+		}
+		if mf.Gap == "" {
+			mf.Gap = f.Gap
+		}
 		mb, err := mf.validate(fmt.Sprintf("mailboxes[%d]", i))
 		if err != nil {
 			return nil, err
@@ -204,7 +226,26 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if f.DailyCap < 0 {
 		return Mailbox{}, fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
 	}
-	return Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap}, nil
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap}
+	if f.IMAPURL != "" {
+		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
+		if err != nil {
+			return Mailbox{}, fmt.Errorf("%s.imap_url: %w", path, err)
+		}
+		if f.PasswordEnv == "" {
+			return Mailbox{}, fmt.Errorf("%s.password_env: required with imap_url; name the environment variable holding the password", path)
+		}
+		mb.IMAP = &imap
+	}
+	if mb.Ramp, err = f.Ramp.validate(path + ".ramp"); err != nil {
+		return Mailbox{}, err
+	}
+	if f.Gap != "" {
+		if mb.Gap, err = ParseGap(f.Gap); err != nil {
+			return Mailbox{}, fmt.Errorf("%s.gap: %w", path, err)
+		}
+	}
+	return mb, nil
 }
 
 func (f stepFile) validate(path string, index int) (Step, error) {

@@ -15,13 +15,17 @@ type fieldSet struct {
 }
 
 var (
-	mailboxFields = &fieldSet{keys: []string{"address", "name", "smtp_url", "password_env", "daily_cap"}}
-	windowFields  = &fieldSet{keys: []string{"timezone", "days", "start", "end"}}
-	stepFields    = &fieldSet{keys: []string{"delay", "subject", "body"}}
+	mailboxFields = &fieldSet{
+		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap"},
+		child: map[string]*fieldSet{"ramp": rampFields},
+	}
+	windowFields = &fieldSet{keys: []string{"timezone", "days", "start", "end"}}
+	stepFields   = &fieldSet{keys: []string{"delay", "subject", "body"}}
 
 	campaignFields = &fieldSet{
-		keys: []string{"workspace", "name", "unsubscribe_url", "mailboxes", "window", "steps"},
+		keys: []string{"workspace", "name", "unsubscribe_url", "follow_ups_first", "ramp", "gap", "mailboxes", "window", "steps"},
 		child: map[string]*fieldSet{
+			"ramp":      rampFields,
 			"mailboxes": mailboxFields,
 			"window":    windowFields,
 			"steps":     stepFields,

@@ -9,7 +9,7 @@ import (
 
 // Record is the campaign as the store keeps it.
 func (c *Campaign) Record() store.CampaignRecord {
-	rec := store.CampaignRecord{Workspace: c.Workspace, Name: c.Name, UnsubscribeURL: c.UnsubscribeURL}
+	rec := store.CampaignRecord{Workspace: c.Workspace, Name: c.Name, UnsubscribeURL: c.UnsubscribeURL, FollowUpsFirst: c.FollowUpsFirst}
 	if w := c.Window; w != nil {
 		rec.WindowTimezone, rec.WindowDays = w.Timezone, w.DayNames()
 		rec.WindowStart, rec.WindowEnd = Clock(w.Start), Clock(w.End)
@@ -18,10 +18,17 @@ func (c *Campaign) Record() store.CampaignRecord {
 		rec.Steps = append(rec.Steps, store.StepRecord{Step: i + 1, Delay: st.Delay, Subject: st.Subject, Body: st.Body})
 	}
 	for _, mb := range c.Mailboxes {
-		rec.Mailboxes = append(rec.Mailboxes, store.MailboxRecord{
+		r := store.MailboxRecord{
 			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
-			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
-		})
+			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max,
+		}
+		if mb.IMAP != nil {
+			r.IMAPURL = mb.IMAP.String()
+		}
+		if rp := mb.Ramp; rp != nil {
+			r.RampStart, r.RampStep, r.RampEvery, r.RampMax = rp.Start, rp.Step, rp.Every, rp.Max
+		}
+		rec.Mailboxes = append(rec.Mailboxes, r)
 	}
 	return rec
 }
@@ -29,7 +36,7 @@ func (c *Campaign) Record() store.CampaignRecord {
 // campaignFromRecord rebuilds a stored campaign, validated and with its
 // templates compiled exactly as at import.
 func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
-	f := campaignFile{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL}
+	f := campaignFile{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL, FollowUpsFirst: &rec.FollowUpsFirst}
 	if rec.WindowTimezone != "" {
 		f.Window = &windowFile{Timezone: rec.WindowTimezone, Days: rec.WindowDays, Start: rec.WindowStart, End: rec.WindowEnd}
 	}
@@ -47,10 +54,15 @@ func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
 }
 
 func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
-	return mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap}
+	f := mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
+		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String()}
+	if mb.RampStart > 0 {
+		f.Ramp = (&Ramp{Start: mb.RampStart, Step: mb.RampStep, Every: mb.RampEvery, Max: mb.RampMax}).file()
+	}
+	return f
 }
 
-// mailboxFromRecord validates a stored mailbox as import did.
-func mailboxFromRecord(mb store.MailboxRecord) (Mailbox, error) {
+// MailboxFromRecord validates a stored mailbox as import did.
+func MailboxFromRecord(mb store.MailboxRecord) (Mailbox, error) {
 	return mailboxFromRecordFile(mb).validate("mailbox " + strings.ToLower(mb.Address))
 }

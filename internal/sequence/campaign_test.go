@@ -28,8 +28,12 @@ func TestParseCampaignExample(t *testing.T) {
 	if mb.SMTP.TLS != TLSRequired || mb.SMTP.Port != 587 || mb.SMTP.Username != "sdr01" || mb.DailyCap != 400 {
 		t.Errorf("mailbox 0 = %+v", mb)
 	}
-	if c.Mailboxes[1].SMTP.TLS != TLSImplicit || c.Mailboxes[1].SMTP.Port != 465 {
-		t.Errorf("mailbox 1 = %+v", c.Mailboxes[1])
+	if mb1 := c.Mailboxes[1]; mb1.SMTP.TLS != TLSImplicit || mb1.SMTP.Port != 465 ||
+		mb1.IMAP == nil || mb1.IMAP.Port != 993 || mb1.Ramp == nil || mb1.Ramp.CapAfter(0) != 20 || mb1.Gap.Max != 3*time.Minute {
+		t.Errorf("mailbox 1 = %+v", mb1)
+	}
+	if !c.FollowUpsFirst || c.Mailboxes[0].Ramp != nil || c.Mailboxes[0].IMAP != nil {
+		t.Errorf("follow_ups_first = %v, mailbox 0 = %+v", c.FollowUpsFirst, c.Mailboxes[0])
 	}
 	if c.Steps[1].Delay != 72*time.Hour {
 		t.Errorf("step 2 delay = %s", c.Steps[1].Delay)

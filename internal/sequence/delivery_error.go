@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/textproto"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/wneessen/go-mail"
@@ -34,6 +35,10 @@ const (
 	// DeliveryRejected: any other permanent refusal of this message; the
 	// enrollment ends without suppressing the address.
 	DeliveryRejected DeliveryKind = "rejected"
+	// DeliveryUnknown: the final dot went out and no answer came back (the
+	// server dropped the connection or timed out). The server may have
+	// accepted the message: it is never resent automatically.
+	DeliveryUnknown DeliveryKind = "delivery_unknown"
 )
 
 const (
@@ -52,10 +57,14 @@ const (
 // server's reply, never credentials.
 type DeliveryError struct {
 	Kind DeliveryKind
-	// Code and Enhanced are the server's reply codes, when it replied.
+	// Code and Enhanced are the server's reply codes, when it replied;
+	// Enhanced is read from the reply text when the server does not
+	// advertise ENHANCEDSTATUSCODES.
 	Code     int
 	Enhanced string
-	Err      error
+	// Phase is where it failed, when known.
+	Phase Phase
+	Err   error
 }
 
 func (e *DeliveryError) Error() string {
@@ -86,8 +95,21 @@ func TransientBackoff(attempt int) time.Duration {
 
 var enhancedCodePattern = regexp.MustCompile(`\b([245]\.\d{1,3}\.\d{1,3})\b`)
 
+// Reply texts that name the cause when the enhanced code does not. A full
+// recipient mailbox ("over quota") is the lead's problem, not the sender's,
+// so it is matched first.
+var (
+	recipientFullPattern = regexp.MustCompile(`(?i)over quota|mailbox (is )?full|insufficient (system )?storage|exceeded storage`)
+	sendQuotaPattern     = regexp.MustCompile(`(?i)quota|sending limit|daily (user )?(sending )?limit|per day`)
+	throttlePattern      = regexp.MustCompile(`(?i)rate limit|rate exceeded|sending rate|too many|throttl|unexpected volume|per hour`)
+	greylistPattern      = regexp.MustCompile(`(?i)gr[ae]y ?list`)
+)
+
 // ClassifyDelivery turns an error from dialing or sending into a
-// DeliveryError. Unknown errors (network, TLS, timeouts) are transient.
+// DeliveryError. It reads go-mail's SendError, a bare textproto reply and
+// the Mailer's PhaseError alike; when the server gives no enhanced code the
+// reply text decides. Unknown errors (network, TLS, timeouts) are
+// transient, except after the final dot, where they are DeliveryUnknown.
 func ClassifyDelivery(err error) *DeliveryError {
 	if err == nil {
 		return nil
@@ -96,23 +118,32 @@ func ClassifyDelivery(err error) *DeliveryError {
 	if errors.As(err, &de) {
 		return de
 	}
-	code, enhanced, reason := replyCodes(err)
+	r := readReply(err)
 	kind := DeliveryTransient
 	switch {
-	case (code == 550 || code == 552) && enhanced == "5.4.5", code == 554 && enhanced == "5.2.0":
+	case r.code == 0 && r.phase == PhaseDataEnd:
+		kind = DeliveryUnknown
+	case r.code == 0:
+		// No reply at all: connection refused, dropped, timed out.
+	case r.enhanced == "4.2.2" || r.enhanced == "5.2.2" || recipientFullPattern.MatchString(r.text):
+		if r.code >= 500 {
+			kind = DeliveryRejected
+		}
+	case r.enhanced == "5.4.5", r.code == 554 && r.enhanced == "5.2.0", sendQuotaPattern.MatchString(r.text):
 		kind = DeliveryMailboxQuota
-	case enhanced == "4.7.28", code == 421 && enhanced == "4.7.0":
+	case r.code == 535 || r.enhanced == "5.7.8":
+		kind = DeliveryMailboxDisabled
+	case r.enhanced == "4.7.28", r.code == 421 && r.enhanced == "4.7.0", throttlePattern.MatchString(r.text),
+		strings.HasPrefix(r.enhanced, "4.7.") && !greylistPattern.MatchString(r.text):
 		kind = DeliveryMailboxThrottled
-	case code == 535 || enhanced == "5.7.8":
-		kind = DeliveryMailboxDisabled
-	case isBounceCode(enhanced), code >= 550 && code <= 553 && enhanced == "" && reason == mail.ErrSMTPRcptTo:
+	case isBounceCode(r.enhanced), r.code >= 550 && r.code <= 553 && r.enhanced == "" && r.phase == PhaseRcpt:
 		kind = DeliveryBounced
-	case code >= 500 && reason == mail.ErrSMTPMailFrom:
+	case r.code >= 500 && r.phase == PhaseMail:
 		kind = DeliveryMailboxDisabled
-	case code >= 500:
+	case r.code >= 500:
 		kind = DeliveryRejected
 	}
-	return &DeliveryError{Kind: kind, Code: code, Enhanced: enhanced, Err: err}
+	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Err: err}
 }
 
 func isBounceCode(enhanced string) bool {
@@ -123,21 +154,56 @@ func isBounceCode(enhanced string) bool {
 	return false
 }
 
-// replyCodes digs the SMTP reply out of go-mail's SendError or a bare
-// textproto error (as returned by AUTH).
-func replyCodes(err error) (code int, enhanced string, reason mail.SendErrReason) {
-	reason = -1
+// reply is what a failure tells about the server's answer.
+type reply struct {
+	code     int
+	enhanced string
+	text     string
+	phase    Phase
+}
+
+// readReply digs the SMTP reply out of a PhaseError, go-mail's SendError
+// or a bare textproto error (as AUTH and the greeting return).
+func readReply(err error) reply {
+	var r reply
+	var pe *PhaseError
+	if errors.As(err, &pe) {
+		r.phase = pe.Phase
+	}
 	var se *mail.SendError
 	if errors.As(err, &se) {
-		reason = se.Reason
-		code, enhanced = se.ErrorCode(), se.EnhancedStatusCode()
-		if code != 0 {
-			return code, enhanced, reason
+		if r.phase == "" {
+			r.phase = sendErrPhase(se.Reason)
+		}
+		r.code, r.enhanced = se.ErrorCode(), se.EnhancedStatusCode()
+		if r.code != 0 {
+			// go-mail keeps the code only when the reply starts with it.
+			r.text = se.Error()
 		}
 	}
 	var te *textproto.Error
 	if errors.As(err, &te) {
-		return te.Code, enhancedCodePattern.FindString(te.Msg), reason
+		r.code, r.text = te.Code, te.Msg
 	}
-	return code, enhanced, reason
+	if r.code == 0 {
+		return reply{phase: r.phase}
+	}
+	if r.enhanced == "" {
+		r.enhanced = enhancedCodePattern.FindString(r.text)
+	}
+	return r
+}
+
+func sendErrPhase(reason mail.SendErrReason) Phase {
+	switch reason {
+	case mail.ErrSMTPMailFrom, mail.ErrConnCheck:
+		return PhaseMail
+	case mail.ErrSMTPRcptTo:
+		return PhaseRcpt
+	case mail.ErrSMTPData, mail.ErrWriteContent:
+		return PhaseData
+	case mail.ErrSMTPDataClose:
+		return PhaseDataEnd
+	}
+	return ""
 }

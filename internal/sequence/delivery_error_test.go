@@ -29,7 +29,9 @@ func TestClassifyDeliveryThroughSMTP(t *testing.T) {
 		{"bad address syntax", smtptest.Rule{Stage: smtptest.StageRcpt, Code: 553, Enhanced: "5.1.3", Message: "Bad recipient address syntax"}, DeliveryBounced},
 		{"policy rejection", smtptest.Rule{Stage: smtptest.StageData, Code: 550, Enhanced: "5.7.1", Message: "Message rejected as spam"}, DeliveryRejected},
 		{"sender refused", smtptest.Rule{Stage: smtptest.StageMail, Code: 553, Enhanced: "5.7.1", Message: "Sender not allowed"}, DeliveryMailboxDisabled},
-		{"connection dropped mid-DATA", smtptest.Rule{Stage: smtptest.StageData, Close: true}, DeliveryTransient},
+		{"connection dropped mid-DATA", smtptest.Rule{Stage: smtptest.StageData, Close: true}, DeliveryUnknown},
+		{"connection dropped after the final dot", smtptest.Rule{Stage: smtptest.StageData, Close: true, AfterDot: true}, DeliveryUnknown},
+		{"connection dropped at MAIL", smtptest.Rule{Stage: smtptest.StageMail, Close: true}, DeliveryTransient},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

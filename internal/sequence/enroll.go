@@ -56,6 +56,9 @@ type EnrollResult struct {
 	// healthy; they are bound when one recovers and the campaign is
 	// enrolled again.
 	Unbound int `json:"unbound"`
+	// Duplicates counts leads not enrolled because another lead of the
+	// workspace with the same address (case and spaces aside) is.
+	Duplicates int `json:"duplicates"`
 }
 
 // Enroll enrolls leads in a campaign, binding each to a mailbox with the
@@ -82,11 +85,22 @@ func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time
 		}
 		var keys []string
 		for _, k := range req.Keys {
-			keys = append(keys, k, strings.ToLower(k))
+			keys = append(keys, k, strings.ToLower(strings.TrimSpace(k)))
 		}
-		candidates, err := store.EnrollCandidates(ctx, tx, workspaceID, campaignID, keys)
-		if err != nil || len(candidates) == 0 {
+		all, err := store.EnrollCandidates(ctx, tx, workspaceID, campaignID, keys)
+		if err != nil {
 			return err
+		}
+		var candidates []store.EnrollCandidate
+		for _, cand := range all {
+			if cand.Duplicate {
+				res.Duplicates++
+				continue
+			}
+			candidates = append(candidates, cand)
+		}
+		if len(candidates) == 0 {
+			return nil
 		}
 		loads, err := store.MailboxLoads(ctx, tx, campaignID)
 		if err != nil {

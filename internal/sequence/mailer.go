@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -14,13 +15,33 @@ import (
 	"github.com/wneessen/go-mail/smtp"
 )
 
-// MailerTimeoutDefault bounds each SMTP dial and command.
-const MailerTimeoutDefault = 30 * time.Second
+// Per-phase SMTP deadlines. Each phase gets its own clock, so a server
+// that trickles a reply one byte at a time cannot stretch a phase, and no
+// phase outlives the deadline of the context Send is given.
+const (
+	// MailerDialTimeoutDefault bounds the TCP (and implicit TLS) connect.
+	MailerDialTimeoutDefault = 10 * time.Second
+	// MailerGreetingTimeoutDefault bounds the wait for the 220 greeting.
+	MailerGreetingTimeoutDefault = 15 * time.Second
+	// MailerTimeoutDefault bounds each command and its reply (EHLO,
+	// STARTTLS, AUTH, MAIL, RCPT, DATA, RSET, QUIT).
+	MailerTimeoutDefault = 15 * time.Second
+	// MailerDataTimeoutDefault bounds the reply to the final dot: servers
+	// scan the message before they answer.
+	MailerDataTimeoutDefault = 60 * time.Second
+	// mailerCloseTimeout bounds QUIT when the Mailer closes.
+	mailerCloseTimeout = time.Second
+)
 
 // MailerOptions configures a Mailer.
 type MailerOptions struct {
-	// Timeout bounds dials and commands; 0 means MailerTimeoutDefault.
+	// Timeout bounds each command and its reply; 0 means MailerTimeoutDefault.
 	Timeout time.Duration
+	// DialTimeout, GreetingTimeout and DataTimeout bound the connect, the
+	// greeting and the reply to the final dot; 0 means their defaults.
+	DialTimeout     time.Duration
+	GreetingTimeout time.Duration
+	DataTimeout     time.Duration
 	// HELO is the name announced in EHLO; empty means the host name.
 	HELO string
 	// TLSConfig overrides the TLS settings (tests trust their own CA);
@@ -46,12 +67,24 @@ type mailboxConn struct {
 	mu     sync.Mutex
 	client *mail.Client
 	smtp   *smtp.Client
+	// wire is the TCP connection under smtp (and under TLS): it holds the
+	// phase deadlines.
+	wire *phasedConn
 }
 
 // NewMailer returns a Mailer with no open connections.
 func NewMailer(opts MailerOptions) *Mailer {
 	if opts.Timeout == 0 {
 		opts.Timeout = MailerTimeoutDefault
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = MailerDialTimeoutDefault
+	}
+	if opts.GreetingTimeout == 0 {
+		opts.GreetingTimeout = MailerGreetingTimeoutDefault
+	}
+	if opts.DataTimeout == 0 {
+		opts.DataTimeout = MailerDataTimeoutDefault
 	}
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
@@ -62,12 +95,16 @@ func NewMailer(opts MailerOptions) *Mailer {
 	return &Mailer{opts: opts, conns: make(map[string]*mailboxConn)}
 }
 
-// Send delivers msg through mb. Every failure is a *DeliveryError.
+// Send delivers msg through mb. Every failure is a *DeliveryError; one of
+// kind DeliveryUnknown means the final dot went out without an answer, so
+// the message may have been delivered and must not be sent again. No phase
+// runs past ctx's deadline; cancelling ctx does not cut a message short.
 func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 	gm, err := buildMsg(msg, m.opts.Now())
 	if err != nil {
 		return &DeliveryError{Kind: DeliveryRejected, Err: err}
 	}
+	hard, _ := ctx.Deadline()
 	conn := m.conn(mb.Address)
 	conn.mu.Lock()
 	defer conn.mu.Unlock()
@@ -77,19 +114,19 @@ func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 	for attempt := 0; ; attempt++ {
 		reused := conn.smtp != nil
 		if !reused {
-			if err := m.dial(ctx, mb, conn); err != nil {
-				return ClassifyDelivery(err)
+			if err := m.dial(ctx, mb, conn, hard); err != nil {
+				return ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err})
 			}
 		}
-		err := conn.client.SendWithSMTPClient(conn.smtp, gm)
+		err := m.transact(conn, gm, hard)
 		if err == nil {
 			return nil
 		}
 		de := ClassifyDelivery(err)
-		if de.Code == 0 {
-			// No SMTP reply: the connection is unusable.
+		if de.Code == 0 || de.Code == 421 {
+			// No SMTP reply, or the server is closing: the connection is unusable.
 			conn.drop()
-			if reused && attempt == 0 && beforeMailFrom(err) {
+			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 {
 				continue
 			}
 		}
@@ -97,9 +134,48 @@ func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 	}
 }
 
-func beforeMailFrom(err error) bool {
-	var se *mail.SendError
-	return errors.As(err, &se) && (se.Reason == mail.ErrSMTPMailFrom || se.Reason == mail.ErrConnCheck)
+// transact runs one mail transaction, each phase under its own deadline.
+func (m *Mailer) transact(conn *mailboxConn, gm *mail.Msg, hard time.Time) error {
+	sc, wire := conn.smtp, conn.wire
+	from, err := gm.GetSender(false)
+	if err != nil {
+		return &DeliveryError{Kind: DeliveryRejected, Err: err}
+	}
+	rcpts, err := gm.GetRecipients()
+	if err != nil {
+		return &DeliveryError{Kind: DeliveryRejected, Err: err}
+	}
+	wire.phase(m.opts.Timeout, hard)
+	if err := sc.Mail(from); err != nil {
+		_ = sc.Reset()
+		return &PhaseError{Phase: PhaseMail, Err: err}
+	}
+	for _, rcpt := range rcpts {
+		if err := sc.Rcpt(rcpt); err != nil {
+			_ = sc.Reset()
+			return &PhaseError{Phase: PhaseRcpt, Err: err}
+		}
+	}
+	w, err := sc.Data()
+	if err != nil {
+		_ = sc.Reset()
+		return &PhaseError{Phase: PhaseData, Err: err}
+	}
+	if _, err := gm.WriteTo(w); err != nil {
+		// The final dot was not written: the server cannot have accepted.
+		return &PhaseError{Phase: PhaseData, Err: err}
+	}
+	// From here the server may have the whole message: an error without a
+	// reply leaves the delivery unknown.
+	wire.phase(m.opts.DataTimeout, hard)
+	if err := w.Close(); err != nil {
+		if wire.failedWrite() {
+			// The final dot never left: nothing can have been accepted.
+			return &PhaseError{Phase: PhaseData, Err: err}
+		}
+		return &PhaseError{Phase: PhaseDataEnd, Err: err}
+	}
+	return nil
 }
 
 func (m *Mailer) conn(address string) *mailboxConn {
@@ -114,34 +190,69 @@ func (m *Mailer) conn(address string) *mailboxConn {
 	return c
 }
 
-func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn) error {
+func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard time.Time) error {
 	opts, err := m.clientOptions(mb)
 	if err != nil {
 		return err
 	}
-	client, err := mail.NewClient(mb.SMTP.Host, opts...)
+	var wire *phasedConn
+	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, m.opts.DialTimeout)
+		defer cancel()
+		if !hard.IsZero() {
+			var cancelHard context.CancelFunc
+			ctx, cancelHard = context.WithDeadline(ctx, hard)
+			defer cancelHard()
+		}
+		raw, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		wire = newPhasedConn(raw, m.opts.Timeout, m.opts.GreetingTimeout, hard)
+		if mb.SMTP.TLS != TLSImplicit {
+			return wire, nil
+		}
+		tc := tls.Client(wire, m.tlsConfig(mb))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = wire.Close()
+			return nil, err
+		}
+		// The handshake used the greeting's clock; the greeting gets a fresh one.
+		wire.wait(m.opts.GreetingTimeout)
+		return tc, nil
+	}
+	client, err := mail.NewClient(mb.SMTP.Host, append(opts, mail.WithDialContextFunc(dialer))...)
 	if err != nil {
 		return fmt.Errorf("mailbox %s: %w", mb.Address, err)
 	}
-	sc, err := client.DialToSMTPClientWithContext(ctx)
+	// The dial itself is bounded by DialTimeout; ctx only carries the
+	// tick's deadline, which the phases already honour.
+	sc, err := client.DialToSMTPClientWithContext(context.WithoutCancel(ctx))
 	if err != nil {
+		if wire != nil {
+			_ = wire.Close()
+		}
 		return fmt.Errorf("mailbox %s: connect %s: %w", mb.Address, mb.SMTP.Addr(), err)
 	}
-	conn.client, conn.smtp = client, sc
+	conn.client, conn.smtp, conn.wire = client, sc, wire
 	return nil
 }
 
-func (m *Mailer) clientOptions(mb Mailbox) ([]mail.Option, error) {
-	ep := mb.SMTP
+func (m *Mailer) tlsConfig(mb Mailbox) *tls.Config {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if m.opts.TLSConfig != nil {
 		tlsConfig = m.opts.TLSConfig.Clone()
 	}
-	tlsConfig.ServerName = ep.Host
+	tlsConfig.ServerName = mb.SMTP.Host
+	return tlsConfig
+}
+
+func (m *Mailer) clientOptions(mb Mailbox) ([]mail.Option, error) {
+	ep := mb.SMTP
 	opts := []mail.Option{
 		mail.WithPort(ep.Port),
 		mail.WithTimeout(m.opts.Timeout),
-		mail.WithTLSConfig(tlsConfig),
+		mail.WithTLSConfig(m.tlsConfig(mb)),
 		// One NOOP and one RSET per message would double the round trips;
 		// Send redials instead when a reused connection turns out dead.
 		mail.WithoutNoop(),
@@ -152,7 +263,9 @@ func (m *Mailer) clientOptions(mb Mailbox) ([]mail.Option, error) {
 	}
 	switch ep.TLS {
 	case TLSImplicit:
-		opts = append(opts, mail.WithSSL())
+		// The dialer speaks TLS from the first byte; go-mail then sees a
+		// TLS connection (and offers PLAIN/LOGIN over it) without STARTTLS.
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSOpportunistic))
 	case TLSRequired:
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
 	default:
@@ -179,29 +292,35 @@ func (c *mailboxConn) drop() {
 	if c.smtp != nil {
 		_ = c.smtp.Close()
 	}
-	c.client, c.smtp = nil, nil
+	c.client, c.smtp, c.wire = nil, nil, nil
 }
 
-// Close quits every open connection.
+// Close quits every open connection, all within one short deadline: a hung
+// server must not hold the tick's exit.
 func (m *Mailer) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	deadline := time.Now().Add(mailerCloseTimeout)
 	var errs []error
 	for addr, c := range m.conns {
 		c.mu.Lock()
 		if c.smtp != nil {
+			c.wire.phase(mailerCloseTimeout, deadline)
 			if err := c.client.CloseWithSMTPClient(c.smtp); err != nil {
 				errs = append(errs, fmt.Errorf("mailbox %s: %w", addr, err))
 			}
+			_ = c.smtp.Close()
 		}
-		c.client, c.smtp = nil, nil
+		c.client, c.smtp, c.wire = nil, nil, nil
 		c.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
 
 func buildMsg(msg *Message, now time.Time) (*mail.Msg, error) {
-	gm := mail.NewMsg()
+	// No User-Agent or X-Mailer: cold email must not carry a library
+	// fingerprint.
+	gm := mail.NewMsg(mail.WithNoDefaultUserAgent())
 	var err error
 	if msg.FromName != "" {
 		err = gm.FromFormat(msg.FromName, msg.From)

@@ -2,7 +2,10 @@ package sequence
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -278,14 +281,69 @@ func TestMailerRecoversFromDroppedConnection(t *testing.T) {
 		}
 		return m.Send(context.Background(), mb, msg)
 	}
+	// The whole small message and its final dot were already written when
+	// the server hung up: the client cannot tell it was not accepted.
 	err := send("first@x.test")
-	if de := ClassifyDelivery(err); de == nil || de.Kind != DeliveryTransient {
-		t.Fatalf("close mid-DATA: err = %v, want transient", err)
+	if de := ClassifyDelivery(err); de == nil || de.Kind != DeliveryUnknown {
+		t.Fatalf("close mid-DATA: err = %v, want delivery_unknown", err)
 	}
 	if err := send("second@x.test"); err != nil {
 		t.Fatalf("send after drop: %v", err)
 	}
 	if srv.Accepted() != 1 || srv.Connections() != 2 {
 		t.Errorf("accepted %d over %d connections, want 1 over 2", srv.Accepted(), srv.Connections())
+	}
+}
+
+// Cold email must not carry a library fingerprint.
+func TestMailerSendsNoUserAgentOrXMailer(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.New(t, smtptest.Options{})
+	if err := sendOne(t, srv, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Messages()
+	if len(got) != 1 {
+		t.Fatalf("server got %d messages", len(got))
+	}
+	head, _, _ := strings.Cut(string(got[0].Data), "\r\n\r\n")
+	for _, line := range strings.Split(head, "\r\n") {
+		name, _, _ := strings.Cut(line, ":")
+		if strings.EqualFold(name, "User-Agent") || strings.EqualFold(name, "X-Mailer") {
+			t.Errorf("header %q reached the server", line)
+		}
+	}
+	if strings.Contains(strings.ToLower(string(got[0].Data)), "go-mail") {
+		t.Error("the message names go-mail")
+	}
+}
+
+// smtps:// speaks TLS from the first byte under the phase deadlines, and
+// AUTH PLAIN goes over it.
+func TestMailerImplicitTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil) // only for its certificate
+	srv.StartTLS()
+	cert := srv.TLS.Certificates[0]
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	srv.Close()
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	ep, err := ParseSMTPURL(strings.Replace(raw.URL(), "smtps://", "smtps://sdr01@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := Mailbox{Address: "sdr01@acme.test", SMTP: ep, PasswordEnv: "P"}
+	m := NewMailer(MailerOptions{TLSConfig: &tls.Config{RootCAs: pool}, LookupEnv: func(string) (string, bool) { return "pw", true }})
+	defer m.Close()
+	msg, err := testCampaign(t, "").Compose(0, Lead{FirstName: "L", Email: "l@x.test"}, mb, NewMessageID(mb.Address), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(context.Background(), mb, msg); err != nil {
+		t.Fatalf("send over smtps: %v", err)
+	}
+	if raw.Accepted() != 1 || raw.Auths() != 1 {
+		t.Errorf("server accepted %d after %d AUTH, want 1 after 1", raw.Accepted(), raw.Auths())
 	}
 }

@@ -40,8 +40,8 @@ type sendingReq struct {
 }
 
 type sendingReply struct {
-	recorded bool
-	err      error
+	begun store.SendBegun
+	err   error
 }
 
 func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, senders func() int) *sendingRecorder {
@@ -51,17 +51,18 @@ func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, senders func() 
 	return r
 }
 
-// record commits a 'sending' row and reports whether it was written; false
-// means the step already had one and must not be sent.
-func (r *sendingRecorder) record(ctx context.Context, start store.SendStart) (bool, error) {
+// record commits a 'sending' row and reports whether it was written; not
+// written means the step already had one, or another enrollment of the
+// campaign mails the address, and it must not be sent.
+func (r *sendingRecorder) record(ctx context.Context, start store.SendStart) (store.SendBegun, error) {
 	reply := make(chan sendingReply, 1)
 	select {
 	case r.reqs <- sendingReq{start: start, reply: reply}:
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return store.SendBegun{}, ctx.Err()
 	}
 	res := <-reply
-	return res.recorded, res.err
+	return res.begun, res.err
 }
 
 func (r *sendingRecorder) loop() {
@@ -90,7 +91,7 @@ func (r *sendingRecorder) loop() {
 		}
 		written, err := store.BeginSends(r.ctx, r.pool, starts)
 		for _, req := range group {
-			req.reply <- sendingReply{recorded: written[req.start.EnrollmentID], err: err}
+			req.reply <- sendingReply{begun: written[req.start.EnrollmentID], err: err}
 		}
 	}
 }

@@ -34,6 +34,8 @@ type fixtureOptions struct {
 	steps     string
 	countOnly bool
 	name      string
+	// onAccept runs on the SMTP server after each accepted message.
+	onAccept func(n int)
 }
 
 func campaignYAML(name string, srv *smtptest.Server, mailboxes, dailyCap int, steps, extra string) string {
@@ -53,7 +55,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.New(t)
-	srv := smtptest.New(t, smtptest.Options{CountOnly: o.countOnly})
+	srv := smtptest.New(t, smtptest.Options{CountOnly: o.countOnly, OnAccept: o.onAccept})
 	f := &fixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), srv: srv, mailer: NewMailer(MailerOptions{Timeout: 10 * time.Second})}
 	t.Cleanup(func() { _ = f.mailer.Close() })
 	if o.name == "" {

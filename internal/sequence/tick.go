@@ -27,6 +27,11 @@ const (
 	// TransientAttemptsMaxDefault ends an enrollment after this many
 	// transient failures of the same step (about a day of backoff).
 	TransientAttemptsMaxDefault = 10
+	// TickSMTPGraceDefault is how long a message already on the wire at
+	// the tick's deadline may still take: no SMTP phase runs past the
+	// deadline plus this grace, so a tick ends within --max-duration plus
+	// about a second whatever its servers do.
+	TickSMTPGraceDefault = time.Second
 )
 
 // Tick outcomes, as counted in TickReport.Outcomes.
@@ -40,8 +45,16 @@ const (
 	OutcomeMailboxDisabled = "mailbox_disabled"
 	OutcomeReleased        = "released" // not attempted: mailbox paused in this tick, or time is up
 	OutcomeUnknown         = "unknown"  // a crash left the step 'sending': not resent
+	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
+	// the enrollment is delivery_unknown and the step is never resent.
+	OutcomeDeliveryUnknown = "delivery_unknown"
 	OutcomeSuppressed      = "suppressed"
-	OutcomeFailed          = "failed" // cannot be rendered or retried any more
+	OutcomeDuplicate       = "duplicate" // another enrollment of the campaign already mails this address
+	OutcomeFailed          = "failed"    // cannot be rendered or retried any more
+	// OutcomeUnrecorded counts outcomes whose write failed (database
+	// lost): the report holds only what was committed, these rows stay
+	// leased and a later tick sees them ('sending' ones as unknown).
+	OutcomeUnrecorded = "unrecorded"
 )
 
 // TickOptions configures one email tick.
@@ -84,7 +97,12 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	if err != nil {
 		return nil, err
 	}
+	// Warm-up ramps grow before the claim reads today's caps.
+	if _, err := store.GrowRamps(ctx, pool); err != nil {
+		return nil, errors.Join(err, run.Finish(ctx, tick.Result{ExitStatus: 1, Err: err}))
+	}
 	err = t.run(ctx, start.Add(opts.MaxDuration))
+	t.report.countUnrecorded()
 	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
 	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
 	if err != nil {
@@ -94,6 +112,18 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		err = ferr
 	}
 	return t.report, err
+}
+
+// countUnrecorded counts the claimed rows no committed outcome covers:
+// their writes failed or never ran (database lost), so they stay leased.
+func (r *TickReport) countUnrecorded() {
+	recorded := 0
+	for _, n := range r.Outcomes {
+		recorded += n
+	}
+	if r.Claimed > recorded {
+		r.Outcomes[OutcomeUnrecorded] = r.Claimed - recorded
+	}
 }
 
 func (o TickOptions) withDefaults() TickOptions {
@@ -150,68 +180,68 @@ type mailboxState struct {
 	mb  Mailbox
 	err error // the stored mailbox does not validate
 	// Set when the mailbox is paused in this tick: rows claimed ahead for
-	// it are released without an attempt. Only its drain goroutine (one per
-	// batch, batches in sequence) touches these.
+	// it are released without an attempt. Only its lane (one job at a
+	// time) touches these.
 	paused      bool
 	pausedUntil *time.Time
 }
 
+// outcome is a group of rows to settle and the report counts it stands
+// for: the counts reach the report only once the group is committed, so the
+// report says what the database holds.
+type outcome struct {
+	set     store.Settlement
+	kind    string
+	n       int
+	mailbox string // set for sent messages
+}
+
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
-	// A failed batch stops every batch in flight, as SIGTERM does.
+	// A failed mailbox job stops the whole tick, as SIGTERM does.
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	claim := func() ([]store.ClaimedEnrollment, error) {
-		if wctx.Err() != nil {
-			return nil, nil // stopping (SIGTERM or a failed batch): claim nothing more
-		}
-		// Never cancelled mid-statement: a claim committed but not read
-		// would strand its rows until their lease runs out.
-		return store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID)
-	}
 	recorder := newSendingRecorder(wctx, t.pool, func() int { return len(t.slots) })
 	defer recorder.close()
-	lanes := map[int64]chan struct{}{}
+	settler := tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
+	book := newLaneBook()
+	var g errgroup.Group
 
-	// At most two batches are in flight: batch k+1 is claimed while batch k
-	// sends, and each of its mailboxes starts as soon as that mailbox is
-	// done with batch k, not when the slowest mailbox is.
-	var inFlight func() error
-	finish := func() error {
-		if inFlight == nil {
-			return nil
+	var loopErr error
+	for seq := 0; ; {
+		if wctx.Err() != nil || settler.Err() != nil || !t.opts.Now().Before(deadline) {
+			break
 		}
-		err := inFlight()
-		inFlight = nil
-		return err
-	}
-	rows, err := claim()
-	for err == nil && len(rows) > 0 {
+		mark := book.mark()
+		// Never cancelled mid-statement: a claim committed but not read
+		// would strand its rows until their lease runs out.
+		rows, err := store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
+		if err != nil {
+			loopErr = err
+			break
+		}
 		t.report.Claimed += len(rows)
-		wait, derr := t.dispatch(wctx, stop, recorder, lanes, rows, deadline)
-		werr := errors.Join(derr, finish())
-		inFlight = wait
-		if werr != nil {
-			stop()
-			return errors.Join(werr, finish())
-		}
-		// A full batch suggests more: claim the next one while this one
-		// sends. Otherwise wait for it: rows released in it (moved off a
-		// paused mailbox) may be due again.
-		if !t.opts.Now().Before(deadline) {
-			return finish()
-		}
-		if len(rows) < t.opts.Batch {
-			if werr := finish(); werr != nil {
-				return werr
-			}
-		}
-		rows, err = claim()
 		if !t.opts.Now().Before(deadline) {
 			// Claimed ahead but out of time: hand them back untouched.
-			return errors.Join(finish(), t.releaseAll(ctx, rows))
+			loopErr = t.releaseAll(ctx, rows)
+			break
+		}
+		if len(rows) > 0 {
+			seq++
+			if err := t.dispatch(wctx, stop, &g, settler, recorder, book, seq, rows, deadline); err != nil {
+				loopErr = err
+				break
+			}
+		} else if book.idle() {
+			break // nothing due, nothing sending
+		}
+		if !book.waitReady(wctx, deadline, seq, mark, len(rows) == t.opts.Batch) {
+			break
 		}
 	}
-	return errors.Join(err, finish())
+	if loopErr != nil || settler.Err() != nil {
+		stop()
+	}
+	return errors.Join(loopErr, g.Wait(), settler.Close())
 }
 
 // releaseAll hands rows claimed ahead back, due as before.
@@ -219,29 +249,26 @@ func (t *emailTick) releaseAll(ctx context.Context, rows []store.ClaimedEnrollme
 	if len(rows) == 0 {
 		return nil
 	}
-	t.report.Claimed += len(rows)
 	var set store.Settlement
 	for _, r := range rows {
 		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: r.DueAt, Attempts: r.Attempts})
-		t.count(OutcomeReleased, "")
 	}
-	return t.settleNow(context.WithoutCancel(ctx), set)
+	return t.settle(context.WithoutCancel(ctx), []outcome{{set: set, kind: OutcomeReleased, n: len(rows)}})
 }
 
-// dispatch starts sending one claimed batch and returns a wait for it: one
-// goroutine per mailbox (its messages go in order over one connection),
-// started after the same mailbox's goroutine of the previous batch (lanes),
-// at most Concurrency mailboxes sending at once. A failure calls stop.
-func (t *emailTick) dispatch(ctx context.Context, stop func(), rec *sendingRecorder, lanes map[int64]chan struct{}, rows []store.ClaimedEnrollment, deadline time.Time) (func() error, error) {
+// dispatch starts sending one claimed batch: one job per mailbox (its
+// messages go in order over one connection), started after the same
+// mailbox's previous job (its lane), at most Concurrency mailboxes sending
+// at once. A failure calls stop.
+func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group, s *tick.Batcher[outcome], rec *sendingRecorder, book *laneBook, seq int, rows []store.ClaimedEnrollment, deadline time.Time) error {
 	if err := t.load(ctx, rows); err != nil {
-		return nil, err
+		// Loading failed before any row was worked: hand them all back.
+		return errors.Join(err, t.releaseAll(ctx, rows))
 	}
-	settler := tick.NewBatcher(ctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
-
 	queues := map[int64][]store.ClaimedEnrollment{}
 	var order []int64
 	for _, r := range rows {
-		if t.settleWithoutSending(settler, r) {
+		if t.settleWithoutSending(s, r) {
 			continue
 		}
 		if _, ok := queues[r.MailboxID]; !ok {
@@ -249,14 +276,11 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), rec *sendingRecor
 		}
 		queues[r.MailboxID] = append(queues[r.MailboxID], r)
 	}
-
-	var g errgroup.Group
 	for _, id := range order {
 		mbs, queue := t.mailboxes[id], queues[id]
-		prev, done := lanes[id], make(chan struct{})
-		lanes[id] = done
+		prev, done := book.start(id, seq)
 		g.Go(func() error {
-			defer close(done)
+			defer done()
 			if prev != nil {
 				<-prev
 			}
@@ -266,25 +290,39 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), rec *sendingRecor
 			case <-ctx.Done():
 				// Stopping: the drain only releases its rows; it needs no slot.
 			}
-			err := t.drain(ctx, settler, rec, mbs, queue, deadline)
+			err := t.drain(ctx, s, rec, mbs, queue, deadline)
 			if err != nil {
 				stop()
 			}
 			return err
 		})
 	}
-	return func() error { return errors.Join(g.Wait(), settler.Close()) }, nil
+	return nil
 }
 
-// settle writes a group of outcomes in one transaction.
-func (t *emailTick) settle(ctx context.Context, group []store.Settlement) error {
+// settle writes a group of outcomes in one transaction, then counts them.
+func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 	var all store.Settlement
-	for _, s := range group {
-		all.Sends = append(all.Sends, s.Sends...)
-		all.Enrollments = append(all.Enrollments, s.Enrollments...)
-		all.Suppressions = append(all.Suppressions, s.Suppressions...)
+	for _, o := range group {
+		all.Sends = append(all.Sends, o.set.Sends...)
+		all.Enrollments = append(all.Enrollments, o.set.Enrollments...)
+		all.Suppressions = append(all.Suppressions, o.set.Suppressions...)
 	}
-	return t.settleNow(ctx, all)
+	if err := store.Settle(ctx, t.pool, t.opts.TickID, all); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range group {
+		if o.n > 0 {
+			t.report.Outcomes[o.kind] += o.n
+			if o.mailbox != "" {
+				t.report.Sent += o.n
+				t.report.ByMailbox[o.mailbox] += o.n
+			}
+		}
+	}
+	return nil
 }
 
 // load reads the campaigns and mailboxes a batch needs, once per tick.
@@ -317,39 +355,38 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 		return err
 	}
 	for _, rec := range recs {
-		mb, err := mailboxFromRecord(rec)
+		mb, err := MailboxFromRecord(rec)
 		t.mailboxes[rec.ID] = &mailboxState{id: rec.ID, mb: mb, err: err}
 	}
 	return nil
 }
 
 // settleWithoutSending handles rows that must not reach SMTP.
-func (t *emailTick) settleWithoutSending(s *tick.Batcher[store.Settlement], r store.ClaimedEnrollment) bool {
+func (t *emailTick) settleWithoutSending(s *tick.Batcher[outcome], r store.ClaimedEnrollment) bool {
 	now := t.opts.Now()
 	c := t.campaign(r.CampaignID)
 	switch {
 	case r.StepSend != "":
 		// At-most-once: a crash between 'sending' and 'sent' leaves the
 		// delivery unknown. An operator decides (docs/email.md).
-		t.count(OutcomeUnknown, "")
-		s.Add(store.Settlement{Enrollments: []store.EnrollmentUpdate{{
-			ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
-			LastError: fmt.Sprintf("step %d delivery unknown: its send was left %q by a stopped tick; check the mailbox's Sent folder, then requeue or leave it", r.Step, r.StepSend),
-		}}})
+		why := fmt.Sprintf("step %d delivery unknown: its send was left %q by a stopped tick; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, r.StepSend)
+		s.Add(outcome{kind: OutcomeUnknown, n: 1, set: store.Settlement{
+			Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
+			Enrollments: []store.EnrollmentUpdate{{
+				ID: r.ID, Status: store.EnrollmentDeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
+			}}}})
 	case r.Suppressed != "":
 		status := "failed"
 		if r.Suppressed == "bounced" || r.Suppressed == "unsubscribed" {
 			status = r.Suppressed
 		}
-		t.count(OutcomeSuppressed, "")
-		s.Add(store.Settlement{Enrollments: []store.EnrollmentUpdate{{
+		s.Add(outcome{kind: OutcomeSuppressed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
 			ID: r.ID, Status: status, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
 			LastError: "address suppressed: " + r.Suppressed,
-		}}})
+		}}}})
 	case r.Step > len(c.Steps):
 		// A re-import removed the remaining steps.
-		t.count(OutcomeCompleted, "")
-		s.Add(store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "completed", CurrentStep: r.Step, NextSendAt: now}}})
+		s.Add(outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "completed", CurrentStep: r.Step, NextSendAt: now}}}})
 	default:
 		return false
 	}
@@ -360,18 +397,17 @@ func (t *emailTick) settleWithoutSending(s *tick.Batcher[store.Settlement], r st
 // the queue: the mailbox gets one attempt per tick, the rest is released.
 // While a message is on the wire, the next one's 'sending' row is already
 // being committed, so the database round trip overlaps SMTP.
-func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
+func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
 	if mbs == nil || mbs.err != nil {
 		err := fmt.Errorf("mailbox %d cannot be used", queue[0].MailboxID)
 		if mbs != nil {
 			err = mbs.err
 		}
-		return t.pauseMailbox(ctx, s, mbs, &DeliveryError{Kind: DeliveryMailboxDisabled, Err: err}, queue, nil)
+		return t.pauseMailbox(ctx, mbs, &DeliveryError{Kind: DeliveryMailboxDisabled, Err: err}, queue, nil)
 	}
 	if mbs.paused {
 		// Paused earlier in this tick; these rows were claimed ahead.
-		s.Add(store.Settlement{Enrollments: t.pauseReleases(queue, mbs.pausedUntil, "mailbox paused")})
-		t.countN(OutcomeReleased, len(queue))
+		s.Add(outcome{kind: OutcomeReleased, n: len(queue), set: store.Settlement{Enrollments: t.pauseReleases(queue, mbs.pausedUntil, "mailbox paused")}})
 		return nil
 	}
 	if ctx.Err() != nil || !t.opts.Now().Before(deadline) {
@@ -379,6 +415,10 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement]
 		t.release(s, queue, func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", nil)
 		return nil
 	}
+	// No SMTP phase outlives the tick's deadline plus the grace; a signal
+	// does not cut a message short.
+	sendCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(TickSMTPGraceDefault))
+	defer cancel()
 	next := t.prepare(ctx, rec, mbs, queue[0])
 	for i := range queue {
 		cur := next
@@ -392,6 +432,11 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement]
 			t.release(s, queue[i:], func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", unsent(cur))
 			return nil
 		}
+		if err := s.Err(); err != nil {
+			// Outcomes cannot be recorded: send nothing more.
+			t.release(s, queue[i:], func(r store.ClaimedEnrollment) time.Time { return r.DueAt }, "", unsent(cur))
+			return err
+		}
 		next = nil
 		if i+1 < len(queue) {
 			next = t.prepare(ctx, rec, mbs, queue[i+1])
@@ -399,29 +444,36 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[store.Settlement]
 		r := cur.r
 		switch {
 		case cur.composeErr != nil:
-			t.count(OutcomeFailed, "")
-			s.Add(store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts, LastError: cur.composeErr.Error()}}})
+			s.Add(outcome{kind: OutcomeFailed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts, LastError: cur.composeErr.Error()}}}})
+			continue
+		case cur.duplicate != 0:
+			// Two leads with one address: the campaign mails it once.
+			s.Add(outcome{kind: OutcomeDuplicate, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
+				ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts,
+				LastError: fmt.Sprintf("duplicate address: enrollment %d of this campaign already mails %s", cur.duplicate, r.Email),
+			}}}})
 			continue
 		case !cur.recorded:
 			r.StepSend = "sending"
 			t.settleWithoutSending(s, r)
 			continue
 		}
-		sendErr := t.opts.Mailer.Send(ctx, mbs.mb, cur.msg)
+		sendErr := t.opts.Mailer.Send(sendCtx, mbs.mb, cur.msg)
 		if sendErr == nil {
 			t.sent(s, t.campaign(r.CampaignID), r, mbs)
 			continue
 		}
 		de := ClassifyDelivery(sendErr)
 		t.opts.Logger.Warn("smtp delivery failed", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
-			"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "error", sendErr.Error(), "tick_id", t.opts.TickID)
+			"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
 		if pause, _ := de.PausesMailbox(); pause {
-			return t.pauseMailbox(ctx, s, mbs, de, queue[i:], next)
+			return t.pauseMailbox(ctx, mbs, de, queue[i:], next)
 		}
-		t.failed(s, r, de)
-		if de.Kind == DeliveryTransient && de.Code == 0 {
-			// No SMTP reply at all (connection refused, dropped): do not
-			// hammer the server with the rest of the queue this tick.
+		t.failed(s, r, mbs.id, de)
+		if de.Code == 0 || de.Code == 421 {
+			// No SMTP reply at all (connection refused, dropped, timed
+			// out) or the server closing: do not hammer it with the rest
+			// of the queue this tick.
 			retry := t.opts.Now().Add(TransientBackoffBaseDefault)
 			t.release(s, queue[i+1:], func(store.ClaimedEnrollment) time.Time { return retry }, "mailbox connection failed: "+de.Error(), unsent(next))
 			return nil
@@ -436,8 +488,11 @@ type prepared struct {
 	msg        *Message
 	composeErr error
 	recorded   bool
-	err        error
-	done       chan struct{}
+	// duplicate is the enrollment that already holds this address in the
+	// campaign; the message is not sent.
+	duplicate int64
+	err       error
+	done      chan struct{}
 }
 
 func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
@@ -453,7 +508,9 @@ func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mail
 	}
 	go func() {
 		defer close(p.done)
-		p.recorded, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID})
+		var res store.SendBegun
+		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email})
+		p.recorded, p.duplicate = res.Written, res.Duplicate
 	}()
 	return p
 }
@@ -471,60 +528,60 @@ func unsent(p *prepared) []store.SendResult {
 	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: store.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
 }
 
-func (t *emailTick) sent(s *tick.Batcher[store.Settlement], c *Campaign, r store.ClaimedEnrollment, mbs *mailboxState) {
+func (t *emailTick) sent(s *tick.Batcher[outcome], c *Campaign, r store.ClaimedEnrollment, mbs *mailboxState) {
 	now := t.opts.Now()
 	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step + 1, MailboxID: mbs.id, NextSendAt: now}
-	outcome := OutcomeSent
+	kind := OutcomeSent
 	if r.Step >= len(c.Steps) {
-		u.Status, u.CurrentStep, outcome = "completed", r.Step, OutcomeCompleted
+		u.Status, u.CurrentStep, kind = "completed", r.Step, OutcomeCompleted
 	} else {
 		u.NextSendAt = c.Window.Next(now.Add(c.Steps[r.Step].Delay), r.Timezone)
 	}
-	t.count(outcome, mbs.mb.Address)
-	s.Add(store.Settlement{
-		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendSent, SentAt: now}},
+	s.Add(outcome{kind: kind, n: 1, mailbox: mbs.mb.Address, set: store.Settlement{
+		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendSent, SentAt: now, Metric: store.MetricSent}},
 		Enrollments: []store.EnrollmentUpdate{u},
-	})
+	}})
 }
 
-func (t *emailTick) failed(s *tick.Batcher[store.Settlement], r store.ClaimedEnrollment, de *DeliveryError) {
+func (t *emailTick) failed(s *tick.Batcher[outcome], r store.ClaimedEnrollment, mailboxID int64, de *DeliveryError) {
 	now := t.opts.Now()
 	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, Attempts: r.Attempts, LastError: de.Error()}
-	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: store.SendFailed, Error: de.Error()}
-	set := store.Settlement{}
+	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricFailed}
+	o := outcome{n: 1}
 	switch de.Kind {
+	case DeliveryUnknown:
+		// The server may have the message: never resent by a tick.
+		u.Status, u.NextSendAt = store.EnrollmentDeliveryUnknown, now
+		u.LastError = fmt.Sprintf("step %d delivery unknown: %v; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, de.Err)
+		res.Status, res.Metric, o.kind = store.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
 	case DeliveryBounced:
 		u.Status, u.NextSendAt = "bounced", now
-		set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: "bounced"}}
-		t.count(OutcomeBounced, "")
+		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: "bounced"}}
+		o.kind = OutcomeBounced
 	case DeliveryRejected:
-		u.Status, u.NextSendAt = "failed", now
-		t.count(OutcomeRejected, "")
+		u.Status, u.NextSendAt, o.kind = "failed", now, OutcomeRejected
 	default: // transient
 		u.Attempts++
 		u.NextSendAt = now.Add(TransientBackoff(u.Attempts))
+		res.Metric, o.kind = store.MetricDeferred, OutcomeTransient
 		if u.Attempts >= TransientAttemptsMaxDefault {
-			u.Status = "failed"
-			t.count(OutcomeFailed, "")
-		} else {
-			t.count(OutcomeTransient, "")
+			u.Status, res.Metric, o.kind = "failed", store.MetricFailed, OutcomeFailed
 		}
 	}
-	set.Sends, set.Enrollments = []store.SendResult{res}, []store.EnrollmentUpdate{u}
-	s.Add(set)
+	o.set.Sends, o.set.Enrollments = []store.SendResult{res}, []store.EnrollmentUpdate{u}
+	s.Add(o)
 }
 
 // release hands rows back untouched (no attempt counted), due at due(r).
-func (t *emailTick) release(s *tick.Batcher[store.Settlement], rows []store.ClaimedEnrollment, due func(store.ClaimedEnrollment) time.Time, why string, sends []store.SendResult) {
+func (t *emailTick) release(s *tick.Batcher[outcome], rows []store.ClaimedEnrollment, due func(store.ClaimedEnrollment) time.Time, why string, sends []store.SendResult) {
 	if len(rows) == 0 {
 		return
 	}
 	set := store.Settlement{Sends: sends}
 	for _, r := range rows {
 		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due(r), Attempts: r.Attempts, LastError: why})
-		t.count(OutcomeReleased, "")
 	}
-	s.Add(set)
+	s.Add(outcome{kind: OutcomeReleased, n: len(rows), set: set})
 }
 
 // pauseMailbox pauses (or disables) a mailbox after its provider limited
@@ -532,23 +589,24 @@ func (t *emailTick) release(s *tick.Batcher[store.Settlement], rows []store.Clai
 // failed row and the rest of the queue released without an attempt, and the
 // mailbox's unsent step-1 enrollments moved to healthy mailboxes. Follow-ups
 // wait for the mailbox: their thread belongs to it.
-func (t *emailTick) pauseMailbox(ctx context.Context, s *tick.Batcher[store.Settlement], mbs *mailboxState, de *DeliveryError, rows []store.ClaimedEnrollment, next *prepared) error {
+func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *DeliveryError, rows []store.ClaimedEnrollment, next *prepared) error {
 	now := t.opts.Now()
 	_, d := de.PausesMailbox()
 	var until *time.Time
-	kind, outcome := "mailbox_disabled", OutcomeMailboxDisabled
+	kind, paused := "mailbox_disabled", OutcomeMailboxDisabled
 	if d > 0 {
 		u := now.Add(d)
-		until, kind, outcome = &u, "mailbox_paused", OutcomeMailboxPaused
+		until, kind, paused = &u, "mailbox_paused", OutcomeMailboxPaused
 	}
 	reason := fmt.Sprintf("%s: %v", de.Kind, de.Err)
 	set := store.Settlement{
-		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: store.SendFailed, Error: de.Error()}}, unsent(next)...),
+		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent(next)...),
 		Enrollments: t.pauseReleases(rows, until, reason),
 	}
+	counts := []outcome{{kind: paused, n: 1}, {kind: OutcomeReleased, n: len(rows) - 1}}
 	if mbs == nil {
 		// The mailbox row is gone: just release.
-		return t.settleNow(ctx, set)
+		return t.settle(ctx, []outcome{{set: set, kind: OutcomeReleased, n: len(rows)}})
 	}
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		workspaceID, address, err := store.PauseMailbox(ctx, tx, mbs.id, until, reason)
@@ -585,8 +643,9 @@ func (t *emailTick) pauseMailbox(ctx context.Context, s *tick.Batcher[store.Sett
 	}
 	mbs.paused, mbs.pausedUntil = true, until
 	t.opts.Logger.Warn("mailbox paused", "mailbox", mbs.mb.Address, "kind", string(de.Kind), "paused_until", until, "released", len(rows), "tick_id", t.opts.TickID)
-	t.count(outcome, "")
-	t.countN(OutcomeReleased, len(rows)-1)
+	for _, c := range counts {
+		t.countN(c.kind, c.n)
+	}
 	return nil
 }
 
@@ -609,24 +668,10 @@ func (t *emailTick) pauseReleases(rows []store.ClaimedEnrollment, until *time.Ti
 	return updates
 }
 
-func (t *emailTick) settleNow(ctx context.Context, set store.Settlement) error {
-	return store.Settle(ctx, t.pool, t.opts.TickID, set)
-}
-
-func (t *emailTick) countN(outcome string, n int) {
+func (t *emailTick) countN(kind string, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n > 0 {
-		t.report.Outcomes[outcome] += n
-	}
-}
-
-func (t *emailTick) count(outcome, mailbox string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.report.Outcomes[outcome]++
-	if mailbox != "" {
-		t.report.Sent++
-		t.report.ByMailbox[mailbox]++
+		t.report.Outcomes[kind] += n
 	}
 }

@@ -176,11 +176,23 @@ func TestTickCrashBetweenSendingAndSentIsNotResent(t *testing.T) {
 	}
 	var status, lastError string
 	f.pool.QueryRow(context.Background(), `SELECT e.status, e.last_error FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = 'lead1@example.test'`).Scan(&status, &lastError)
-	if status != "failed" || !strings.Contains(lastError, "delivery unknown") {
+	if status != "delivery_unknown" || !strings.Contains(lastError, "delivery unknown") {
 		t.Errorf("crashed enrollment: %s %q", status, lastError)
 	}
-	if n := f.count(`SELECT count(*) FROM sends WHERE message_id = 'crashed@acme.test' AND status = 'sending'`); n != 1 {
-		t.Error("the 'sending' evidence row was changed")
+	if n := f.count(`SELECT count(*) FROM sends WHERE message_id = 'crashed@acme.test' AND status = 'delivery_unknown'`); n != 1 {
+		t.Error("the evidence row (its Message-ID) is not kept as delivery_unknown")
+	}
+	if n := f.count(`SELECT count(*) FROM events WHERE kind = 'delivery_unknown' AND payload->>'message_id' = 'crashed@acme.test'`); n != 1 {
+		t.Errorf("%d delivery_unknown events, want 1", n)
+	}
+	// Never resent by a later tick.
+	f.due()
+	f.exec(`UPDATE enrollments SET next_send_at = now() - interval '1 second'`)
+	f.tick(TickOptions{})
+	for _, m := range f.srv.Messages() {
+		if m.To[0] == "lead1@example.test" {
+			t.Fatal("a later tick sent the unknown step")
+		}
 	}
 }
 
@@ -358,5 +370,91 @@ func TestEnrollSchedulesInsideWindow(t *testing.T) {
 	// After a send at a Seoul Friday evening, step 2 lands on Saturday 10:00 Seoul.
 	if got := f.camp.Window.Next(time.Date(2026, 12, 4, 20, 0, 0, 0, seoul), "Asia/Seoul"); !got.Equal(time.Date(2026, 12, 5, 10, 0, 0, 0, seoul)) {
 		t.Errorf("Next = %s", got)
+	}
+}
+
+// Duplicate leads enrolled before enroll skipped them (or enriched to the
+// same address later): the tick still mails each address once per
+// campaign, the later enrollment ends as a duplicate.
+func TestTickMailsAnAddressOncePerCampaign(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 4, mailboxes: 2})
+	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
+		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, 4) g WHERE w.name = 'acme'`)
+	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
+		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
+		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id
+		WHERE l.external_id LIKE 'dup-%'`)
+	rep := f.tick(TickOptions{})
+	if rep.Sent != 4 || rep.Outcomes[OutcomeDuplicate] != 4 {
+		t.Fatalf("tick = %+v, want 4 sent and 4 duplicates", rep)
+	}
+	perAddress := map[string]int{}
+	for _, m := range f.srv.Messages() {
+		perAddress[m.To[0]]++
+	}
+	for addr, n := range perAddress {
+		if n != 1 || addr != strings.ToLower(addr) {
+			t.Errorf("%q got %d messages, want 1 to the normalised address", addr, n)
+		}
+	}
+	if n := f.count(`SELECT count(*) FROM enrollments WHERE status = 'failed' AND last_error LIKE 'duplicate address%'`); n != 4 {
+		t.Errorf("%d duplicate enrollments ended, want 4", n)
+	}
+	// Follow-ups go only to the enrollment that holds the address.
+	f.due()
+	if rep := f.tick(TickOptions{}); rep.Sent != 4 || len(f.srv.Messages()) != 8 {
+		t.Errorf("follow-up tick = %+v, server has %d messages; want 4 more", rep, len(f.srv.Messages()))
+	}
+}
+
+// The database goes away mid-tick (the tick role's connections are cut and
+// no new ones are allowed): the report holds what was committed and
+// nothing else, and what was not committed is counted as unrecorded.
+func TestTickReportMatchesDatabaseAfterDatabaseLoss(t *testing.T) {
+	t.Parallel()
+	var f *fixture
+	cut := make(chan struct{})
+	f = newFixture(t, fixtureOptions{leads: 300, mailboxes: 3, onAccept: func(n int) {
+		if n == 150 {
+			time.Sleep(100 * time.Millisecond) // earlier outcomes get flushed
+			var db string
+			f.pool.QueryRow(context.Background(), `SELECT current_database()`).Scan(&db)
+			f.exec(`REVOKE CONNECT ON DATABASE "` + db + `" FROM PUBLIC, rindactl_tick`)
+			f.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = 'rindactl_tick'`)
+			close(cut)
+		}
+	}})
+	rep, err := RunTick(context.Background(), f.tickPool, TickOptions{Mailer: f.mailer, Batch: 500})
+	if err == nil {
+		t.Fatal("tick without its database reported no error")
+	}
+	<-cut
+	var db string
+	f.pool.QueryRow(context.Background(), `SELECT current_database()`).Scan(&db)
+	f.exec(`GRANT CONNECT ON DATABASE "` + db + `" TO PUBLIC`)
+
+	sent := f.count(`SELECT count(*) FROM sends WHERE status = 'sent'`)
+	released := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NULL AND status = 'active' AND current_step = 1`)
+	leased := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NOT NULL`)
+	t.Logf("report %v; database: %d sent, %d released, %d leased; server accepted %d", rep.Outcomes, sent, released, leased, f.srv.Accepted())
+	if rep.Sent != sent || rep.Outcomes[OutcomeSent] != sent {
+		t.Errorf("report says %d sent (outcomes %v), the database %d", rep.Sent, rep.Outcomes, sent)
+	}
+	if rep.Outcomes[OutcomeReleased] != released {
+		t.Errorf("report says %d released, the database %d", rep.Outcomes[OutcomeReleased], released)
+	}
+	if rep.Claimed != 300 || rep.Outcomes[OutcomeUnrecorded] != leased {
+		t.Errorf("report: claimed %d, unrecorded %d; database: %d still leased", rep.Claimed, rep.Outcomes[OutcomeUnrecorded], leased)
+	}
+	total := 0
+	for _, n := range rep.Outcomes {
+		total += n
+	}
+	if total != rep.Claimed {
+		t.Errorf("outcomes %v add up to %d, claimed %d", rep.Outcomes, total, rep.Claimed)
+	}
+	if f.srv.Accepted() < sent || leased == 0 {
+		t.Errorf("server accepted %d, %d recorded sent, %d leased: the cut did not land mid-tick", f.srv.Accepted(), sent, leased)
 	}
 }

@@ -19,7 +19,7 @@ import (
 var EnrichStatuses = []string{"pending", "in_progress", "enriched", "not_found", "unreachable", "enrichment_failed"}
 
 // TickKinds lists every tick kind tick_runs records.
-var TickKinds = []string{"enrich", "email", "events"}
+var TickKinds = []string{"enrich", "email", "events", "inbox"}
 
 // Report is the whole `rindactl status` answer. Its JSON form is a stable
 // interface for scripts: the top-level keys never change.
@@ -60,9 +60,12 @@ type Email struct {
 	Overdue              int64        `json:"overdue"`
 	OldestOverdueSeconds int64        `json:"oldest_overdue_seconds"`
 	Blocked              EmailBlocked `json:"blocked"`
-	Mailboxes            []Mailbox    `json:"mailboxes"`
-	Campaigns            []Campaign   `json:"campaigns"`
-	Drain                Drain        `json:"drain"`
+	// DeliveryUnknown counts enrollments whose step went out without an
+	// answer; no tick resends them, an operator decides.
+	DeliveryUnknown int64      `json:"delivery_unknown"`
+	Mailboxes       []Mailbox  `json:"mailboxes"`
+	Campaigns       []Campaign `json:"campaigns"`
+	Drain           Drain      `json:"drain"`
 }
 
 // EmailBlocked counts due steps that cannot go out whatever the capacity,
@@ -97,6 +100,10 @@ type Mailbox struct {
 	// Sent24h counts sends in the rolling 24 hours the daily cap covers.
 	Sent24h  int64 `json:"sent_24h"`
 	DailyCap int   `json:"daily_cap"`
+	// CapToday is the cap in force: DailyCap, lowered while a warm-up ramp
+	// grows (0 = no cap); RampNextAt is when the ramp next grows.
+	CapToday   int        `json:"cap_today"`
+	RampNextAt *time.Time `json:"ramp_next_at"`
 	// Remaining is the room left under the cap now; -1 when uncapped.
 	Remaining   int64      `json:"remaining"`
 	PausedUntil *time.Time `json:"paused_until"`
@@ -114,6 +121,7 @@ type Campaign struct {
 	Name                 string       `json:"name"`
 	Status               string       `json:"status"`
 	Active               int64        `json:"active"`
+	DeliveryUnknown      int64        `json:"delivery_unknown"`
 	Overdue              int64        `json:"overdue"`
 	OldestOverdueSeconds int64        `json:"oldest_overdue_seconds"`
 	Blocked              EmailBlocked `json:"blocked"`
@@ -324,9 +332,9 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
-		if m.DailyCap > 0 {
-			mb.Remaining = max(int64(m.DailyCap)-m.Sent24h, 0)
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
+		if m.CapToday > 0 {
+			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
 		}
 		e.Mailboxes = append(e.Mailboxes, mb)
 		mbIndex[m.ID] = i
@@ -335,7 +343,8 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	windows := make(map[int64]*window, len(campaigns))
 	oldest := make([]time.Time, len(campaigns))
 	for i, c := range campaigns {
-		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active})
+		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active, DeliveryUnknown: c.DeliveryUnknown})
+		e.DeliveryUnknown += c.DeliveryUnknown
 		cIndex[c.ID] = i
 		windows[c.ID] = campaignWindow(c)
 	}

@@ -186,7 +186,7 @@ func TestStatusJSONSchema(t *testing.T) {
 		t.Errorf("email.blocked keys = %s", got)
 	}
 	mb := email["mailboxes"].([]any)[0].(map[string]any)
-	if got := strings.Join(keys(mb), ","); got != "address,daily_cap,overdue,pause_reason,paused_until,remaining,sent_24h,status,workspace" {
+	if got := strings.Join(keys(mb), ","); got != "address,cap_today,daily_cap,overdue,pause_reason,paused_until,ramp_next_at,remaining,sent_24h,status,workspace" {
 		t.Errorf("mailbox keys = %s", got)
 	}
 	if _, ok := email["campaigns"].([]any); !ok {
@@ -203,7 +203,7 @@ func TestStatusJSONSchema(t *testing.T) {
 		t.Errorf("open_until is %T", br["open_until"])
 	}
 	ticks := doc["ticks"].(map[string]any)
-	if got := strings.Join(keys(ticks), ","); got != "email,enrich,events" {
+	if got := strings.Join(keys(ticks), ","); got != "email,enrich,events,inbox" {
 		t.Errorf("tick kinds = %s", got)
 	}
 	for _, k := range []string{"last_started_at", "last_success_at", "last_failure_at", "runs_24h", "failures_24h"} {

@@ -106,6 +106,7 @@ func (p *painter) writeFull(b *strings.Builder, r *Report) {
 	p.section(b, "EMAIL")
 	p.writeOverdueLine(b, r)
 	p.writeBlockedLine(b, r.Email.Blocked)
+	p.writeDeliveryUnknownLine(b, r)
 	b.WriteString(p.mailboxTable(r, false) + "\n")
 	b.WriteString(p.campaignTable(r, false) + "\n")
 
@@ -187,6 +188,16 @@ func (p *painter) writeOverdueLine(b *strings.Builder, r *Report) {
 		human(time.Duration(r.Email.OldestOverdueSeconds)*time.Second))
 }
 
+// writeDeliveryUnknownLine shows steps whose delivery is unknown, which
+// only an operator can settle; nothing when there are none.
+func (p *painter) writeDeliveryUnknownLine(b *strings.Builder, r *Report) {
+	if r.Email.DeliveryUnknown == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s: check the mailboxes' Sent folders, then 'rindactl requeue --status=delivery_unknown' or leave them\n",
+		p.bad.Render("delivery unknown "+Thousands(r.Email.DeliveryUnknown)))
+}
+
 func (p *painter) writeBlockedLine(b *strings.Builder, bl EmailBlocked) {
 	fmt.Fprintf(b, "blocked (not overdue): no email %s, paused mailbox %s, outside window %s, no mailbox %s, paused campaign %s\n",
 		Thousands(bl.NoEmail), Thousands(bl.MailboxPaused), Thousands(bl.OutsideWindow), Thousands(bl.NoMailbox), Thousands(bl.CampaignPaused))
@@ -199,10 +210,13 @@ func (p *painter) mailboxTable(r *Report, lateOnly bool) string {
 			continue
 		}
 		capacity := Thousands(m.Sent24h) + " / "
-		if m.DailyCap == 0 {
+		if m.CapToday == 0 {
 			capacity += "no cap"
 		} else {
-			capacity += Thousands(int64(m.DailyCap))
+			capacity += Thousands(int64(m.CapToday))
+			if m.RampNextAt != nil {
+				capacity += " ramp" // today's cap of a warm-up ramp
+			}
 			if m.Remaining == 0 {
 				capacity = p.warn.Render(capacity)
 			}

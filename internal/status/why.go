@@ -224,6 +224,11 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 	case "failed":
 		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
 			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)})
+	case "delivery_unknown":
+		x.Holds = append(x.Holds, Hold{Code: "delivery_unknown", Detail: fmt.Sprintf(
+			"step %d went out through the final dot without an answer: the server may have it, so no tick sends it again; "+
+				"check mailbox %s's Sent folder for its Message-ID, then 'rindactl requeue --status=delivery_unknown' to send it again, or leave it",
+			e.CurrentStep, e.MailboxAddress)})
 	}
 	if e.CampaignStatus != "active" {
 		x.Holds = append(x.Holds, Hold{Code: "campaign_paused", Detail: fmt.Sprintf("campaign %s is %s", e.Campaign, e.CampaignStatus)})
@@ -255,6 +260,10 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 	if e.MailboxID != nil && e.MailboxDailyCap > 0 && e.MailboxSent24h >= int64(e.MailboxDailyCap) {
 		x.Holds = append(x.Holds, Hold{Code: "daily_cap_reached", Detail: fmt.Sprintf(
 			"mailbox %s sent %d of its daily cap of %d in the last 24 hours", e.MailboxAddress, e.MailboxSent24h, e.MailboxDailyCap)})
+	}
+	if e.MailboxGapUntil != nil && e.MailboxGapUntil.After(now) {
+		x.Holds = append(x.Holds, Hold{Code: "gap", Until: utc(e.MailboxGapUntil), Detail: fmt.Sprintf(
+			"mailbox %s keeps its human gap between sends until %s", e.MailboxAddress, stamp(*e.MailboxGapUntil))})
 	}
 	if w := newWindow(e.WindowTimezone, e.WindowDays, e.WindowStart, e.WindowEnd); !w.open(now, e.LeadTimezone) {
 		local := now.In(w.location(e.LeadTimezone))

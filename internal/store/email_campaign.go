@@ -21,6 +21,7 @@ type CampaignRecord struct {
 	WindowStart    string // HH:MM
 	WindowEnd      string
 	UnsubscribeURL string
+	FollowUpsFirst bool
 	Steps          []StepRecord
 	Mailboxes      []MailboxRecord
 }
@@ -41,8 +42,15 @@ type MailboxRecord struct {
 	SMTPURL     string
 	PasswordEnv string
 	DailyCap    int
-	Status      string
-	PausedUntil *time.Time
+	IMAPURL     string // empty: the inbox is not read
+	// Warm-up ramp (RampStart 0: none) and human gap between sends.
+	RampStart, RampStep, RampMax int
+	RampEvery                    time.Duration
+	GapMin, GapMax               time.Duration
+	Status                       string
+	PausedUntil                  *time.Time
+	// CapToday is the cap in force: DailyCap lowered by the ramp; 0 = none.
+	CapToday int
 }
 
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
@@ -67,7 +75,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	}
 	var id int64
 	var created bool
-	if err := tx.QueryRow(ctx, query("email_campaign_upsert"), wsID, rec.Name, tz, days, start, end, unsub).Scan(&id, &created); err != nil {
+	if err := tx.QueryRow(ctx, query("email_campaign_upsert"), wsID, rec.Name, tz, days, start, end, unsub, rec.FollowUpsFirst).Scan(&id, &created); err != nil {
 		return 0, false, fmt.Errorf("campaign %s: %w", rec.Name, err)
 	}
 
@@ -86,7 +94,8 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	mailboxIDs := make([]int64, 0, len(rec.Mailboxes))
 	for _, mb := range rec.Mailboxes {
 		var mbID int64
-		if err := tx.QueryRow(ctx, query("email_mailbox_upsert"), wsID, mb.Address, mb.DisplayName, mb.SMTPURL, mb.PasswordEnv, mb.DailyCap).Scan(&mbID); err != nil {
+		if err := tx.QueryRow(ctx, query("email_mailbox_upsert"), wsID, mb.Address, mb.DisplayName, mb.SMTPURL, mb.PasswordEnv, mb.DailyCap,
+			mb.IMAPURL, mb.RampStart, mb.RampStep, mb.RampEvery, mb.RampMax, mb.GapMin, mb.GapMax).Scan(&mbID); err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
 		}
 		mailboxIDs = append(mailboxIDs, mbID)
@@ -123,7 +132,7 @@ func LockCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) error {
 func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error) {
 	var rec CampaignRecord
 	err := db.QueryRow(ctx, query("email_campaign_get"), id).Scan(&rec.ID, &rec.WorkspaceID, &rec.Workspace, &rec.Name,
-		&rec.WindowTimezone, &rec.WindowDays, &rec.WindowStart, &rec.WindowEnd, &rec.UnsubscribeURL, &rec.Status)
+		&rec.WindowTimezone, &rec.WindowDays, &rec.WindowStart, &rec.WindowEnd, &rec.UnsubscribeURL, &rec.Status, &rec.FollowUpsFirst)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rec, fmt.Errorf("campaign %d: %w", id, ErrCampaignNotFound)
 	}
@@ -164,7 +173,8 @@ func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, erro
 	}
 	mbs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MailboxRecord, error) {
 		var mb MailboxRecord
-		err := r.Scan(&mb.ID, &mb.Address, &mb.DisplayName, &mb.SMTPURL, &mb.PasswordEnv, &mb.DailyCap, &mb.Status, &mb.PausedUntil)
+		err := r.Scan(&mb.ID, &mb.Address, &mb.DisplayName, &mb.SMTPURL, &mb.PasswordEnv, &mb.DailyCap, &mb.Status, &mb.PausedUntil,
+			&mb.IMAPURL, &mb.RampStart, &mb.RampStep, &mb.RampEvery, &mb.RampMax, &mb.GapMin, &mb.GapMax, &mb.CapToday)
 		return mb, err
 	})
 	if err != nil {

@@ -31,9 +31,14 @@ type ClaimedEnrollment struct {
 	Suppressed string
 }
 
-// ClaimEnrollments leases up to batch due enrollments to tickID for lease.
-func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Duration, tickID string) ([]ClaimedEnrollment, error) {
-	rows, err := db.Query(ctx, query("email_claim"), emailClaimExecMode, batch, lease, tickID)
+// ClaimEnrollments leases up to batch due enrollments to tickID for lease,
+// none of them on the skipped mailboxes (busy in this tick). Email is the
+// lead's address normalised (trimmed, lower case).
+func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Duration, tickID string, skip ...int64) ([]ClaimedEnrollment, error) {
+	if skip == nil {
+		skip = []int64{}
+	}
+	rows, err := db.Query(ctx, query("email_claim"), emailClaimExecMode, batch, lease, tickID, skip)
 	if err != nil {
 		return nil, fmt.Errorf("claim enrollments: %w", err)
 	}

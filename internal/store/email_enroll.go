@@ -38,6 +38,9 @@ func MailboxLoads(ctx context.Context, db DBTX, campaignID int64) ([]MailboxLoad
 type EnrollCandidate struct {
 	LeadID   int64
 	Timezone string
+	// Duplicate: another lead with this address is (or is about to be)
+	// enrolled in the campaign; this one must not be.
+	Duplicate bool
 }
 
 // EnrollCandidates lists the workspace's leads not yet in the campaign, by
@@ -50,7 +53,7 @@ func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID in
 	}
 	c, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (EnrollCandidate, error) {
 		var c EnrollCandidate
-		err := r.Scan(&c.LeadID, &c.Timezone)
+		err := r.Scan(&c.LeadID, &c.Timezone, &c.Duplicate)
 		return c, err
 	})
 	if err != nil {

@@ -15,46 +15,80 @@ type SendStart struct {
 	Step         int
 	MailboxID    int64
 	MessageID    string
+	// CampaignID and Email (normalised, as the claim returns it) claim the
+	// address for the enrollment.
+	CampaignID int64
+	Email      string
+}
+
+// SendBegun is what BeginSends did with one SendStart.
+type SendBegun struct {
+	// Written: the 'sending' row is committed; the message may go out.
+	Written bool
+	// Duplicate is the other enrollment of the campaign that already
+	// holds the lead's (normalised) address; the message must not go out.
+	Duplicate int64
 }
 
 // BeginSends records sends as 'sending' and commits before any of them is
-// sent. It returns the enrollments whose row was written; a step that
-// already has a row is absent and must not be sent.
-func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]bool, error) {
+// sent, claiming each lead's address for its campaign. An enrollment
+// absent from the result, or not Written, must not be sent: its step
+// already has a row, or another enrollment mails the address.
+func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
 	n := len(starts)
 	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
+	camps, emails := make([]int64, n), make([]string, n)
 	for i, s := range starts {
 		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
+		camps[i], emails[i] = s.CampaignID, s.Email
 	}
-	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids)
+	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails)
 	if err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
-	written, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	out := make(map[int64]SendBegun, n)
+	var id, dup int64
+	var written bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
+		out[id] = SendBegun{Written: written, Duplicate: dup}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
-	ok := make(map[int64]bool, len(written))
-	for _, id := range written {
-		ok[id] = true
-	}
-	return ok, nil
+	return out, nil
 }
 
 // Send statuses a settlement may set. A failed send was refused by the
-// server: nothing was delivered, and a retry takes the row over.
+// server: nothing was delivered, and a retry takes the row over. A
+// delivery_unknown send may have been delivered: no tick takes it over.
 const (
-	SendSent   = "sent"
-	SendFailed = "failed"
+	SendSent            = "sent"
+	SendFailed          = "failed"
+	SendDeliveryUnknown = "delivery_unknown"
+)
+
+// EnrollmentDeliveryUnknown is the enrollment status of a step whose
+// delivery is unknown: only an operator moves it (requeue).
+const EnrollmentDeliveryUnknown = "delivery_unknown"
+
+// Metrics a settled send adds to its mailbox's running totals
+// (email_mailbox_totals); empty adds nothing (the send was never tried).
+const (
+	MetricSent            = "sent"
+	MetricFailed          = "failed"   // refused for good
+	MetricDeferred        = "deferred" // refused for now; retried later
+	MetricDeliveryUnknown = "delivery_unknown"
 )
 
 // SendResult settles one 'sending' row.
 type SendResult struct {
 	EnrollmentID int64
 	Step         int
-	Status       string // SendSent or SendFailed
+	Status       string // SendSent, SendFailed or SendDeliveryUnknown
 	SentAt       time.Time
 	Error        string
+	Metric       string
 }
 
 // EnrollmentUpdate is an enrollment's state after a tick worked on it.
@@ -89,9 +123,9 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 		return nil
 	}
 	n := len(s.Sends)
-	fEnr, fStep, fStatus, fAt, fErr := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n)
+	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
 	for i, r := range s.Sends {
-		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i] = r.EnrollmentID, int32(r.Step), r.Status, r.SentAt, r.Error
+		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), r.Status, r.SentAt, r.Error, r.Metric
 	}
 	n = len(s.Enrollments)
 	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
@@ -108,7 +142,7 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 	if _, err := db.Exec(ctx, query("email_settle"), tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
-		sWS, sEmail, sReason); err != nil {
+		sWS, sEmail, sReason, fMetric); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
 	return nil

@@ -33,6 +33,9 @@ type EventRow struct {
 	NextAttemptAt time.Time       `json:"next_attempt_at"`
 	DeliveredAt   *time.Time      `json:"delivered_at"`
 	LastError     string          `json:"last_error,omitempty"`
+	// Alert: the event is posted to Slack. A breaker episode posts one
+	// alert; its other events are only listed.
+	Alert bool `json:"alert"`
 }
 
 // ClaimEvents leases up to limit due undelivered events for lease.
@@ -85,7 +88,7 @@ func Events(ctx context.Context, db DBTX, limit int, undeliveredOnly bool) ([]Ev
 		var e EventRow
 		var payload []byte
 		if err := rows.Scan(&e.ID, &e.Kind, &e.Workspace, &e.Provider, &e.DedupeKey, &payload, &e.CreatedAt,
-			&e.Attempts, &e.NextAttemptAt, &e.DeliveredAt, &e.LastError); err != nil {
+			&e.Attempts, &e.NextAttemptAt, &e.DeliveredAt, &e.LastError, &e.Alert); err != nil {
 			return nil, fmt.Errorf("list events: %w", err)
 		}
 		e.Payload = payload

@@ -5,16 +5,17 @@ import "context"
 // EnrollmentMarks is what MarkEnrollments changed.
 type EnrollmentMarks struct {
 	// Found counts the given ids that exist; Marked the active ones that
-	// ended; Suppressed the addresses newly suppressed (unsubscribe only).
+	// ended; Suppressed the addresses newly suppressed.
 	Found      int64 `json:"found"`
 	Marked     int64 `json:"marked"`
 	Suppressed int64 `json:"suppressed"`
 }
 
-// MarkEnrollments ends the given enrollments as "replied" or "unsubscribed"
-// in one statement; see queries/ops_enrollment_mark.sql.
-func MarkEnrollments(ctx context.Context, db DBTX, ids []int64, status string) (EnrollmentMarks, error) {
+// MarkEnrollments ends the given enrollments as "replied", "unsubscribed"
+// or "bounced" in one statement, and suppresses their addresses with the
+// reason suppress unless it is empty; see queries/ops_enrollment_mark.sql.
+func MarkEnrollments(ctx context.Context, db DBTX, ids []int64, status, suppress string) (EnrollmentMarks, error) {
 	var m EnrollmentMarks
-	err := db.QueryRow(ctx, query("ops_enrollment_mark"), ids, status).Scan(&m.Found, &m.Marked, &m.Suppressed)
+	err := db.QueryRow(ctx, query("ops_enrollment_mark"), ids, status, suppress).Scan(&m.Found, &m.Marked, &m.Suppressed)
 	return m, err
 }

@@ -39,15 +39,16 @@ func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status string, f OpsRequ
 	return collectGroups(db.Query(ctx, query("ops_requeue_leads_batch"), status, f.WorkspaceID, f.Provider, f.OlderThan, limit))
 }
 
-// OpsCountRequeueEnrollments counts failed enrollments matching f.
-func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_count"), f.WorkspaceID, f.CampaignID, f.OlderThan))
+// OpsCountRequeueEnrollments counts enrollments in status (failed or
+// delivery_unknown) matching f.
+func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, status string, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
+	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_count"), f.WorkspaceID, f.CampaignID, f.OlderThan, status))
 }
 
-// OpsRequeueEnrollmentsBatch makes up to limit failed enrollments matching
-// f active and due now. Run it in its own transaction.
-func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_batch"), f.WorkspaceID, f.CampaignID, f.OlderThan, limit))
+// OpsRequeueEnrollmentsBatch makes up to limit enrollments in status
+// matching f active and due now. Run it in its own transaction.
+func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, status string, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
+	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_batch"), f.WorkspaceID, f.CampaignID, f.OlderThan, limit, status))
 }
 
 func collectGroups(rows pgx.Rows, err error) ([]OpsRequeueGroup, error) {

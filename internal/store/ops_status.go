@@ -188,6 +188,8 @@ type OpsCampaign struct {
 	WindowStart    string // HH:MM
 	WindowEnd      string // HH:MM, exclusive
 	Active         int64
+	// DeliveryUnknown counts enrollments in status delivery_unknown.
+	DeliveryUnknown int64
 }
 
 // OpsCampaigns lists campaigns, filtered by workspace and campaign id.
@@ -199,7 +201,7 @@ func OpsCampaigns(ctx context.Context, db DBTX, workspaceID, campaignID *int64) 
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsCampaign, error) {
 		var c OpsCampaign
 		return c, r.Scan(&c.ID, &c.Workspace, &c.Name, &c.Status, &c.WindowTimezone, &c.WindowDays,
-			&c.WindowStart, &c.WindowEnd, &c.Active)
+			&c.WindowStart, &c.WindowEnd, &c.Active, &c.DeliveryUnknown)
 	})
 }
 
@@ -212,7 +214,11 @@ type OpsMailbox struct {
 	DailyCap    int
 	PausedUntil *time.Time
 	PauseReason string
-	Sent24h     int64
+	// CapToday is the cap in force (0 = none); RampNextAt the ramp's next
+	// growth, nil without a ramp or once it reached its max.
+	CapToday   int
+	RampNextAt *time.Time
+	Sent24h    int64
 }
 
 // OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
@@ -224,6 +230,15 @@ func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, camp
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsMailbox, error) {
 		var m OpsMailbox
-		return m, r.Scan(&m.ID, &m.Workspace, &m.Address, &m.Status, &m.DailyCap, &m.PausedUntil, &m.PauseReason, &m.Sent24h)
+		return m, r.Scan(&m.ID, &m.Workspace, &m.Address, &m.Status, &m.DailyCap, &m.PausedUntil, &m.PauseReason, &m.CapToday, &m.RampNextAt, &m.Sent24h)
 	})
+}
+
+// OpsSentSince counts the messages sent (or being sent) since since.
+func OpsSentSince(ctx context.Context, db DBTX, since time.Time) (int64, error) {
+	var n int64
+	if err := db.QueryRow(ctx, query("ops_sent_recent"), since).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sends since %s: %w", since.Format(time.RFC3339), err)
+	}
+	return n, nil
 }

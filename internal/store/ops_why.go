@@ -101,10 +101,12 @@ type OpsEnrollment struct {
 	MailboxID          *int64
 	MailboxAddress     string
 	MailboxStatus      string
-	MailboxDailyCap    int
+	MailboxDailyCap    int // the cap in force today
 	MailboxPausedUntil *time.Time
 	MailboxPauseReason string
-	MailboxSent24h     int64
+	// MailboxGapUntil is when a mailbox with a human gap may send again.
+	MailboxGapUntil *time.Time
+	MailboxSent24h  int64
 
 	Suppressed string
 
@@ -121,7 +123,7 @@ func OpsFindEnrollment(ctx context.Context, db DBTX, id int64, now time.Time) (e
 		&e.CampaignID, &e.Campaign, &e.CampaignStatus, &e.WindowTimezone, &e.WindowDays, &e.WindowStart, &e.WindowEnd, &e.Steps,
 		&e.LeadID, &e.LeadExternalID, &e.LeadEmail, &e.LeadTimezone,
 		&e.MailboxID, &e.MailboxAddress, &e.MailboxStatus, &e.MailboxDailyCap, &e.MailboxPausedUntil, &e.MailboxPauseReason,
-		&e.MailboxSent24h, &e.Suppressed, &e.LastSendStep, &e.LastSendStatus, &e.LastSendError)
+		&e.MailboxGapUntil, &e.MailboxSent24h, &e.Suppressed, &e.LastSendStep, &e.LastSendStatus, &e.LastSendError)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return e, false, nil
 	}

@@ -138,7 +138,7 @@ func TestClaimIndexesExist(t *testing.T) {
 	want := map[string]string{
 		"lead_enrichment_claim_idx": "WHERE (status = ANY",
 		"enrollments_claim_idx":     "WHERE (status = 'active'",
-		"events_undelivered_idx":    "WHERE (delivered_at IS NULL)",
+		"events_alert_due_idx":      "WHERE ((delivered_at IS NULL) AND alert)",
 	}
 	for name, pred := range want {
 		var def string

@@ -20,6 +20,7 @@ const (
 	KindEnrich = "enrich"
 	KindEmail  = "email"
 	KindEvents = "events"
+	KindInbox  = "inbox"
 )
 
 // recordTimeout bounds the writes a tick makes after it was told to stop:

@@ -6,6 +6,7 @@ package provider
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -21,28 +22,46 @@ func Finders() []string { return []string{findymail.Name, hunter.Name} }
 // Verifiers lists the known verifier names.
 func Verifiers() []string { return []string{millionverifier.Name} }
 
+// Option adjusts how a provider is built beyond the environment.
+type Option func(*options)
+
+type options struct{ log *slog.Logger }
+
+// WithLogger sends the adapter's log lines (one warn line per deliberate
+// block: provider, endpoint, status, retry_after_ms, max_retries) to log.
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
 // NewFinder configures the named finder from the environment (getenv is
-// os.Getenv in production). A missing API key is not an error: the finder
-// then answers every call with enrich.KindAuth without a request, so a tick
-// skips that provider and alerts while the others keep working. A malformed
-// RINDA_<PROVIDER>_BASE_URL is an error.
-func NewFinder(name string, getenv func(string) string) (enrich.Finder, error) {
+// os.Getenv in production). A missing API key is not an error here: the
+// finder reports it through enrich.Configurable, so a tick leaves it out
+// and says so, and its calls fail with enrich.KindAuth without a request.
+// A malformed RINDA_<PROVIDER>_BASE_URL or _TIMEOUT is an error.
+func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.Finder, error) {
+	o := collect(opts)
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case hunter.Name:
-		return hunter.FromEnv(getenv)
+		return hunter.FromEnv(getenv, o.log)
 	case findymail.Name:
-		return findymail.FromEnv(getenv)
+		return findymail.FromEnv(getenv, o.log)
 	}
 	return nil, unknown(name, "finder", Finders())
 }
 
 // NewVerifier configures the named verifier from the environment, with the
 // same rules as NewFinder.
-func NewVerifier(name string, getenv func(string) string) (enrich.Verifier, error) {
+func NewVerifier(name string, getenv func(string) string, opts ...Option) (enrich.Verifier, error) {
 	if strings.ToLower(strings.TrimSpace(name)) == millionverifier.Name {
-		return millionverifier.FromEnv(getenv)
+		return millionverifier.FromEnv(getenv, collect(opts).log)
 	}
 	return nil, unknown(name, "verifier", Verifiers())
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 func unknown(name, role string, known []string) error {

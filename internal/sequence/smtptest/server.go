@@ -1,7 +1,9 @@
 // Package smtptest runs an in-process SMTP server (emersion/go-smtp) that
 // records every message it accepts and answers scripted errors per sender or
-// recipient. Tests use it as the real far end of the Mailer; the demo uses it
-// as a local mail sink.
+// recipient, drops the connection or stays silent. Tests use it as the real
+// far end of the Mailer; the demo uses it as a local mail sink. Raw is a
+// hand-written server for what go-smtp will not do (no greeting, a 421
+// greeting, replies one byte at a time, no ENHANCEDSTATUSCODES).
 package smtptest
 
 import (
@@ -46,8 +48,14 @@ type Rule struct {
 	// Times is how often the rule fires before it is spent; 0 = always.
 	Times int
 	// Close drops the connection instead of replying; at StageData it does
-	// so halfway through the message.
+	// so halfway through the message, or after its final dot with AfterDot.
 	Close bool
+	// AfterDot (StageData) reads the whole message, final dot included,
+	// before Close or Hang: the server has the message, the client gets no
+	// answer. The message is counted in Received.
+	AfterDot bool
+	// Hang never replies (until the server closes).
+	Hang bool
 }
 
 // Message is one accepted message.
@@ -58,6 +66,10 @@ type Message struct {
 	Data     []byte
 	// Header is the parsed header; nil when the data was not a valid message.
 	Header mail.Header
+	// Unanswered: the final dot arrived but the server dropped the
+	// connection or never replied (Rule.AfterDot). The server has the
+	// message; the client cannot know it.
+	Unanswered bool
 }
 
 // Options configures a Server.
@@ -72,6 +84,9 @@ type Options struct {
 	// its data arrives, as a real provider's queue does (tens of ms);
 	// 0 answers at once.
 	AcceptDelay time.Duration
+	// OnAccept, when set, runs after the n-th message is accepted and
+	// before the client gets its answer (tests cut a dependency there).
+	OnAccept func(n int)
 }
 
 // Server is a running SMTP server on 127.0.0.1.
@@ -80,10 +95,13 @@ type Server struct {
 	srv      *smtp.Server
 	listener net.Listener
 
+	quit chan struct{}
+
 	mu          sync.Mutex
 	rules       []*Rule
 	messages    []Message
 	accepted    int
+	received    int
 	attempts    map[string]int
 	connections int
 }
@@ -94,7 +112,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("smtptest: listen: %w", err)
 	}
-	s := &Server{opts: opts, listener: l, attempts: make(map[string]int)}
+	s := &Server{opts: opts, listener: l, attempts: make(map[string]int), quit: make(chan struct{})}
 	s.srv = smtp.NewServer(smtp.BackendFunc(s.newSession))
 	s.srv.Domain = "smtptest.local"
 	s.srv.AllowInsecureAuth = true
@@ -115,7 +133,16 @@ func New(tb testing.TB, opts Options) *Server {
 }
 
 // Close stops the server and drops open connections.
-func (s *Server) Close() error { return s.srv.Close() }
+func (s *Server) Close() error {
+	s.mu.Lock()
+	select {
+	case <-s.quit:
+	default:
+		close(s.quit)
+	}
+	s.mu.Unlock()
+	return s.srv.Close()
+}
 
 // Host is the listening IP.
 func (s *Server) Host() string { return s.listener.Addr().(*net.TCPAddr).IP.String() }
@@ -139,7 +166,8 @@ func (s *Server) Script(r Rule) {
 	s.rules = append(s.rules, &r)
 }
 
-// Messages returns the accepted messages, in order of acceptance.
+// Messages returns the messages the server has, in order of arrival:
+// accepted ones, and Unanswered ones (see Rule.AfterDot).
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,6 +179,14 @@ func (s *Server) Accepted() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.accepted
+}
+
+// Received counts messages whose final dot arrived, answered or not: the
+// server has each of them.
+func (s *Server) Received() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received
 }
 
 // Attempts counts MAIL FROM commands per envelope sender, accepted or not.
@@ -225,6 +261,9 @@ func (ss *session) reply(stage Stage, from, to string) error {
 	switch {
 	case r == nil:
 		return nil
+	case r.Hang:
+		<-ss.server.quit
+		return errClosed
 	case r.Close:
 		_ = ss.conn.Close()
 		return errClosed
@@ -276,6 +315,20 @@ func (ss *session) Data(r io.Reader) error {
 		switch {
 		case rule == nil:
 			continue
+		case rule.AfterDot:
+			data, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			ss.server.keep(Message{From: ss.from, To: append([]string(nil), ss.to...), Username: ss.username, Unanswered: true}, data)
+			if rule.Hang {
+				<-ss.server.quit
+			}
+			_ = ss.conn.Close()
+			return errClosed
+		case rule.Hang:
+			<-ss.server.quit
+			return errClosed
 		case rule.Close:
 			// Read part of the message so the client is mid-DATA.
 			_, _ = io.CopyN(io.Discard, r, 64)
@@ -292,20 +345,31 @@ func (ss *session) Data(r io.Reader) error {
 	if d := ss.server.opts.AcceptDelay; d > 0 {
 		time.Sleep(d)
 	}
-	msg := Message{From: ss.from, To: append([]string(nil), ss.to...), Username: ss.username}
-	if !ss.server.opts.CountOnly {
+	ss.server.keep(Message{From: ss.from, To: append([]string(nil), ss.to...), Username: ss.username}, data)
+	return nil
+}
+
+// keep records a message whose final dot arrived.
+func (s *Server) keep(msg Message, data []byte) {
+	if !s.opts.CountOnly {
 		msg.Data = data
 		if parsed, err := mail.ReadMessage(bytes.NewReader(data)); err == nil {
 			msg.Header = parsed.Header
 		}
 	}
-	ss.server.mu.Lock()
-	ss.server.accepted++
-	if !ss.server.opts.CountOnly {
-		ss.server.messages = append(ss.server.messages, msg)
+	s.mu.Lock()
+	s.received++
+	if !msg.Unanswered {
+		s.accepted++
 	}
-	ss.server.mu.Unlock()
-	return nil
+	if !s.opts.CountOnly {
+		s.messages = append(s.messages, msg)
+	}
+	n := s.accepted
+	s.mu.Unlock()
+	if s.opts.OnAccept != nil && !msg.Unanswered {
+		s.opts.OnAccept(n)
+	}
 }
 
 func (ss *session) Reset() { ss.from, ss.to = "", nil }

@@ -1,11 +1,12 @@
 -- Creates or updates a campaign; created is false on update.
-INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url)
-VALUES ($1, $2, $3, $4, $5::time, $6::time, $7)
+INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first)
+VALUES ($1, $2, $3, $4, $5::time, $6::time, $7, $8)
 ON CONFLICT (workspace_id, name) DO UPDATE
-SET window_timezone = EXCLUDED.window_timezone,
-    window_days     = EXCLUDED.window_days,
-    window_start    = EXCLUDED.window_start,
-    window_end      = EXCLUDED.window_end,
-    unsubscribe_url = EXCLUDED.unsubscribe_url,
-    updated_at      = now()
+SET window_timezone  = EXCLUDED.window_timezone,
+    window_days      = EXCLUDED.window_days,
+    window_start     = EXCLUDED.window_start,
+    window_end       = EXCLUDED.window_end,
+    unsubscribe_url  = EXCLUDED.unsubscribe_url,
+    follow_ups_first = EXCLUDED.follow_ups_first,
+    updated_at       = now()
 RETURNING id, (xmax = 0) AS created

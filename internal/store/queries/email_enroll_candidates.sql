@@ -1,8 +1,25 @@
 -- Leads of the workspace not yet in the campaign: all of them when $3 is
--- NULL, else those whose external id or email is listed.
-SELECT l.id, coalesce(l.timezone, '')
-FROM leads l
-WHERE l.workspace_id = $1
-  AND NOT EXISTS (SELECT 1 FROM enrollments e WHERE e.campaign_id = $2 AND e.lead_id = l.id)
-  AND ($3::text[] IS NULL OR l.external_id = ANY ($3) OR lower(l.email) = ANY ($3))
-ORDER BY l.id
+-- NULL, else those whose external id or (normalised) email is listed. A
+-- lead whose normalised address is already enrolled in the campaign through
+-- another lead, or repeats an earlier candidate's, comes back with
+-- duplicate set: one campaign mails one address once. Leads without an
+-- address yet are never duplicates here (the email tick checks again when
+-- it sends).
+WITH enrolled AS (
+    SELECT DISTINCT lower(btrim(l.email)) AS email
+    FROM enrollments e
+    JOIN leads l ON l.id = e.lead_id
+    WHERE e.campaign_id = $2 AND btrim(coalesce(l.email, '')) <> ''
+),
+candidates AS (
+    SELECT l.id, coalesce(l.timezone, '') AS timezone, nullif(lower(btrim(l.email)), '') AS email
+    FROM leads l
+    WHERE l.workspace_id = $1
+      AND NOT EXISTS (SELECT 1 FROM enrollments e WHERE e.campaign_id = $2 AND e.lead_id = l.id)
+      AND ($3::text[] IS NULL OR l.external_id = ANY ($3) OR lower(btrim(l.email)) = ANY ($3))
+)
+SELECT c.id, c.timezone,
+       c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
+           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1) AS duplicate
+FROM candidates c
+ORDER BY c.id

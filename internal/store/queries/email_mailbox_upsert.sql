@@ -1,11 +1,27 @@
 -- Creates or updates a workspace mailbox by address. Pause and disable state
 -- is left alone: re-importing a file does not un-pause a limited mailbox.
-INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap)
-VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6)
+-- A ramp starts (level 0, first growth one period away) when the mailbox
+-- first gets one; re-importing the same ramp keeps its progress.
+INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
+                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max)
+VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6,
+        NULLIF($7, ''), $8, $9, $10::interval, $11,
+        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval)
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
     password_env = EXCLUDED.password_env,
     daily_cap    = EXCLUDED.daily_cap,
+    imap_url     = EXCLUDED.imap_url,
+    ramp_start   = EXCLUDED.ramp_start,
+    ramp_step    = EXCLUDED.ramp_step,
+    ramp_every   = EXCLUDED.ramp_every,
+    ramp_max     = EXCLUDED.ramp_max,
+    ramp_level   = CASE WHEN mailboxes.ramp_start = 0 THEN 0 ELSE mailboxes.ramp_level END,
+    ramp_next_at = CASE WHEN EXCLUDED.ramp_start = 0 THEN NULL
+                        WHEN mailboxes.ramp_start = 0 THEN EXCLUDED.ramp_next_at
+                        ELSE mailboxes.ramp_next_at END,
+    gap_min      = EXCLUDED.gap_min,
+    gap_max      = EXCLUDED.gap_max,
     updated_at   = now()
 RETURNING id

@@ -1,5 +1,6 @@
 -- Close a breaker (a successful probe, or an operator's reset) and write
--- breaker_closed for its episode in the same statement.
+-- breaker_closed for its episode in the same statement. It is not an
+-- alert: the episode's one Slack message went out when it opened.
 --
 -- $1 workspace_id, $2 provider, $3 probe owner ('' = whoever: a reset),
 -- $4 reason.
@@ -12,9 +13,9 @@ WITH up AS (
       AND (state <> 'closed' OR consecutive_failures > 0)
     RETURNING workspace_id, provider, episode
 ), ev AS (
-    INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
+    INSERT INTO events (kind, workspace_id, provider, dedupe_key, alert, payload)
     SELECT 'breaker_closed', up.workspace_id, up.provider,
-           'breaker_closed:' || up.workspace_id || ':' || up.provider || ':' || up.episode,
+           'breaker_closed:' || up.workspace_id || ':' || up.provider || ':' || up.episode, false,
            jsonb_build_object(
                'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
                'provider', up.provider, 'reason', $4::text, 'episode', up.episode)

@@ -2,7 +2,9 @@
 -- its events in the same statement. Opening a closed breaker starts a new
 -- episode; re-opening one that is open or half-open stays in its episode.
 -- Events are keyed by kind, workspace, provider and episode, so racing
--- callers write each event once per episode.
+-- callers write each event once per episode. The first kind is the
+-- episode's alert (posted to Slack) when this trip starts the episode; the
+-- others stay in the outbox unposted: one incident, one message.
 --
 -- $1 workspace_id, $2 provider, $3 open for, $4 reason, $5 event kinds,
 -- $6 exact (an operator's window replaces a longer one).
@@ -21,16 +23,17 @@ WITH up AS (
         probe_until          = NULL,
         consecutive_failures = 0,
         updated_at           = now()
-    RETURNING workspace_id, provider, episode, open_until, reason
+    RETURNING workspace_id, provider, episode, open_until, reason, opened_at
 ), ev AS (
-    INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
+    INSERT INTO events (kind, workspace_id, provider, dedupe_key, alert, payload)
     SELECT k.kind, up.workspace_id, up.provider,
            k.kind || ':' || up.workspace_id || ':' || up.provider || ':' || up.episode,
+           k.ord = 1 AND up.opened_at = now(),
            jsonb_build_object(
                'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
                'provider', up.provider, 'reason', up.reason,
                'until', up.open_until, 'episode', up.episode)
-    FROM up, unnest($5::text[]) AS k(kind)
+    FROM up, unnest($5::text[]) WITH ORDINALITY AS k(kind, ord)
     ON CONFLICT (dedupe_key) DO NOTHING
     RETURNING 1
 )

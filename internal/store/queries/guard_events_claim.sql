@@ -1,11 +1,12 @@
--- Claim due undelivered events for delivery under a lease. SKIP LOCKED and
+-- Claim due undelivered alerts for delivery under a lease (an episode's
+-- other events are listed, never posted). SKIP LOCKED and
 -- the lease keep concurrent deliverers off each other's events.
 -- $1 limit, $2 lease.
 UPDATE events e
 SET locked_until = now() + $2::interval
 FROM (
     SELECT id FROM events
-    WHERE delivered_at IS NULL AND next_attempt_at <= now()
+    WHERE delivered_at IS NULL AND alert AND next_attempt_at <= now()
       AND (locked_until IS NULL OR locked_until < now())
     ORDER BY next_attempt_at, id
     LIMIT $1::int

@@ -1,9 +1,9 @@
--- Ends sequences because a lead replied or unsubscribed ($2), for the
--- enrollments $1. Only active enrollments change; a tick that holds one
+-- Ends sequences because a lead replied, unsubscribed or bounced ($2), for
+-- the enrollments $1. Only active enrollments change; a tick that holds one
 -- keeps its lease, and its settle keeps this status (email_settle.sql), so
--- the reply wins over the send in flight. An unsubscribe also
--- suppresses the lead's address in its workspace (every campaign), whatever
--- state the enrollment was in.
+-- the reply wins over the send in flight. A non-empty $3 (unsubscribed, a
+-- hard bounce) also suppresses the lead's address in its workspace (every
+-- campaign) with that reason, whatever state the enrollment was in.
 WITH target AS (
     SELECT e.id, e.workspace_id, e.status, l.email
     FROM enrollments e
@@ -19,9 +19,9 @@ marked AS (
 ),
 suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT DISTINCT t.workspace_id, lower(t.email), 'unsubscribed'
+    SELECT DISTINCT t.workspace_id, lower(t.email), $3::text
     FROM target t
-    WHERE $2::text = 'unsubscribed' AND t.email IS NOT NULL
+    WHERE $3::text <> '' AND t.email IS NOT NULL
     ON CONFLICT DO NOTHING
     RETURNING 1
 )

@@ -1,11 +1,14 @@
--- One requeue batch of failed enrollments (up to $4, SKIP LOCKED): they
--- become active and due now with attempts, lease and last error cleared. The
--- failed sends row of the current step is removed too: the (enrollment,
--- step) key would otherwise stop the email tick from trying that step again.
+-- One requeue batch of enrollments in status $5 ('failed' or
+-- 'delivery_unknown'; up to $4, SKIP LOCKED): they become active and due
+-- now with attempts, lease and last error cleared. The failed or
+-- delivery_unknown sends row of the current step is removed too: the
+-- (enrollment, step) key would otherwise stop the email tick from trying
+-- that step again. Requeueing delivery_unknown is the operator's decision
+-- that the message did not arrive.
 WITH picked AS (
     SELECT e.id
     FROM enrollments e
-    WHERE e.status = 'failed'
+    WHERE e.status = $5
       AND ($1::bigint IS NULL OR e.workspace_id = $1)
       AND ($2::bigint IS NULL OR e.campaign_id = $2)
       AND ($3::interval IS NULL OR e.updated_at < now() - $3::interval)
@@ -28,7 +31,7 @@ moved AS (
 cleared AS (
     DELETE FROM sends s
     USING moved m
-    WHERE s.enrollment_id = m.id AND s.step = m.current_step AND s.status = 'failed'
+    WHERE s.enrollment_id = m.id AND s.step = m.current_step AND s.status IN ('failed', 'delivery_unknown')
 )
 SELECT w.name, c.name, count(*)
 FROM moved m

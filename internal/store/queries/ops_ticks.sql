@@ -10,7 +10,7 @@ SELECT k.kind,
        (SELECT count(*) FROM tick_runs r
         WHERE r.kind = k.kind AND r.started_at > $1::timestamptz - interval '24 hours' AND r.started_at <= $1
           AND r.exit_status <> 0) AS failures_24h
-FROM unnest(ARRAY['enrich', 'email', 'events']) AS k(kind)
+FROM unnest(ARRAY['enrich', 'email', 'events', 'inbox']) AS k(kind)
 LEFT JOIN LATERAL (
     SELECT r.tick_id, r.host, r.started_at, r.finished_at, r.exit_status
     FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= $1

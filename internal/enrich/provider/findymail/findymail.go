@@ -21,6 +21,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -42,7 +43,10 @@ type Finder struct {
 	c *providerhttp.Client
 }
 
-var _ enrich.Finder = (*Finder)(nil)
+var (
+	_ enrich.Finder       = (*Finder)(nil)
+	_ enrich.Configurable = (*Finder)(nil)
+)
 
 // New returns a Finder for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Finder {
@@ -52,15 +56,20 @@ func New(cfg providerhttp.Config) *Finder {
 
 // FromEnv configures the Finder from RINDA_FINDYMAIL_API_KEY and
 // RINDA_FINDYMAIL_BASE_URL.
-func FromEnv(getenv func(string) string) (*Finder, error) {
+// Its log lines go to log (nil discards).
+func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
 	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = log
 	return New(cfg), nil
 }
 
 func (f *Finder) Name() string { return Name }
+
+// ConfigError reports an unset API key (enrich.Configurable).
+func (f *Finder) ConfigError() error { return f.c.ConfigError() }
 
 // SearchRequest is the JSON body of a name search.
 type SearchRequest struct {
@@ -79,6 +88,7 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 	}
 	target := f.c.URL(SearchPath, nil)
 	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
+		Endpoint: SearchPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 			if err != nil {

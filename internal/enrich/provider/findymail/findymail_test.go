@@ -19,7 +19,7 @@ var lead = enrich.Lead{ID: 7, WorkspaceID: 1, FirstName: "Ada", LastName: "Lovel
 func newFinder(t *testing.T, baseURL string) *findymail.Finder {
 	t.Helper()
 	env := map[string]string{"RINDA_FINDYMAIL_API_KEY": key, "RINDA_FINDYMAIL_BASE_URL": baseURL}
-	f, err := findymail.FromEnv(func(k string) string { return env[k] })
+	f, err := findymail.FromEnv(func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

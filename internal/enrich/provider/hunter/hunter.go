@@ -17,6 +17,7 @@ package hunter
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,7 +40,10 @@ type Finder struct {
 	c *providerhttp.Client
 }
 
-var _ enrich.Finder = (*Finder)(nil)
+var (
+	_ enrich.Finder       = (*Finder)(nil)
+	_ enrich.Configurable = (*Finder)(nil)
+)
 
 // New returns a Finder for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Finder {
@@ -49,15 +53,20 @@ func New(cfg providerhttp.Config) *Finder {
 
 // FromEnv configures the Finder from RINDA_HUNTER_API_KEY and
 // RINDA_HUNTER_BASE_URL.
-func FromEnv(getenv func(string) string) (*Finder, error) {
+// Its log lines go to log (nil discards).
+func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
 	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = log
 	return New(cfg), nil
 }
 
 func (f *Finder) Name() string { return Name }
+
+// ConfigError reports an unset API key (enrich.Configurable).
+func (f *Finder) ConfigError() error { return f.c.ConfigError() }
 
 // FindEmail asks Hunter for the lead's most likely address.
 func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Finding, error) {
@@ -69,6 +78,7 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 	}
 	target := f.c.URL(FinderPath, q)
 	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
+		Endpoint: FinderPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			if err == nil {

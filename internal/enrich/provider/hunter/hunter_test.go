@@ -19,7 +19,7 @@ var lead = enrich.Lead{ID: 7, WorkspaceID: 1, FirstName: "Ada", LastName: "Lovel
 func newFinder(t *testing.T, baseURL string) *hunter.Finder {
 	t.Helper()
 	env := map[string]string{"RINDA_HUNTER_API_KEY": key, "RINDA_HUNTER_BASE_URL": baseURL}
-	f, err := hunter.FromEnv(func(k string) string { return env[k] })
+	f, err := hunter.FromEnv(func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestFindEmailAuth(t *testing.T) {
 func TestFindEmailMissingKeyMakesNoCall(t *testing.T) {
 	t.Parallel()
 	s := standIn(t)
-	f, err := hunter.FromEnv(func(k string) string { return map[string]string{"RINDA_HUNTER_BASE_URL": s.URL()}[k] })
+	f, err := hunter.FromEnv(func(k string) string { return map[string]string{"RINDA_HUNTER_BASE_URL": s.URL()}[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ package millionverifier
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,7 +47,10 @@ type Verifier struct {
 	c *providerhttp.Client
 }
 
-var _ enrich.Verifier = (*Verifier)(nil)
+var (
+	_ enrich.Verifier     = (*Verifier)(nil)
+	_ enrich.Configurable = (*Verifier)(nil)
+)
 
 // New returns a Verifier for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Verifier {
@@ -56,15 +60,20 @@ func New(cfg providerhttp.Config) *Verifier {
 
 // FromEnv configures the Verifier from RINDA_MILLIONVERIFIER_API_KEY and
 // RINDA_MILLIONVERIFIER_BASE_URL.
-func FromEnv(getenv func(string) string) (*Verifier, error) {
+// Its log lines go to log (nil discards).
+func FromEnv(getenv func(string) string, log *slog.Logger) (*Verifier, error) {
 	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = log
 	return New(cfg), nil
 }
 
 func (v *Verifier) Name() string { return Name }
+
+// ConfigError reports an unset API key (enrich.Configurable).
+func (v *Verifier) ConfigError() error { return v.c.ConfigError() }
 
 // Verify asks MillionVerifier for its verdict on email.
 func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, error) {
@@ -77,6 +86,7 @@ func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, er
 		"timeout": {strconv.Itoa(SMTPTimeoutDefault)},
 	})
 	return providerhttp.Do(ctx, v.c, providerhttp.Op[enrich.Verdict]{
+		Endpoint: VerifyPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			if err == nil {

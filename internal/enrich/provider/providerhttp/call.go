@@ -14,6 +14,9 @@ import (
 type Op[T any] struct {
 	NewRequest func(ctx context.Context) (*http.Request, error)
 	Parse      func(*Response) (T, error)
+	// Endpoint is the request's path, for log lines (never the query,
+	// which may carry the key).
+	Endpoint string
 	// LogAttrs identify the call in log lines (lead_id, workspace_id).
 	LogAttrs []slog.Attr
 }
@@ -38,12 +41,12 @@ func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 			pe = c.Error(enrich.KindUnavailable, nil, "unclassified failure", err)
 		}
 		if attempt < c.cfg.MaxRetries && pe.Transient() && pe.RetryAfter > 0 && pe.RetryAfter <= c.cfg.MaxRetryWait {
-			c.log(ctx, "provider asked for a short wait; retrying inside the call", pe, start, op.LogAttrs, slog.Int("attempt", attempt+1))
+			c.log(ctx, "provider asked for a short wait; retrying inside the call", pe, start, op.Endpoint, op.LogAttrs, slog.Int("attempt", attempt+1))
 			if sleep(ctx, pe.RetryAfter) {
 				continue
 			}
 		}
-		c.log(ctx, "provider call blocked", pe, start, op.LogAttrs)
+		c.log(ctx, "provider call blocked", pe, start, op.Endpoint, op.LogAttrs)
 		return zero, pe
 	}
 }
@@ -70,13 +73,16 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (c *Client) log(ctx context.Context, msg string, pe *enrich.ProviderError, start time.Time, attrs []slog.Attr, extra ...slog.Attr) {
+// log writes the first link of the log chain (adapter, waterfall, tick).
+func (c *Client) log(ctx context.Context, msg string, pe *enrich.ProviderError, start time.Time, endpoint string, attrs []slog.Attr, extra ...slog.Attr) {
 	all := append([]slog.Attr{
 		slog.String("component", "adapter"),
 		slog.String("provider", c.cfg.Provider),
+		slog.String("endpoint", endpoint),
 		slog.String("kind", string(pe.Kind)),
 		slog.Int("status", pe.Status),
 		slog.Int64("retry_after_ms", pe.RetryAfter.Milliseconds()),
+		slog.Int("max_retries", c.cfg.MaxRetries),
 		slog.Bool("is_transient", pe.Transient()),
 		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
 		slog.String("error", pe.Error()),

@@ -77,6 +77,15 @@ func New(cfg Config) *Client {
 // Provider is the provider name this client speaks to.
 func (c *Client) Provider() string { return c.cfg.Provider }
 
+// ConfigError reports an unset API key: this host cannot call the provider,
+// which is its own configuration problem, not the provider's.
+func (c *Client) ConfigError() error {
+	if c.cfg.APIKey == "" {
+		return fmt.Errorf("%s is not set (set it, or leave %s out)", KeyEnv(c.cfg.Provider), c.cfg.Provider)
+	}
+	return nil
+}
+
 // APIKey is the configured key; adapters put it on requests and nowhere else.
 func (c *Client) APIKey() string { return c.cfg.APIKey }
 

@@ -54,14 +54,35 @@ type Config struct {
 	Now func() time.Time
 }
 
-// KeyEnv and BaseURLEnv name the environment variables for a provider.
+// KeyEnv, BaseURLEnv and TimeoutEnv name the environment variables for a
+// provider.
 func KeyEnv(provider string) string     { return envPrefix(provider) + "_API_KEY" }
 func BaseURLEnv(provider string) string { return envPrefix(provider) + "_BASE_URL" }
+func TimeoutEnv(provider string) string { return envPrefix(provider) + "_TIMEOUT" }
+
+// maxTimeout bounds RINDA_<PROVIDER>_TIMEOUT: a longer wait for one answer
+// would hold a tick's lead past any sensible lease.
+const maxTimeout = 5 * time.Minute
+
+// TimeoutFromEnv reads RINDA_<PROVIDER>_TIMEOUT, the bound of one HTTP
+// attempt; unset is TimeoutDefault. A tick cuts any call at its deadline
+// plus this, so its lease must exceed --max-duration plus this.
+func TimeoutFromEnv(provider string, getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv(TimeoutEnv(provider)))
+	if v == "" {
+		return TimeoutDefault, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || d > maxTimeout {
+		return 0, fmt.Errorf("invalid %s %q: use a positive duration up to %s, e.g. 20s", TimeoutEnv(provider), v, maxTimeout)
+	}
+	return d, nil
+}
 
 func envPrefix(provider string) string { return "RINDA_" + strings.ToUpper(provider) }
 
-// ConfigFromEnv reads RINDA_<PROVIDER>_API_KEY and RINDA_<PROVIDER>_BASE_URL
-// through getenv (os.Getenv in production, a map in tests). The base URL
+// ConfigFromEnv reads RINDA_<PROVIDER>_API_KEY, RINDA_<PROVIDER>_BASE_URL
+// and RINDA_<PROVIDER>_TIMEOUT through getenv (os.Getenv in production, a map in tests). The base URL
 // falls back to defaultBaseURL. A missing key is not an error here: see
 // Config.APIKey.
 func ConfigFromEnv(provider, defaultBaseURL string, getenv func(string) string) (Config, error) {
@@ -73,10 +94,15 @@ func ConfigFromEnv(provider, defaultBaseURL string, getenv func(string) string) 
 	if err != nil {
 		return Config{}, err
 	}
+	timeout, err := TimeoutFromEnv(provider, getenv)
+	if err != nil {
+		return Config{}, err
+	}
 	return Config{
 		Provider: provider,
 		APIKey:   strings.TrimSpace(getenv(KeyEnv(provider))),
 		BaseURL:  base,
+		Timeout:  timeout,
 	}, nil
 }
 

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/inbox"
+)
+
+func newCmdInbox(f *Factory) *cobra.Command {
+	return groupCommand("inbox", "Replies and bounces: run one bounded inbox-reading tick",
+		"Read the mailboxes' INBOXes over IMAP and end the sequences that got a reply or bounced.",
+		newCmdInboxTick(f, nil))
+}
+
+// InboxTickOptions holds the flags of `rindactl inbox tick`.
+type InboxTickOptions struct {
+	f           *Factory
+	Batch       int
+	MaxDuration time.Duration
+	Lease       time.Duration
+	Output      string
+	Outputs     tickOutputs
+}
+
+func newCmdInboxTick(f *Factory, runF func(context.Context, *InboxTickOptions) error) *cobra.Command {
+	opts := &InboxTickOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "tick",
+		Short: "Read each mailbox's new INBOX messages, end replied and bounced sequences, exit",
+		Long: `Read the INBOX of every mailbox with an imap_url (password from its
+password_env; TLS unless the server is on loopback), from where the last
+tick left off (a UIDVALIDITY/UID checkpoint per mailbox), at most --batch
+messages each, and stop at --max-duration. Messages are only peeked at:
+they stay unread.
+
+A reply (In-Reply-To or References naming a message we sent) ends its
+sequence as replied; out-of-office answers do not. A delivery status
+notification (RFC 3464) reporting a failed delivery ends it as bounced,
+and a permanent failure (5.x.x) also suppresses the address. Any number of
+ticks may run at once: each mailbox is leased to one. A mailbox that cannot
+be read is recorded and the tick exits 1 after reading the others.`,
+		Example: `  rindactl inbox tick
+  rindactl inbox tick --batch 200 --max-duration 50s --output json`,
+		Args: exactArgs(0, "none"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Batch <= 0 || opts.MaxDuration <= 0 || opts.Lease <= opts.MaxDuration {
+				return usageError("--batch and --max-duration must be positive, and --lease longer than --max-duration")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return inboxTickRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Batch, "batch", inbox.TickBatchDefault, "messages read per mailbox")
+	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", inbox.TickMaxDurationDefault, "stop reading after this long")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", inbox.TickLeaseDefault, "how long a mailbox stays leased to this tick")
+	addOutputFlag(cmd, &opts.Output)
+	opts.Outputs.register(cmd.Flags())
+	return cmd
+}
+
+func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
+	format, err := parseOutput(opts.Output)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	rep, err := inbox.RunTick(ctx, pool, inbox.TickOptions{
+		Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
+		LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+	})
+	afterTick(ctx, opts.f, pool, "inbox", guard.NewMetrics(), started, err == nil, opts.Outputs)
+	if rep != nil {
+		if format == cliio.FormatJSON {
+			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {
+				err = werr
+			}
+		} else {
+			fmt.Fprintf(opts.f.IO.Out, "read %d messages from %d mailboxes in %dms\n", rep.Messages, rep.Mailboxes, rep.DurationMS)
+			fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
+		}
+	}
+	return err
+}

@@ -1,0 +1,149 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/inbox/imaptest"
+)
+
+// The inbox act's names: its own workspace, so the incident's numbers stay
+// its own.
+const (
+	inboxWorkspace   = "inbox-demo"
+	inboxCampaign    = "warm-up"
+	seasonedMailbox  = "seasoned@inbox-demo.example"
+	freshMailbox     = "fresh@inbox-demo.example"
+	inboxPasswordEnv = "RINDA_DEMO_IMAP_PASSWORD"
+	// inboxLeads are split evenly over the two mailboxes by enroll.
+	inboxLeads = 16
+)
+
+// InboxAct is the second part of the demo: a new mailbox held back by its
+// warm-up ramp, and a reply and a bounce read over IMAP ending their
+// sequences.
+type InboxAct struct {
+	// The fresh mailbox's ramp: its cap today, what it sent of what it
+	// had due, and the established mailbox beside it.
+	RampCapToday int `json:"ramp_cap_today"`
+	RampDue      int `json:"ramp_due"`
+	RampSent     int `json:"ramp_sent"`
+	SeasonedSent int `json:"seasoned_sent"`
+	// What `inbox tick` reported, and the enrollments it ended.
+	Outcomes     map[string]int `json:"inbox_outcomes"`
+	ReplyLead    string         `json:"reply_lead"`
+	ReplyStatus  string         `json:"reply_status"`
+	BounceLead   string         `json:"bounce_lead"`
+	BounceStatus string         `json:"bounce_status"`
+	Suppressed   bool           `json:"bounce_suppressed"`
+}
+
+// runInboxAct sends step 1 from a seasoned and a fresh mailbox (ramp
+// start 3), puts a Gmail reply and a Postfix bounce in the seasoned
+// mailbox's INBOX on an in-process IMAP server, and runs `inbox tick`.
+func runInboxAct(ctx context.Context, r *runner, pool *pgxpool.Pool, dir, smtpURL string) (InboxAct, error) {
+	act := InboxAct{}
+	imap, err := imaptest.Start(nil)
+	if err != nil {
+		return act, fmt.Errorf("starting the demo's IMAP server: %w", err)
+	}
+	defer imap.Close()
+	const password = "demo-imap-password"
+	for _, mb := range []string{seasonedMailbox, freshMailbox} {
+		if err := imap.AddAccount(mb, password); err != nil {
+			return act, err
+		}
+	}
+	doc := fmt.Sprintf(`workspace: %s
+name: %s
+mailboxes:
+  - address: %s
+    smtp_url: %s
+    imap_url: %s
+    password_env: %s
+  - address: %s
+    smtp_url: %s
+    imap_url: %s
+    password_env: %s
+    ramp: {start: 3, step: 3, every: 1d, max: 30}
+steps:
+  - subject: "Quick question, {{.FirstName}}"
+    body: "Hi {{.FirstName}}, does {{.Company}} still do outbound by hand?"
+  - delay: 72h
+    body: "Following up."
+`, inboxWorkspace, inboxCampaign, seasonedMailbox, smtpURL, imap.URL(seasonedMailbox), inboxPasswordEnv,
+		freshMailbox, smtpURL, imap.URL(freshMailbox), inboxPasswordEnv)
+	path := filepath.Join(dir, "inbox-campaign.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		return act, err
+	}
+	ar := &runner{binary: r.binary, env: append(slices.Clone(r.env), inboxPasswordEnv+"="+password), logDir: r.logDir}
+	if _, err := ar.run(ctx, "inbox-import-campaign", "import", "campaign", path); err != nil {
+		return act, err
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO leads (workspace_id, first_name, company, email)
+		SELECT w.id, 'Lead' || g, 'Company' || g, 'lead' || g || '@customer.example'
+		FROM workspaces w, generate_series(1, $1) g WHERE w.name = $2`, inboxLeads, inboxWorkspace); err != nil {
+		return act, fmt.Errorf("seeding the inbox act's leads: %w", err)
+	}
+	if _, err := ar.run(ctx, "inbox-enroll", "enroll", "--workspace", inboxWorkspace, "--campaign", inboxCampaign, "--all-leads"); err != nil {
+		return act, err
+	}
+	var sent struct {
+		ByMailbox map[string]int `json:"by_mailbox"`
+	}
+	if err := ar.runJSON(ctx, "inbox-email-tick", &sent, "email", "tick", "--max-duration", "10s", "--output", "json"); err != nil {
+		return act, err
+	}
+	act.RampSent, act.SeasonedSent = sent.ByMailbox[freshMailbox], sent.ByMailbox[seasonedMailbox]
+	if err := pool.QueryRow(ctx, `SELECT m.cap_today, (SELECT count(*) FROM enrollments e WHERE e.mailbox_id = m.id)
+		FROM mailboxes m WHERE m.address = $1`, freshMailbox).Scan(&act.RampCapToday, &act.RampDue); err != nil {
+		return act, fmt.Errorf("reading the ramp: %w", err)
+	}
+
+	// Two of the seasoned mailbox's leads answer: one replies, one's
+	// server bounces the message (address unknown).
+	rows, err := pool.Query(ctx, `SELECT s.message_id, l.email FROM sends s
+		JOIN enrollments e ON e.id = s.enrollment_id JOIN leads l ON l.id = e.lead_id JOIN mailboxes m ON m.id = s.mailbox_id
+		WHERE m.address = $1 ORDER BY l.id LIMIT 2`, seasonedMailbox)
+	if err != nil {
+		return act, err
+	}
+	var ids, leads []string
+	for rows.Next() {
+		var id, lead string
+		if err := rows.Scan(&id, &lead); err != nil {
+			return act, err
+		}
+		ids, leads = append(ids, id), append(leads, lead)
+	}
+	if err := rows.Err(); err != nil || len(ids) < 2 {
+		return act, fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(ids), err)
+	}
+	act.ReplyLead, act.BounceLead = leads[0], leads[1]
+	for i, sample := range []string{"gmail-reply.eml", "postfix-bounce.eml"} {
+		msg := imaptest.Sample(sample, imaptest.Fill{MessageID: ids[i], Mailbox: seasonedMailbox, Recipient: leads[i]})
+		if err := imap.Deliver(seasonedMailbox, msg); err != nil {
+			return act, err
+		}
+	}
+
+	var read struct {
+		Outcomes map[string]int `json:"outcomes"`
+	}
+	if err := ar.runJSON(ctx, "inbox-tick", &read, "inbox", "tick", "--output", "json"); err != nil {
+		return act, err
+	}
+	act.Outcomes = read.Outcomes
+	err = pool.QueryRow(ctx, `SELECT
+		(SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $1),
+		(SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $2),
+		EXISTS (SELECT 1 FROM suppressions WHERE email = $2)`, act.ReplyLead, act.BounceLead).
+		Scan(&act.ReplyStatus, &act.BounceStatus, &act.Suppressed)
+	return act, err
+}

@@ -1,0 +1,279 @@
+package inbox
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
+)
+
+// Defaults of `rindactl inbox tick`.
+const (
+	TickBatchDefault       = 200 // messages read per mailbox per tick
+	TickMaxDurationDefault = 50 * time.Second
+	TickLeaseDefault       = 5 * time.Minute
+	// chunkSize messages are fetched, acted on and checkpointed together.
+	chunkSize = 25
+	// sessionGraceDefault is how long an IMAP session may outlast
+	// --max-duration: a chunk in flight finishes, a hung server does not
+	// hold the tick.
+	sessionGraceDefault = 10 * time.Second
+)
+
+// Tick outcomes, as counted in TickReport.Outcomes.
+const (
+	OutcomeReplied      = "replied"       // a sequence ended by a reply
+	OutcomeBounced      = "bounced"       // a sequence ended by a bounce
+	OutcomeSuppressed   = "suppressed"    // an address newly suppressed by a hard bounce
+	OutcomeAlreadyEnded = "already_ended" // the reply or bounce concerned an ended sequence
+	OutcomeUnmatched    = "unmatched"     // a reply or bounce to no message of ours
+	OutcomeAutoReply    = "auto_reply"
+	OutcomeDelayed      = "delayed"
+	OutcomeOther        = "other"
+	OutcomeMailboxError = "mailbox_error" // the mailbox could not be read
+)
+
+// TickOptions configures one inbox tick.
+type TickOptions struct {
+	Batch       int
+	MaxDuration time.Duration
+	Lease       time.Duration
+	TickID      string
+	// LookupEnv reads the mailbox's password_env.
+	LookupEnv func(string) (string, bool)
+	// TLSConfig overrides the TLS settings (tests trust their own CA); nil
+	// verifies the server against the system roots.
+	TLSConfig *tls.Config
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// TickReport is what an inbox tick did.
+type TickReport struct {
+	TickID     string         `json:"tick_id"`
+	Mailboxes  int            `json:"mailboxes"`
+	Messages   int            `json:"messages"`
+	Outcomes   map[string]int `json:"outcomes"`
+	DurationMS int64          `json:"duration_ms"`
+}
+
+// RunTick reads each mailbox with an imap_url once, from its checkpoint on,
+// at most Batch messages each, until every mailbox is read or MaxDuration
+// is reached; it ends the sequences the messages answer and writes a
+// tick_runs row. A mailbox that cannot be read is recorded on its
+// checkpoint and fails the tick (exit 1) after the others were read.
+func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
+	opts = opts.withDefaults()
+	start := opts.Now()
+	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}}
+	run, err := tick.Start(ctx, pool, tick.KindInbox, opts.TickID)
+	if err != nil {
+		return nil, err
+	}
+	t := &inboxTick{pool: pool, opts: opts, report: rep, deadline: start.Add(opts.MaxDuration)}
+	err = t.run(ctx, run.Started)
+	rep.DurationMS = opts.Now().Sub(start).Milliseconds()
+	res := tick.Result{Claimed: rep.Mailboxes, Counts: rep.Outcomes, Err: err}
+	if err != nil {
+		res.ExitStatus = 1
+	}
+	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
+		err = ferr
+	}
+	return rep, err
+}
+
+func (o TickOptions) withDefaults() TickOptions {
+	if o.Batch <= 0 {
+		o.Batch = TickBatchDefault
+	}
+	if o.MaxDuration <= 0 {
+		o.MaxDuration = TickMaxDurationDefault
+	}
+	if o.Lease <= 0 {
+		o.Lease = TickLeaseDefault
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if o.TickID == "" {
+		o.TickID = tick.NewID()
+	}
+	return o
+}
+
+type inboxTick struct {
+	pool     *pgxpool.Pool
+	opts     TickOptions
+	report   *TickReport
+	deadline time.Time
+}
+
+func (t *inboxTick) run(ctx context.Context, started time.Time) error {
+	var failed []error
+	for ctx.Err() == nil && t.opts.Now().Before(t.deadline) {
+		cp, ok, err := store.ClaimInbox(ctx, t.pool, started, t.opts.Lease, t.opts.TickID)
+		if err != nil {
+			return errors.Join(append(failed, err)...)
+		}
+		if !ok {
+			break
+		}
+		t.report.Mailboxes++
+		if err := t.readMailbox(ctx, cp); err != nil {
+			failed = append(failed, err)
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// readMailbox reads one leased mailbox from its checkpoint and releases it.
+func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint) error {
+	// Never cancelled mid-write: a signal still records how far we got.
+	saveCtx := context.WithoutCancel(ctx)
+	address := fmt.Sprintf("mailbox %d", cp.MailboxID)
+	err := t.read(ctx, &cp, &address)
+	if err != nil && ctx.Err() != nil {
+		// Told to stop (SIGTERM): what was read is recorded, the rest
+		// waits for the next tick. Not a failure.
+		t.opts.Logger.Info("inbox read stopped", "mailbox", address, "tick_id", t.opts.TickID)
+		err = nil
+	}
+	lastError := ""
+	if err != nil {
+		err = fmt.Errorf("inbox of %s: %w", address, err)
+		lastError = err.Error()
+		t.report.Outcomes[OutcomeMailboxError]++
+		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
+	}
+	return errors.Join(err, store.SaveInboxCheckpoint(saveCtx, t.pool, cp, lastError, t.opts.TickID, true))
+}
+
+func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address *string) error {
+	recs, err := store.Mailboxes(ctx, t.pool, []int64{cp.MailboxID})
+	if err != nil || len(recs) == 0 {
+		return errors.Join(errors.New("mailbox row is gone"), err)
+	}
+	*address = recs[0].Address
+	mb, err := sequence.MailboxFromRecord(recs[0])
+	if err != nil {
+		return err
+	}
+	if mb.IMAP == nil {
+		return nil // imap_url removed since the claim
+	}
+	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
+	if !ok || password == "" {
+		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
+	}
+	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(sessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if r.uidValidity != cp.UIDValidity {
+		// A new UIDVALIDITY renumbered the INBOX: read it again from the
+		// start; acting on a message twice changes nothing.
+		if cp.UIDValidity != 0 {
+			t.opts.Logger.Info("inbox UIDVALIDITY changed; reading it again", "mailbox", mb.Address, "tick_id", t.opts.TickID)
+		}
+		cp.UIDValidity, cp.LastUID = r.uidValidity, 0
+	}
+	uids, err := r.newUIDs(cp.LastUID, t.opts.Batch)
+	if err != nil {
+		return err
+	}
+	for len(uids) > 0 && ctx.Err() == nil && t.opts.Now().Before(t.deadline) {
+		chunk := uids[:min(chunkSize, len(uids))]
+		uids = uids[len(chunk):]
+		msgs, err := r.fetch(chunk)
+		if err != nil {
+			return err
+		}
+		if err := t.act(context.WithoutCancel(ctx), cp, msgs, chunk[len(chunk)-1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// act ends the sequences a chunk of messages answers and moves the
+// checkpoint past it, in one transaction.
+func (t *inboxTick) act(ctx context.Context, cp *store.InboxCheckpoint, msgs []fetched, lastUID uint32) error {
+	counts := map[string]int{}
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		clear(counts)
+		for _, m := range msgs {
+			if err := act(ctx, tx, cp.MailboxID, Classify(m.raw), counts); err != nil {
+				return fmt.Errorf("message UID %d: %w", m.uid, err)
+			}
+		}
+		next := *cp
+		next.LastUID = lastUID
+		return store.SaveInboxCheckpoint(ctx, tx, next, "", t.opts.TickID, false)
+	})
+	if err != nil {
+		return err
+	}
+	cp.LastUID = lastUID
+	t.report.Messages += len(msgs)
+	for k, v := range counts {
+		t.report.Outcomes[k] += v
+	}
+	return nil
+}
+
+func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[string]int) error {
+	var status, suppress, outcome string
+	switch f.Kind {
+	case KindReply:
+		status, outcome = "replied", OutcomeReplied
+	case KindBounce:
+		status, outcome = "bounced", OutcomeBounced
+		if f.Hard {
+			suppress = "bounced"
+		}
+	case KindAutoReply:
+		counts[OutcomeAutoReply]++
+		return nil
+	case KindDelayed:
+		counts[OutcomeDelayed]++
+		return nil
+	default:
+		counts[OutcomeOther]++
+		return nil
+	}
+	ids, err := store.InboxEnrollments(ctx, tx, mailboxID, f.MessageIDs, f.Recipients)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		counts[OutcomeUnmatched]++
+		return nil
+	}
+	m, err := store.MarkEnrollments(ctx, tx, ids, status, suppress)
+	if err != nil {
+		return err
+	}
+	for k, n := range map[string]int64{outcome: m.Marked, OutcomeAlreadyEnded: m.Found - m.Marked, OutcomeSuppressed: m.Suppressed} {
+		if n > 0 {
+			counts[k] += int(n)
+		}
+	}
+	return nil
+}

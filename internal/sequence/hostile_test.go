@@ -1,0 +1,269 @@
+package sequence
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+)
+
+// The email tick against SMTP servers that misbehave: each test points one
+// mailbox of the fixture at a hostile server (a go-smtp backend where it
+// can express the behaviour, smtptest.Raw where it cannot) and checks the
+// tick's guarantees: nothing is delivered twice, quotas pause the mailbox,
+// a bad server holds only its own mailbox, every tick ends on time.
+
+// pointMailbox moves a fixture mailbox to another server.
+func (f *fixture) pointMailbox(address, url string) {
+	f.t.Helper()
+	if f.exec(`UPDATE mailboxes SET smtp_url = $1 WHERE address = $2`, url, address) != 1 {
+		f.t.Fatalf("no mailbox %s", address)
+	}
+}
+
+// deliveredOnce fails when any recipient got the same step twice, counting
+// every message whose final dot reached a server (answered or not).
+func deliveredOnce(t *testing.T, msgs ...[]smtptest.Message) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, ms := range msgs {
+		for _, m := range ms {
+			key := strings.Join(m.To, ",") + " " + m.Header.Get("Subject")
+			if seen[key]++; seen[key] == 2 {
+				t.Errorf("%s was delivered twice", key)
+			}
+		}
+	}
+}
+
+func TestTickDropAfterDotIsDeliveryUnknownNeverResent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 3, mailboxes: 1})
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{AfterDot: smtptest.AfterDotDrop})
+	f.pointMailbox("sdr01@acme.test", raw.URL())
+
+	rep := f.tick(TickOptions{})
+	if rep.Outcomes[OutcomeDeliveryUnknown] != 1 || rep.Outcomes[OutcomeReleased] != 2 {
+		t.Fatalf("tick = %+v, want 1 delivery_unknown and the other 2 released (connection lost)", rep)
+	}
+	if n := f.count(`SELECT count(*) FROM enrollments WHERE status = 'delivery_unknown' AND last_error LIKE '%delivery unknown%'`); n != 1 {
+		t.Errorf("%d delivery_unknown enrollments, want 1", n)
+	}
+	if n := f.count(`SELECT count(*) FROM sends WHERE status = 'delivery_unknown'`); n != 1 {
+		t.Errorf("%d delivery_unknown sends, want 1", n)
+	}
+	if n := f.count(`SELECT count(*) FROM events WHERE kind = 'delivery_unknown'`); n != 1 {
+		t.Errorf("%d delivery_unknown events, want 1", n)
+	}
+	// Later ticks (the server keeps dropping) never resend a step whose
+	// dot went out.
+	for range 3 {
+		f.due()
+		f.tick(TickOptions{})
+	}
+	deliveredOnce(t, raw.Delivered())
+	if got := len(raw.Received()); got != 3 {
+		t.Errorf("server received %d messages, want 3 (one per lead)", got)
+	}
+}
+
+func TestTickNoReplyToDataIsDeliveryUnknown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 2, mailboxes: 1})
+	f.mailer = NewMailer(MailerOptions{DataTimeout: 500 * time.Millisecond})
+	t.Cleanup(func() { _ = f.mailer.Close() })
+	f.srv.Script(smtptest.Rule{Stage: smtptest.StageData, To: "lead1@example.test", AfterDot: true, Hang: true})
+
+	rep := f.tick(TickOptions{})
+	if rep.Outcomes[OutcomeDeliveryUnknown] != 1 {
+		t.Fatalf("tick = %+v, want 1 delivery_unknown", rep)
+	}
+	f.due()
+	f.tick(TickOptions{})
+	if got := f.srv.Received(); got != 2 {
+		t.Errorf("server received %d messages, want 2: lead1's step must not be resent", got)
+	}
+	deliveredOnce(t, f.srv.Messages())
+	if n := f.count(`SELECT count(*) FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = 'lead1@example.test' AND e.status = 'delivery_unknown'`); n != 1 {
+		t.Error("lead1's enrollment is not delivery_unknown")
+	}
+}
+
+// A sending quota from a server without ENHANCEDSTATUSCODES, after the
+// final dot: the mailbox is paused, its leads are not failed.
+func TestTickQuotaWithoutEnhancedCodesPausesMailbox(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 20, mailboxes: 2})
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{Replies: map[smtptest.Stage]string{
+		smtptest.StageData: "550 5.4.5 Daily user sending quota exceeded.",
+	}})
+	f.pointMailbox("sdr01@acme.test", raw.URL())
+	onLimited := f.count(`SELECT count(*) FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address = 'sdr01@acme.test'`)
+
+	rep := f.tick(TickOptions{})
+	if rep.Outcomes[OutcomeMailboxPaused] != 1 || rep.Outcomes[OutcomeRejected] != 0 {
+		t.Fatalf("tick = %+v, want the mailbox paused and nothing rejected", rep)
+	}
+	if got := len(raw.Received()); got != 1 {
+		t.Errorf("the limited mailbox got %d messages through, want 1 attempt", got)
+	}
+	if n := f.count(`SELECT count(*) FROM enrollments WHERE status = 'failed'`); n != 0 {
+		t.Errorf("%d enrollments failed, want none", n)
+	}
+	if n := f.count(`SELECT count(*) FROM mailboxes WHERE address = 'sdr01@acme.test' AND paused_until > now() + interval '23 hours'`); n != 1 {
+		t.Error("the limited mailbox is not paused for a day")
+	}
+	// Its step-1 leads went out from the healthy mailbox.
+	if rep.Sent != 20 || onLimited == 0 {
+		t.Errorf("sent %d, want all 20 (limited mailbox had %d)", rep.Sent, onLimited)
+	}
+}
+
+// One mailbox per misbehaving server: the tick classifies each, never
+// delivers twice, ends on time, and the healthy mailbox sends everything.
+func TestTickMisbehavingServers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		raw  *smtptest.RawOptions
+		rule *smtptest.Rule
+		// want is the outcome of the bad mailbox's first message, or of
+		// every one of its messages with each.
+		want string
+		each bool
+	}{
+		{name: "no greeting", raw: &smtptest.RawOptions{NoGreeting: true}, want: OutcomeTransient},
+		{name: "421 at greeting", raw: &smtptest.RawOptions{Greeting: "421 4.3.2 Service not available, closing transmission channel"}, want: OutcomeTransient},
+		{name: "byte-at-a-time replies", raw: &smtptest.RawOptions{ByteDelay: 4 * time.Second}, want: OutcomeTransient},
+		{name: "451 after the dot", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageData: "451 4.3.0 Temporary local problem, try again"}}, want: OutcomeTransient, each: true},
+		{name: "552 after the dot", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageData: "552 5.3.4 Message size exceeds fixed maximum message size"}}, want: OutcomeRejected, each: true},
+		{name: "535 at AUTH", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageAuth: "535 5.7.8 Username and Password not accepted"}}, want: OutcomeMailboxDisabled},
+		{name: "550 5.4.5 with ENHANCEDSTATUSCODES", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", Code: 550, Enhanced: "5.4.5", Message: "Daily user sending limit exceeded"}, want: OutcomeMailboxPaused},
+		{name: "550 5.4.5 without ENHANCEDSTATUSCODES", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageMail: "550 5.4.5 Daily user sending limit exceeded."}}, want: OutcomeMailboxPaused},
+		{name: "drop after the dot", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", AfterDot: true, Close: true}, want: OutcomeDeliveryUnknown},
+		{name: "no reply to the dot", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", AfterDot: true, Hang: true}, want: OutcomeDeliveryUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, fixtureOptions{leads: 12, mailboxes: 2, steps: oneStep})
+			var raw *smtptest.Raw
+			if tc.raw != nil {
+				raw = smtptest.NewRaw(t, *tc.raw)
+				f.pointMailbox("sdr01@acme.test", strings.Replace(raw.URL(), "smtp://", "smtp://sdr01@", 1))
+				f.exec(`UPDATE mailboxes SET password_env = 'RINDA_TEST_PW' WHERE address = 'sdr01@acme.test'`)
+			} else {
+				f.srv.Script(*tc.rule)
+			}
+			f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }})
+			onBad := f.count(`SELECT count(*) FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address = 'sdr01@acme.test'`)
+			onGood := 12 - onBad
+
+			maxDuration := 3 * time.Second
+			start := time.Now()
+			rep := f.tick(TickOptions{MaxDuration: maxDuration})
+			closeErr := f.mailer.Close()
+			if took := time.Since(start); took > maxDuration+2*time.Second {
+				t.Errorf("tick and mailer close took %s, want at most --max-duration + 2s (%s)", took, maxDuration+2*time.Second)
+			}
+			_ = closeErr
+			if want := map[bool]int{false: 1, true: onBad}[tc.each]; rep.Outcomes[tc.want] != want {
+				t.Errorf("outcomes = %v, want %d %s", rep.Outcomes, want, tc.want)
+			}
+			good := rep.ByMailbox["sdr02@acme.test"]
+			if tc.want == OutcomeMailboxPaused || tc.want == OutcomeMailboxDisabled {
+				good = rep.Sent // the paused mailbox's step-1 leads move over
+				onGood = 12
+			}
+			if good != onGood {
+				t.Errorf("healthy mailbox sent %d, want all its %d (report %+v)", good, onGood, rep)
+			}
+			// Nothing delivered twice, even after more ticks.
+			f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }, DataTimeout: 500 * time.Millisecond})
+			defer f.mailer.Close()
+			f.due()
+			f.tick(TickOptions{MaxDuration: maxDuration})
+			var rawMsgs []smtptest.Message
+			if raw != nil {
+				rawMsgs = raw.Delivered()
+			}
+			deliveredOnce(t, f.srv.Messages(), rawMsgs)
+			if n := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NOT NULL`); n != 0 {
+				t.Errorf("%d enrollments left leased", n)
+			}
+		})
+	}
+}
+
+const oneStep = "steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n"
+
+// A mailbox whose server never greets must not slow the others: the
+// healthy mailboxes send as much as in a run without it, and the tick ends
+// within --max-duration + 2s.
+func TestTickHungMailboxHoldsOnlyItsOwnSlot(t *testing.T) {
+	t.Parallel()
+	const leads, batch = 900, 50
+	maxDuration := 6 * time.Second
+	healthySent := func(hung bool) (int, time.Duration) {
+		f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 3, steps: oneStep, countOnly: true})
+		if hung {
+			raw := smtptest.NewRaw(t, smtptest.RawOptions{NoGreeting: true})
+			f.pointMailbox("sdr01@acme.test", raw.URL())
+		}
+		start := time.Now()
+		rep := f.tick(TickOptions{Batch: batch, MaxDuration: maxDuration})
+		_ = f.mailer.Close()
+		return rep.ByMailbox["sdr02@acme.test"] + rep.ByMailbox["sdr03@acme.test"], time.Since(start)
+	}
+	alone, tookAlone := healthySent(false)
+	withHung, took := healthySent(true)
+	t.Logf("healthy mailboxes sent %d alone (tick %s), %d beside a hung one (tick %s, --max-duration %s)", alone, tookAlone, withHung, took, maxDuration)
+	if alone == 0 || float64(withHung) < 0.9*float64(alone) {
+		t.Errorf("healthy mailboxes sent %d beside a hung one, %d without it: want within 10%%", withHung, alone)
+	}
+	if took > maxDuration+2*time.Second {
+		t.Errorf("tick with a hung mailbox took %s, want at most %s", took, maxDuration+2*time.Second)
+	}
+}
+
+func TestMailerPhaseDeadlinesHoldAgainstTricklingServer(t *testing.T) {
+	t.Parallel()
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{ByteDelay: 400 * time.Millisecond})
+	c := testCampaign(t, "")
+	ep, err := ParseSMTPURL(raw.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := Mailbox{Address: "sdr01@acme.test", SMTP: ep}
+	// Every single read would finish within the timeout; the greeting as a
+	// whole (≈ 22 bytes) cannot.
+	m := NewMailer(MailerOptions{Timeout: time.Second, GreetingTimeout: time.Second})
+	defer m.Close()
+	msg, err := c.Compose(0, Lead{FirstName: "L", Email: "l@x.test"}, mb, NewMessageID(mb.Address), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = m.Send(context.Background(), mb, msg)
+	de := ClassifyDelivery(err)
+	if de == nil || de.Kind != DeliveryTransient || de.Phase != PhaseConnect {
+		t.Fatalf("err = %v, want a transient connect failure", err)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("Send took %s against a 1s greeting deadline", took)
+	}
+	// A context deadline caps every phase, whatever the timeouts.
+	m2 := NewMailer(MailerOptions{})
+	defer m2.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start = time.Now()
+	if err := m2.Send(ctx, mb, msg); err == nil {
+		t.Fatal("send through a trickling server succeeded")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Send took %s past a 1s context deadline", took)
+	}
+}

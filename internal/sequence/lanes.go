@@ -1,0 +1,163 @@
+package sequence
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// laneBook tracks the mailbox jobs of one tick so the claim loop never
+// waits on a slow mailbox. Jobs are numbered by the claim (batch) that made
+// them; each mailbox runs its jobs in order (its lane).
+//
+// The loop claims batch k+1 while batch k sends, and claims again once
+// batch k-1 is done — or earlier, when a mailbox has run dry while batch
+// k-1 has been out for stragglerAfter and for stragglerFactor times as long
+// as its first mailbox took: some server is far slower than the rest. A
+// mailbox still busy with batch k-1 or older when batch k+1 is claimed is a
+// straggler: the claim skips it, so a hung server holds its own rows and
+// slot, not everyone's. (Without both bounds, ordinary unequal shares of a
+// batch, or a loaded machine, would trigger a claim, each a few ms of
+// Postgres CPU, every time one mailbox finishes first.)
+type laneBook struct {
+	mu      sync.Mutex
+	changed chan struct{}   // closed and replaced when a job ends
+	jobs    map[int64][]int // mailbox → its unfinished jobs' batch numbers, in order
+	tails   map[int64]chan struct{}
+	sent    map[int]time.Time     // batch number → when it was dispatched
+	first   map[int]time.Duration // batch number → how long its first job took
+	// ended counts finished jobs; dried counts jobs that left their
+	// mailbox with nothing to do.
+	ended, dried int
+}
+
+func newLaneBook() *laneBook {
+	return &laneBook{changed: make(chan struct{}), jobs: map[int64][]int{}, tails: map[int64]chan struct{}{},
+		sent: map[int]time.Time{}, first: map[int]time.Duration{}}
+}
+
+// A batch is held up by stragglers once it has been out for stragglerAfter
+// and for stragglerFactor times as long as its fastest mailbox took.
+const (
+	stragglerAfter  = time.Second
+	stragglerFactor = 4
+)
+
+// start registers mailbox's job of batch seq; it returns the channel of the
+// mailbox's previous job (nil when none) and the func to call when done.
+func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.sent[seq]; !ok {
+		b.sent[seq] = time.Now()
+	}
+	if tail, ok := b.tails[mailbox]; ok {
+		prev = tail
+	}
+	ch := make(chan struct{})
+	b.tails[mailbox] = ch
+	b.jobs[mailbox] = append(b.jobs[mailbox], seq)
+	return prev, func() {
+		close(ch)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.jobs[mailbox] = b.jobs[mailbox][1:]
+		if _, ok := b.first[seq]; !ok {
+			b.first[seq] = time.Since(b.sent[seq])
+		}
+		b.ended++
+		if len(b.jobs[mailbox]) == 0 {
+			b.dried++
+		}
+		close(b.changed)
+		b.changed = make(chan struct{})
+	}
+}
+
+// stragglers are the mailboxes still busy with a batch older than seq:
+// the claim after batch seq gives them nothing.
+func (b *laneBook) stragglers(seq int) []int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []int64
+	for mb, jobs := range b.jobs {
+		if len(jobs) > 0 && jobs[0] < seq {
+			out = append(out, mb)
+		}
+	}
+	return out
+}
+
+// idle reports whether no job is running or waiting.
+func (b *laneBook) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, jobs := range b.jobs {
+		if len(jobs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// bookMark is the book's progress at a claim.
+type bookMark struct{ ended, dried int }
+
+func (b *laneBook) mark() bookMark {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bookMark{b.ended, b.dried}
+}
+
+// waitReady blocks until the loop should claim again after batch seq (the
+// newest), claimed at mark; full says the claim filled its batch. It
+// returns false when ctx ends or the deadline passes.
+//
+// After a full claim: when batch seq-1 is done (two batches in flight at
+// most), or when a mailbox ran dry while an older batch has been out for
+// stragglerAfter.
+// After a short claim there is little left: when every job of batch seq is
+// done and some job ended since the claim (rows released by a paused
+// mailbox may be due again), or when nothing runs at all.
+func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, at bookMark, full bool) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		b.mu.Lock()
+		older, current, any := false, false, false
+		oldest := seq
+		for _, jobs := range b.jobs {
+			for _, j := range jobs {
+				any = true
+				older = older || j < seq
+				current = current || j == seq
+				oldest = min(oldest, j)
+			}
+		}
+		ready := !any
+		var straggling <-chan time.Time
+		if full {
+			ready = ready || !older
+			if older && b.dried > at.dried {
+				wait := time.Until(b.sent[oldest].Add(max(stragglerAfter, stragglerFactor*b.first[oldest])))
+				ready = ready || wait <= 0
+				straggling = time.After(wait)
+			}
+		} else {
+			ready = ready || !current && b.ended > at.ended
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		if ready {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-straggling:
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package smtptest
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/mail"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// AfterDot is what a Raw server does once the final dot of a message has
+// arrived.
+type AfterDot string
+
+const (
+	// AfterDotReply answers with RawOptions.Replies[StageData], or 250.
+	AfterDotReply AfterDot = ""
+	// AfterDotDrop closes the connection without an answer: the server has
+	// the whole message, the client cannot know.
+	AfterDotDrop AfterDot = "drop"
+	// AfterDotHang never answers.
+	AfterDotHang AfterDot = "hang"
+)
+
+// RawOptions scripts a Raw server.
+type RawOptions struct {
+	// NoGreeting accepts connections and never says anything.
+	NoGreeting bool
+	// Greeting is the first reply, "220 raw.smtptest ESMTP" when empty. A
+	// 4xx or 5xx greeting is sent and the connection closed.
+	Greeting string
+	// ByteDelay sends every reply one byte at a time, this far apart.
+	ByteDelay time.Duration
+	// Enhanced advertises ENHANCEDSTATUSCODES. Replies are sent exactly as
+	// scripted either way: real servers that do not advertise it still put
+	// "5.4.5" in their text.
+	Enhanced bool
+	// Replies are full reply lines per stage ("550 5.4.5 Daily user
+	// sending quota exceeded."); StageData is the answer to the final dot.
+	// Stages without one are accepted.
+	Replies map[Stage]string
+	// AfterDot says what happens when a message's final dot arrives.
+	AfterDot AfterDot
+	// TLS, when set, speaks TLS from the first byte (smtps://).
+	TLS *tls.Config
+}
+
+// Raw is a hand-written SMTP server on 127.0.0.1 for the behaviours a real
+// server library will not produce: no greeting, a 421 greeting, replies one
+// byte at a time, silence or a dropped connection after the final dot, and
+// no ENHANCEDSTATUSCODES.
+type Raw struct {
+	opts     RawOptions
+	listener net.Listener
+	quit     chan struct{}
+	wg       sync.WaitGroup
+
+	mu          sync.Mutex
+	conns       map[net.Conn]bool
+	received    []Message
+	refused     map[int]bool // indexes into received answered 4xx/5xx
+	accepted    int
+	connections int
+	auths       int
+}
+
+// NewRaw starts a Raw server for a test and closes it when the test ends.
+func NewRaw(tb testing.TB, opts RawOptions) *Raw {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if opts.TLS != nil {
+		l = tls.NewListener(l, opts.TLS)
+	}
+	s := &Raw{opts: opts, listener: l, quit: make(chan struct{}), conns: map[net.Conn]bool{}, refused: map[int]bool{}}
+	s.wg.Add(1)
+	go s.serve()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// URL is an smtp:// URL for this server (smtps:// with TLS).
+func (s *Raw) URL() string {
+	if s.opts.TLS != nil {
+		return "smtps://" + s.listener.Addr().String()
+	}
+	return "smtp://" + s.listener.Addr().String()
+}
+
+// Close stops the server and drops open connections.
+func (s *Raw) Close() {
+	s.mu.Lock()
+	select {
+	case <-s.quit:
+		s.mu.Unlock()
+		return
+	default:
+	}
+	close(s.quit)
+	_ = s.listener.Close()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// Received returns every message whose final dot arrived, answered or not:
+// the server has each of them, so a second copy is a duplicate delivery.
+func (s *Raw) Received() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.received...)
+}
+
+// Delivered returns the received messages the server did not refuse:
+// accepted, or left without an answer (the client cannot know).
+func (s *Raw) Delivered() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for i, m := range s.received {
+		if !s.refused[i] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Accepted counts messages answered with 250 after the final dot.
+func (s *Raw) Accepted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted
+}
+
+// Auths counts AUTH commands.
+func (s *Raw) Auths() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.auths
+}
+
+// Connections counts the connections accepted so far.
+func (s *Raw) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connections
+}
+
+func (s *Raw) serve() {
+	defer s.wg.Done()
+	for {
+		c, err := s.listener.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns[c] = true
+		s.connections++
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+				_ = c.Close()
+			}()
+			s.session(c)
+		}()
+	}
+}
+
+func (s *Raw) write(c net.Conn, line string) bool {
+	b := []byte(line + "\r\n")
+	if s.opts.ByteDelay <= 0 {
+		_, err := c.Write(b)
+		return err == nil
+	}
+	for i := range b {
+		select {
+		case <-s.quit:
+			return false
+		case <-time.After(s.opts.ByteDelay):
+		}
+		if _, err := c.Write(b[i : i+1]); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// hang waits until the server closes.
+func (s *Raw) hang() { <-s.quit }
+
+func (s *Raw) reply(c net.Conn, stage Stage, ok string) bool {
+	if r, scripted := s.opts.Replies[stage]; scripted {
+		return s.write(c, r)
+	}
+	return s.write(c, ok)
+}
+
+func (s *Raw) session(c net.Conn) {
+	if s.opts.NoGreeting {
+		s.hang()
+		return
+	}
+	greeting := s.opts.Greeting
+	if greeting == "" {
+		greeting = "220 raw.smtptest ESMTP"
+	}
+	if !s.write(c, greeting) || !strings.HasPrefix(greeting, "2") {
+		return
+	}
+	r := bufio.NewReader(c)
+	var from string
+	var to []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		verb, arg, _ := strings.Cut(line, " ")
+		switch strings.ToUpper(verb) {
+		case "EHLO", "HELO":
+			caps := []string{"250-raw.smtptest", "250-8BITMIME", "250-AUTH PLAIN LOGIN"}
+			if s.opts.Enhanced {
+				caps = append(caps, "250-ENHANCEDSTATUSCODES")
+			}
+			caps = append(caps, "250 PIPELINING")
+			if !s.write(c, strings.Join(caps, "\r\n")) {
+				return
+			}
+		case "AUTH":
+			s.mu.Lock()
+			s.auths++
+			s.mu.Unlock()
+			if !s.reply(c, StageAuth, "235 2.7.0 Authentication successful") {
+				return
+			}
+		case "MAIL":
+			from, to = addrArg(arg), nil
+			if !s.reply(c, StageMail, "250 2.1.0 Ok") {
+				return
+			}
+		case "RCPT":
+			to = append(to, addrArg(arg))
+			if !s.reply(c, StageRcpt, "250 2.1.5 Ok") {
+				return
+			}
+		case "DATA":
+			if !s.write(c, "354 End data with <CR><LF>.<CR><LF>") {
+				return
+			}
+			data, err := readDotted(r)
+			if err != nil {
+				return
+			}
+			msg := Message{From: from, To: to, Data: data}
+			if parsed, err := mail.ReadMessage(bytes.NewReader(data)); err == nil {
+				msg.Header = parsed.Header
+			}
+			s.mu.Lock()
+			s.received = append(s.received, msg)
+			index := len(s.received) - 1
+			s.mu.Unlock()
+			switch s.opts.AfterDot {
+			case AfterDotDrop:
+				return
+			case AfterDotHang:
+				s.hang()
+				return
+			}
+			answer, scripted := s.opts.Replies[StageData]
+			if !scripted {
+				answer = "250 2.0.0 Ok: queued as " + strconv.Itoa(len(data))
+			}
+			s.mu.Lock()
+			if strings.HasPrefix(answer, "2") {
+				s.accepted++
+			} else {
+				s.refused[index] = true
+			}
+			s.mu.Unlock()
+			if !s.write(c, answer) {
+				return
+			}
+		case "RSET", "NOOP":
+			if !s.write(c, "250 2.0.0 Ok") {
+				return
+			}
+		case "QUIT":
+			s.write(c, "221 2.0.0 Bye")
+			return
+		default:
+			if !s.write(c, fmt.Sprintf("502 5.5.2 %s not implemented", verb)) {
+				return
+			}
+		}
+	}
+}
+
+func addrArg(arg string) string {
+	_, a, _ := strings.Cut(arg, ":")
+	a, _, _ = strings.Cut(strings.TrimSpace(a), " ")
+	return strings.Trim(a, "<>")
+}
+
+// readDotted reads message data up to the final dot, undoing dot-stuffing.
+func readDotted(r *bufio.Reader) ([]byte, error) {
+	var b bytes.Buffer
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		if line == ".\r\n" {
+			return b.Bytes(), nil
+		}
+		b.WriteString(strings.TrimPrefix(line, "."))
+	}
+}
