@@ -18,7 +18,7 @@ enrichment claim pipeline and the email drain. The schema is created with
 the migrations applied, loaded, measured and dropped; nothing else in the
 database is touched. "make bench" runs both on a throwaway cluster beside
 the raw-SQL floor (scripts/bench-floor.sh); docs/benchmarks.md has figures.`,
-		newCmdBenchClaim(f, nil), newCmdBenchEmail(f, nil))
+		newCmdBenchClaim(f), newCmdBenchEmail(f))
 }
 
 // BenchClaimOptions holds the flags of `rindactl bench claim`.
@@ -30,7 +30,7 @@ type BenchClaimOptions struct {
 	Output      string
 }
 
-func newCmdBenchClaim(f *Factory, runF func(context.Context, *BenchClaimOptions) error) *cobra.Command {
+func newCmdBenchClaim(f *Factory) *cobra.Command {
 	opts := &BenchClaimOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "claim --rows N",
@@ -43,12 +43,7 @@ printed: CPU per row of this process and of the local postgres processes
 (compare with scripts/bench-floor.sh, the same claim in raw SQL).`,
 		Example: `  rindactl bench claim --rows 200000 --output json`,
 		Args:    exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return benchClaimRun(cmd.Context(), opts)
-		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return benchClaimRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().IntVar(&opts.Rows, "rows", 0, "due leads to load and drain (required)")
 	cmd.Flags().IntVar(&opts.Batch, "batch", bench.ClaimBatchDefault, "leads per claim")
@@ -102,7 +97,7 @@ type BenchEmailOptions struct {
 	Output    string
 }
 
-func newCmdBenchEmail(f *Factory, runF func(context.Context, *BenchEmailOptions) error) *cobra.Command {
+func newCmdBenchEmail(f *Factory) *cobra.Command {
 	opts := &BenchEmailOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "email --steps N --mailboxes M",
@@ -119,12 +114,7 @@ answers at once, so the database's CPU is all the difference.`,
 		Example: `  rindactl bench email --steps 30339 --mailboxes 18 --output json
   rindactl bench email --smtp-delay 5ms`,
 		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return benchEmailRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return benchEmailRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().IntVar(&opts.Steps, "steps", bench.EmailStepsDefault, "due step-1 enrollments to send")
 	cmd.Flags().IntVar(&opts.Mailboxes, "mailboxes", bench.EmailMailboxesDefault, "mailboxes sending at once")

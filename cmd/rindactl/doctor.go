@@ -48,7 +48,7 @@ const crashWindow = 24 * time.Hour
 // providerNames are the providers whose keys doctor reports.
 var providerNames = []string{"HUNTER", "FINDYMAIL", "MILLIONVERIFIER"}
 
-func newCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+func newCmdDoctor(f *Factory) *cobra.Command {
 	opts := &DoctorOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -78,9 +78,6 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.EnvFileSet = cmd.Flags().Changed("env-file")
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return doctorRun(cmd.Context(), opts)
 		},
 	}

@@ -16,7 +16,7 @@ import (
 func newCmdEmail(f *Factory) *cobra.Command {
 	return groupCommand("email", "Sequence email: run one bounded sending tick",
 		"Sequence email sends due campaign steps through the campaign's mailboxes.",
-		newCmdEmailTick(f, nil))
+		newCmdEmailTick(f))
 }
 
 // EmailTickOptions holds the flags of `rindactl email tick`.
@@ -30,7 +30,7 @@ type EmailTickOptions struct {
 	Outputs     tickOutputs
 }
 
-func newCmdEmailTick(f *Factory, runF func(context.Context, *EmailTickOptions) error) *cobra.Command {
+func newCmdEmailTick(f *Factory) *cobra.Command {
 	opts := &EmailTickOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "tick",
@@ -66,9 +66,6 @@ a paused gauge are written. See docs/email.md.`,
 			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
 				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
 					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
 			}
 			return emailTickRun(cmd.Context(), opts)
 		},

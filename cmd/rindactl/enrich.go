@@ -21,7 +21,7 @@ import (
 func newCmdEnrich(f *Factory) *cobra.Command {
 	return groupCommand("enrich", "Lead enrichment: run one bounded enrichment tick",
 		"Lead enrichment finds email addresses for leads through providers (Hunter, Findymail, MillionVerifier).",
-		newCmdEnrichTick(f, nil))
+		newCmdEnrichTick(f))
 }
 
 // EnrichTickOptions holds the flags of `rindactl enrich tick`.
@@ -47,7 +47,7 @@ type EnrichTickOptions struct {
 	Guard enrich.Guard
 }
 
-func newCmdEnrichTick(f *Factory, runF func(context.Context, *EnrichTickOptions) error) *cobra.Command {
+func newCmdEnrichTick(f *Factory) *cobra.Command {
 	opts := &EnrichTickOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "tick",
@@ -87,9 +87,6 @@ See docs/enrichment.md for the state machine.`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.LeaseSet = cmd.Flags().Changed("lease")
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return enrichTickRun(cmd.Context(), opts)
 		},
 	}

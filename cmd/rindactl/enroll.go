@@ -25,7 +25,7 @@ type EnrollOptions struct {
 	Output    string
 }
 
-func newCmdEnroll(f *Factory, runF func(context.Context, *EnrollOptions) error) *cobra.Command {
+func newCmdEnroll(f *Factory) *cobra.Command {
 	opts := &EnrollOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "enroll --workspace W --campaign NAME (--all-leads | --leads FILE)",
@@ -47,9 +47,6 @@ blank lines and lines starting with # are ignored.`,
 			}
 			if opts.AllLeads == (opts.LeadsFile != "") {
 				return usageError("choose exactly one of --all-leads or --leads FILE")
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
 			}
 			return enrollRun(cmd.Context(), opts)
 		},

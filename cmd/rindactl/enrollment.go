@@ -9,13 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/sequence"
 )
 
 func newCmdEnrollment(f *Factory) *cobra.Command {
 	return groupCommand("enrollment", "End sequences: mark enrollments replied or unsubscribed",
 		"An enrollment is one lead's place in one campaign's sequence.",
-		newCmdEnrollmentMark(f, nil))
+		newCmdEnrollmentMark(f))
 }
 
 // EnrollmentMarkOptions holds the flags of `rindactl enrollment mark`.
@@ -27,7 +27,7 @@ type EnrollmentMarkOptions struct {
 	Output       string
 }
 
-func newCmdEnrollmentMark(f *Factory, runF func(context.Context, *EnrollmentMarkOptions) error) *cobra.Command {
+func newCmdEnrollmentMark(f *Factory) *cobra.Command {
 	opts := &EnrollmentMarkOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "mark (--replied | --unsubscribed) ID...",
@@ -59,12 +59,7 @@ instead (docs/email.md, "Stops").`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return enrollmentMarkRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return enrollmentMarkRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().BoolVar(&opts.Replied, "replied", false, "the lead replied")
 	cmd.Flags().BoolVar(&opts.Unsubscribed, "unsubscribed", false, "the lead unsubscribed (also suppresses the address)")
@@ -77,12 +72,12 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if err != nil {
 		return err
 	}
-	status := "replied"
+	status := sequence.StopReplied
 	switch {
 	case opts.Replied && opts.Unsubscribed:
 		return usageError("--replied and --unsubscribed exclude each other: pick the one that happened")
 	case opts.Unsubscribed:
-		status = "unsubscribed"
+		status = sequence.StopUnsubscribed
 	case !opts.Replied:
 		return usageError("say why the sequence ends: --replied or --unsubscribed")
 	}
@@ -91,24 +86,8 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 		return err
 	}
 	defer pool.Close()
-
-	tx, err := pool.Begin(ctx)
+	marks, err := sequence.MarkEnrollments(ctx, pool, opts.IDs, status, actor(opts.f))
 	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	suppress := ""
-	if status == "unsubscribed" {
-		suppress = status
-	}
-	marks, err := store.MarkEnrollments(ctx, tx, opts.IDs, status, suppress)
-	if err != nil {
-		return err
-	}
-	if _, err := store.InsertAudit(ctx, tx, actor(opts.f), "enrollment.mark", map[string]any{"status": status, "ids": opts.IDs}, marks.Marked); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
 
@@ -123,7 +102,7 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if skipped := marks.Found - marks.Marked; skipped > 0 {
 		fmt.Fprintf(ios.Out, "; %d already ended", skipped)
 	}
-	if status == "unsubscribed" {
+	if status == sequence.StopUnsubscribed {
 		fmt.Fprintf(ios.Out, "; %d address(es) newly suppressed", marks.Suppressed)
 	}
 	fmt.Fprintln(ios.Out)

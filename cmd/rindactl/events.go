@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +22,7 @@ func newCmdEvents(f *Factory) *cobra.Command {
 change and posted once each to the Slack incoming webhook in
 `+guard.SlackWebhookEnv+`. Ticks deliver at their end; failed posts are
 retried later with backoff.`,
-		newCmdEventsList(f, nil), newCmdEventsDeliver(f, nil))
+		newCmdEventsList(f), newCmdEventsDeliver(f))
 }
 
 // EventsListOptions holds the flags of `rindactl events list`.
@@ -33,7 +33,7 @@ type EventsListOptions struct {
 	Output      string
 }
 
-func newCmdEventsList(f *Factory, runF func(context.Context, *EventsListOptions) error) *cobra.Command {
+func newCmdEventsList(f *Factory) *cobra.Command {
 	opts := &EventsListOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -41,12 +41,7 @@ func newCmdEventsList(f *Factory, runF func(context.Context, *EventsListOptions)
 		Example: `  rindactl events list
   rindactl events list --undelivered --output json`,
 		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return eventsListRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return eventsListRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most this many, newest first")
 	cmd.Flags().BoolVar(&opts.Undelivered, "undelivered", false, "only alerts not yet posted")
@@ -62,40 +57,26 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions) error {
 	if opts.Limit < 1 || opts.Limit > 10000 {
 		return usageError("invalid --limit %d: use 1 to 10000", opts.Limit)
 	}
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
+	load := func(ctx context.Context, db store.DBTX) ([]store.EventRow, error) {
+		return store.Events(ctx, db, opts.Limit, opts.Undelivered)
 	}
-	defer pool.Close()
-	rows, err := store.Events(ctx, pool, opts.Limit, opts.Undelivered)
-	if err != nil {
-		return err
-	}
-	ios := opts.f.IO
-	if format == cliio.FormatJSON {
-		return ios.WriteJSON(map[string]any{"events": rows})
-	}
-	if len(rows) == 0 {
-		fmt.Fprintln(ios.Out, "no events")
-		return nil
-	}
-	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tKIND\tWORKSPACE\tPROVIDER\tDELIVERY")
-	for _, e := range rows {
-		var delivery string
-		switch {
-		case e.DeliveredAt != nil:
-			delivery = "delivered " + cliio.Stamp(*e.DeliveredAt)
-		case !e.Alert:
-			delivery = "not posted (the episode's alert was)"
-		case e.Attempts == 0:
-			delivery = "pending"
-		default:
-			delivery = fmt.Sprintf("retry at %s (%d failed: %s)", cliio.Stamp(e.NextAttemptAt), e.Attempts, e.LastError)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, cliio.Stamp(e.CreatedAt), e.Kind, e.Workspace, e.Provider, delivery)
-	}
-	return tw.Flush()
+	return listRun(ctx, opts.f, format, load, cliio.List[store.EventRow]{Key: "events",
+		Empty:  "no events",
+		Header: []string{"ID", "CREATED", "KIND", "WORKSPACE", "PROVIDER", "DELIVERY"},
+		Cells: func(e store.EventRow) []string {
+			var delivery string
+			switch {
+			case e.DeliveredAt != nil:
+				delivery = "delivered " + cliio.Stamp(*e.DeliveredAt)
+			case !e.Alert:
+				delivery = "not posted (the episode's alert was)"
+			case e.Attempts == 0:
+				delivery = "pending"
+			default:
+				delivery = fmt.Sprintf("retry at %s (%d failed: %s)", cliio.Stamp(e.NextAttemptAt), e.Attempts, e.LastError)
+			}
+			return []string{strconv.FormatInt(e.ID, 10), cliio.Stamp(e.CreatedAt), e.Kind, e.Workspace, e.Provider, delivery}
+		}})
 }
 
 // EventsDeliverOptions holds the flags of `rindactl events deliver`.
@@ -109,7 +90,7 @@ type EventsDeliverOptions struct {
 // every-minute schedule ends before the next firing.
 const eventsMaxDurationDefault = 50 * time.Second
 
-func newCmdEventsDeliver(f *Factory, runF func(context.Context, *EventsDeliverOptions) error) *cobra.Command {
+func newCmdEventsDeliver(f *Factory) *cobra.Command {
 	opts := &EventsDeliverOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "deliver",
@@ -125,12 +106,7 @@ records its run in tick_runs (kind events), which 'rindactl status' and
 		Example: `  RINDA_SLACK_WEBHOOK_URL=https://hooks.slack.com/services/... rindactl events deliver
   rindactl events deliver --max-duration 50s --output json`,
 		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return eventsDeliverRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return eventsDeliverRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", eventsMaxDurationDefault, "stop claiming events after this long")
 	addOutputFlag(cmd, &opts.Output)

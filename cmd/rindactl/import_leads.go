@@ -34,10 +34,10 @@ type ImportLeadsOptions struct {
 var workspaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 func newCmdImportLeads(f *Factory) *cobra.Command {
-	return newCmdImportLeadsWith(f, nil)
+	return newCmdImportLeadsWith(f)
 }
 
-func newCmdImportLeadsWith(f *Factory, runF func(context.Context, *ImportLeadsOptions) error) *cobra.Command {
+func newCmdImportLeadsWith(f *Factory) *cobra.Command {
 	opts := &ImportLeadsOptions{f: f, MaxBytes: enrich.ImportMaxBytesDefault}
 	cmd := &cobra.Command{
 		Use:   "leads --workspace NAME FILE.csv",
@@ -79,9 +79,6 @@ Files over 256 MiB are refused (exit 2): split them.`,
 		Args: exactArgs(1, "FILE.csv"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return importLeadsRun(cmd.Context(), opts)
 		},
 	}

@@ -15,7 +15,7 @@ import (
 func newCmdInbox(f *Factory) *cobra.Command {
 	return groupCommand("inbox", "Replies and bounces: run one bounded inbox-reading tick",
 		"Read the mailboxes' INBOXes over IMAP and end the sequences that got a reply or bounced.",
-		newCmdInboxTick(f, nil))
+		newCmdInboxTick(f))
 }
 
 // InboxTickOptions holds the flags of `rindactl inbox tick`.
@@ -28,7 +28,7 @@ type InboxTickOptions struct {
 	Outputs     tickOutputs
 }
 
-func newCmdInboxTick(f *Factory, runF func(context.Context, *InboxTickOptions) error) *cobra.Command {
+func newCmdInboxTick(f *Factory) *cobra.Command {
 	opts := &InboxTickOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "tick",
@@ -51,9 +51,6 @@ be read is recorded and the tick exits 1 after reading the others.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Batch <= 0 || opts.MaxDuration <= 0 || opts.Lease <= opts.MaxDuration {
 				return usageError("--batch and --max-duration must be positive, and --lease longer than --max-duration")
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
 			}
 			return inboxTickRun(cmd.Context(), opts)
 		},

@@ -17,7 +17,7 @@ type MigrateOptions struct {
 	Output string
 }
 
-func newCmdMigrate(f *Factory, runF func(context.Context, *MigrateOptions) error) *cobra.Command {
+func newCmdMigrate(f *Factory) *cobra.Command {
 	opts := &MigrateOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "migrate [status]",
@@ -38,9 +38,6 @@ Migrations take a Postgres advisory lock, so several hosts may run
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Status = len(args) == 1
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return migrateRun(cmd.Context(), opts)
 		},
 	}

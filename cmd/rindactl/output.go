@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // addOutputFlag registers -o/--output: text (the default) or json. status,
@@ -20,4 +23,18 @@ func parseOutput(value string) (cliio.Format, error) {
 		return "", usageError("%v", err)
 	}
 	return format, nil
+}
+
+// listRun is the body of a list command: it loads the rows and prints them
+// in format as list shows them.
+func listRun[T any](ctx context.Context, f *Factory, format cliio.Format, load func(context.Context, store.DBTX) ([]T, error), list cliio.List[T]) error {
+	pool, err := f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if list.Rows, err = load(ctx, pool); err != nil {
+		return err
+	}
+	return cliio.WriteList(f.IO, format, list)
 }

@@ -34,7 +34,7 @@ type RequeueOptions struct {
 	Output    string
 }
 
-func newCmdRequeue(f *Factory, runF func(context.Context, *RequeueOptions) error) *cobra.Command {
+func newCmdRequeue(f *Factory) *cobra.Command {
 	opts := &RequeueOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "requeue --status=S",
@@ -68,12 +68,7 @@ terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
   # resend steps whose delivery is unknown, once the Sent folder shows they never left
   rindactl requeue --status=delivery_unknown --campaign=q3-outbound --dry-run`,
 		Args: exactArgs(0, "none; filters are flags"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return requeueRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return requeueRun(cmd.Context(), opts) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Status, "status", "", "status to requeue: "+strings.Join(requeue.ValidStatuses(), ", "))

@@ -123,15 +123,15 @@ breaker instead of looping, and can never delay an email.`,
 	}
 
 	root.AddCommand(
-		newCmdMigrate(f, nil),
+		newCmdMigrate(f),
 		newCmdImport(f),
-		newCmdEnroll(f, nil),
+		newCmdEnroll(f),
 		newCmdEnrollment(f),
 		newCmdEnrich(f),
 		newCmdEmail(f),
 		newCmdInbox(f),
-		newCmdStatus(f, nil),
-		newCmdRequeue(f, nil),
+		newCmdStatus(f),
+		newCmdRequeue(f),
 		newCmdWhy(f),
 		newCmdBreaker(f),
 		newCmdWorkspace(f),
@@ -140,7 +140,7 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdRun(f, nil),
 		newCmdDemo(f, nil),
 		newCmdBench(f),
-		newCmdDoctor(f, nil),
+		newCmdDoctor(f),
 	)
 	return root
 }

@@ -21,7 +21,7 @@ const specOff = "off"
 func newCmdSchedule(f *Factory) *cobra.Command {
 	return groupCommand("schedule", "Print crontab, systemd or Kubernetes units that run the ticks",
 		"Generate deployment units for the ticks from cron specs, and the env file they load.",
-		newCmdSchedulePrint(f, nil), newCmdScheduleEnvFile(f, nil))
+		newCmdSchedulePrint(f), newCmdScheduleEnvFile(f))
 }
 
 // SchedulePrintOptions holds the flags of `rindactl schedule print`.
@@ -49,7 +49,7 @@ var scheduleFlagFormats = map[string][]schedule.Format{
 	"image":    {schedule.FormatKubernetes},
 }
 
-func newCmdSchedulePrint(f *Factory, runF func(context.Context, *SchedulePrintOptions) error) *cobra.Command {
+func newCmdSchedulePrint(f *Factory) *cobra.Command {
 	opts := &SchedulePrintOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "print --format crontab|systemd|kubernetes",
@@ -78,9 +78,6 @@ sh and systemd would read differently exits 2 with its line number (see
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Changed = cmd.Flags().Changed
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return schedulePrintRun(cmd.Context(), opts)
 		},
 	}
@@ -191,7 +188,7 @@ type ScheduleEnvFileOptions struct {
 	Vars []string
 }
 
-func newCmdScheduleEnvFile(f *Factory, runF func(context.Context, *ScheduleEnvFileOptions) error) *cobra.Command {
+func newCmdScheduleEnvFile(f *Factory) *cobra.Command {
 	opts := &ScheduleEnvFileOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "env-file PATH",
@@ -210,9 +207,6 @@ quotes literally, so create the Secret with --from-literal (docs/deploy.md).`,
 		Args: exactArgs(1, "PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return scheduleEnvFileRun(cmd.Context(), opts)
 		},
 	}

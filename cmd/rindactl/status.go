@@ -22,7 +22,7 @@ type StatusOptions struct {
 	Interval  time.Duration
 }
 
-func newCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+func newCmdStatus(f *Factory) *cobra.Command {
 	opts := &StatusOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -48,12 +48,7 @@ email, breakers, ticks and spend.`,
   rindactl status --watch --interval 5s
   rindactl status --output json | jq .email.overdue`,
 		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return statusRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return statusRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().BoolVar(&opts.Overdue, "overdue", false, "focus on the late backlog and its drain time")
 	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "only this workspace (by name)")

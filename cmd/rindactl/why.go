@@ -26,10 +26,10 @@ func newCmdWhy(f *Factory) *cobra.Command {
 		`Explain everything that holds a row back: status and attempts, lease, negative
 cache, open breakers, spend ceiling, rate limits, mailbox pause, sending window,
 daily cap, missing address, and the last error.`,
-		newCmdWhyLead(f, nil), newCmdWhyEnrollment(f, nil))
+		newCmdWhyLead(f), newCmdWhyEnrollment(f))
 }
 
-func newCmdWhyLead(f *Factory, runF func(context.Context, *WhyOptions) error) *cobra.Command {
+func newCmdWhyLead(f *Factory) *cobra.Command {
 	opts := &WhyOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "lead <id|external_id>",
@@ -40,9 +40,6 @@ func newCmdWhyLead(f *Factory, runF func(context.Context, *WhyOptions) error) *c
 		Args: exactArgs(1, "a lead id or external id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return whyLeadRun(cmd.Context(), opts)
 		},
 	}
@@ -51,7 +48,7 @@ func newCmdWhyLead(f *Factory, runF func(context.Context, *WhyOptions) error) *c
 	return cmd
 }
 
-func newCmdWhyEnrollment(f *Factory, runF func(context.Context, *WhyOptions) error) *cobra.Command {
+func newCmdWhyEnrollment(f *Factory) *cobra.Command {
 	opts := &WhyOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "enrollment <id>",
@@ -61,9 +58,6 @@ func newCmdWhyEnrollment(f *Factory, runF func(context.Context, *WhyOptions) err
 		Args: exactArgs(1, "an enrollment id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return whyEnrollmentRun(cmd.Context(), opts)
 		},
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +17,7 @@ func newCmdWorkspace(f *Factory) *cobra.Command {
 		`Workspaces own leads, campaigns, mailboxes and a monthly provider spend
 ceiling. At the ceiling the workspace's enrichment makes no provider call until
 the UTC month turns or the ceiling is raised; its leads wait, they do not fail.`,
-		newCmdWorkspaceList(f, nil), newCmdWorkspaceSet(f, nil))
+		newCmdWorkspaceList(f), newCmdWorkspaceSet(f))
 }
 
 // WorkspaceListOptions holds the flags of `rindactl workspace list`.
@@ -28,7 +26,7 @@ type WorkspaceListOptions struct {
 	Output string
 }
 
-func newCmdWorkspaceList(f *Factory, runF func(context.Context, *WorkspaceListOptions) error) *cobra.Command {
+func newCmdWorkspaceList(f *Factory) *cobra.Command {
 	opts := &WorkspaceListOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -37,12 +35,7 @@ func newCmdWorkspaceList(f *Factory, runF func(context.Context, *WorkspaceListOp
 		Example: `  rindactl workspace list
   rindactl workspace list --output json`,
 		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return workspaceListRun(cmd.Context(), opts)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return workspaceListRun(cmd.Context(), opts) },
 	}
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -53,33 +46,16 @@ func workspaceListRun(ctx context.Context, opts *WorkspaceListOptions) error {
 	if err != nil {
 		return err
 	}
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	rows, err := store.WorkspaceSpends(ctx, pool)
-	if err != nil {
-		return err
-	}
-	ios := opts.f.IO
-	if format == cliio.FormatJSON {
-		return ios.WriteJSON(map[string]any{"workspaces": rows})
-	}
-	if len(rows) == 0 {
-		fmt.Fprintln(ios.Out, "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one")
-		return nil
-	}
-	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tCEILING_USD\tSPENT_USD (MONTH)\tCALLS (MONTH)")
-	for _, w := range rows {
-		ceiling := "none"
-		if w.MonthlyUSDCeiling != nil {
-			ceiling = fmt.Sprintf("%.2f", *w.MonthlyUSDCeiling)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%d\n", w.Name, ceiling, w.MonthSpentUSD, w.MonthCalls)
-	}
-	return tw.Flush()
+	return listRun(ctx, opts.f, format, store.WorkspaceSpends, cliio.List[store.WorkspaceSpend]{Key: "workspaces",
+		Empty:  "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one",
+		Header: []string{"WORKSPACE", "CEILING_USD", "SPENT_USD (MONTH)", "CALLS (MONTH)"},
+		Cells: func(w store.WorkspaceSpend) []string {
+			ceiling := "none"
+			if w.MonthlyUSDCeiling != nil {
+				ceiling = fmt.Sprintf("%.2f", *w.MonthlyUSDCeiling)
+			}
+			return []string{w.Name, ceiling, fmt.Sprintf("%.4f", w.MonthSpentUSD), strconv.FormatInt(w.MonthCalls, 10)}
+		}})
 }
 
 // WorkspaceSetOptions holds the flags of `rindactl workspace set`.
@@ -89,7 +65,7 @@ type WorkspaceSetOptions struct {
 	Ceiling string
 }
 
-func newCmdWorkspaceSet(f *Factory, runF func(context.Context, *WorkspaceSetOptions) error) *cobra.Command {
+func newCmdWorkspaceSet(f *Factory) *cobra.Command {
 	opts := &WorkspaceSetOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "set NAME --monthly-usd-ceiling USD",
@@ -103,9 +79,6 @@ Raising it lets blocked calls resume on the next tick. Writes an audit log row.`
 			opts.Name = args[0]
 			if !cmd.Flags().Changed("monthly-usd-ceiling") {
 				return usageError("nothing to set: pass --monthly-usd-ceiling USD (or none)")
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
 			}
 			return workspaceSetRun(cmd.Context(), opts)
 		},
@@ -129,11 +102,8 @@ func workspaceSetRun(ctx context.Context, opts *WorkspaceSetOptions) error {
 	}
 	defer pool.Close()
 	w, err := store.SetWorkspaceCeiling(ctx, pool, opts.Name, ceiling, actor(opts.f))
-	if errors.Is(err, store.ErrNoWorkspace) {
-		return usageError("unknown workspace %q: see 'rindactl workspace list'", opts.Name)
-	}
 	if err != nil {
-		return err
+		return unknownWorkspace(err, opts.Name)
 	}
 	if w.MonthlyUSDCeiling == nil {
 		fmt.Fprintf(opts.f.IO.Out, "workspace %s: no monthly USD ceiling\n", w.Name)

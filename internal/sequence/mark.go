@@ -1,0 +1,43 @@
+package sequence
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// The reasons an operator may end a sequence by hand ('enrollment mark');
+// bounces the inbox tick finds itself.
+const (
+	StopReplied      = "replied"
+	StopUnsubscribed = "unsubscribed"
+)
+
+// MarkEnrollments ends the active enrollments among ids as stop
+// (StopReplied, or StopUnsubscribed, which also suppresses the lead's
+// address in its workspace) and writes one enrollment.mark audit row for
+// actor in the same transaction.
+func MarkEnrollments(ctx context.Context, pool *pgxpool.Pool, ids []int64, stop, actor string) (store.EnrollmentMarks, error) {
+	suppress := ""
+	switch stop {
+	case StopReplied:
+	case StopUnsubscribed:
+		suppress = stop
+	default:
+		return store.EnrollmentMarks{}, fmt.Errorf("mark enrollments %q: want %q or %q", stop, StopReplied, StopUnsubscribed)
+	}
+	var marks store.EnrollmentMarks
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		if marks, err = store.MarkEnrollments(ctx, tx, ids, stop, suppress); err != nil {
+			return err
+		}
+		_, err = store.InsertAudit(ctx, tx, actor, "enrollment.mark", map[string]any{"status": stop, "ids": ids}, marks.Marked)
+		return err
+	})
+	return marks, err
+}
