@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -37,18 +36,11 @@ func newCmdBreakerList(f *Factory) *cobra.Command {
 current failure streak and the episode number (one alert per episode).`,
 		Example: `  rindactl breaker list
   rindactl breaker list --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error { return breakerListRun(cmd.Context(), opts) },
 	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return listCommand(cmd, &opts.Output, func(ctx context.Context, format cliio.Format) error { return breakerListRun(ctx, opts, format) })
 }
 
-func breakerListRun(ctx context.Context, opts *BreakerListOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
+func breakerListRun(ctx context.Context, opts *BreakerListOptions, format cliio.Format) error {
 	now := opts.f.Now()
 	return listRun(ctx, opts.f, format, store.Breakers, cliio.List[store.BreakerRow]{Key: "breakers",
 		Empty:  "no breakers yet: every provider is closed (calls allowed)",
@@ -170,13 +162,4 @@ func breakerOpenRun(ctx context.Context, opts *BreakerOpenOptions) error {
 	}
 	fmt.Fprintf(opts.f.IO.Out, "opened the %s breaker of workspace %s until %s\n", opts.Provider, opts.Workspace, cliio.Stamp(until))
 	return nil
-}
-
-// unknownWorkspace makes a workspace name that matches none a usage error
-// (exit 2); other errors pass through.
-func unknownWorkspace(err error, name string) error {
-	if errors.Is(err, store.ErrNoWorkspace) {
-		return usageError("unknown workspace %q: see 'rindactl workspace list'", name)
-	}
-	return err
 }

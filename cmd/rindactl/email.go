@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
@@ -26,8 +27,7 @@ type EmailTickOptions struct {
 	Concurrency int
 	MaxDuration time.Duration
 	Lease       time.Duration
-	Output      string
-	Outputs     tickOutputs
+	tickOutputs
 }
 
 func newCmdEmailTick(f *Factory) *cobra.Command {
@@ -74,50 +74,31 @@ a paused gauge are written. See docs/email.md.`,
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
-	addOutputFlag(cmd, &opts.Output)
-	opts.Outputs.register(cmd.Flags())
+	opts.tickOutputs.register(cmd)
 	return cmd
 }
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
-	started := time.Now()
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	mailer := sequence.NewMailer(sequence.MailerOptions{
-		LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
-	})
-	defer mailer.Close()
-	rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
-		Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
-		Mailer: mailer, Logger: opts.f.Logger(),
-	})
 	m := guard.NewMetrics()
-	if opts.Outputs.MetricsFile != "" || opts.Outputs.PushgatewayURL != "" {
-		// Running totals from Postgres: counters that grow across ticks.
-		if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
-			opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
-		} else {
-			m.Registry.MustRegister(em)
-		}
-	}
-	afterTick(ctx, opts.f, pool, "email", m, started, err == nil, opts.Outputs)
-	if rep != nil {
-		if format == cliio.FormatJSON {
-			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {
-				err = werr
+	return tickRun(ctx, opts.f, "email", opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
+		mailer := sequence.NewMailer(sequence.MailerOptions{
+			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+		})
+		defer mailer.Close()
+		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
+			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
+			Mailer: mailer, Logger: opts.f.Logger(),
+		})
+		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
+			// Running totals from Postgres: counters that grow across ticks.
+			if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
+				opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
+			} else {
+				m.Registry.MustRegister(em)
 			}
-		} else {
-			printTickReport(opts.f, rep)
 		}
-	}
-	return err
+		return rep, err
+	}, func(rep *sequence.TickReport) { printTickReport(opts.f, rep) })
 }
 
 func printTickReport(f *Factory, rep *sequence.TickReport) {

@@ -39,9 +39,8 @@ type EnrichTickOptions struct {
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
-	Output        string
 	Nice          int
-	Outputs       tickOutputs
+	tickOutputs
 	// Guard guards every provider call (breaker, bucket, ceiling); nil
 	// means the Postgres guard configured from the environment.
 	Guard enrich.Guard
@@ -100,9 +99,8 @@ See docs/enrichment.md for the state machine.`,
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
-	addOutputFlag(cmd, &opts.Output)
 	fl.IntVar(&opts.Nice, "nice", 10, "raise this tick's niceness by N so email keeps its pace on a shared host (0: leave it)")
-	opts.Outputs.register(fl)
+	opts.tickOutputs.register(cmd)
 	return cmd
 }
 
@@ -206,7 +204,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			metrics.AddLeads(outcome, n)
 		}
 	}
-	afterTick(ctx, opts.f, pool, "enrich", metrics, started, err == nil, opts.Outputs)
+	afterTick(ctx, opts.f, pool, "enrich", metrics, started, err == nil, opts.tickOutputs)
 	if err != nil {
 		return err
 	}

@@ -40,20 +40,13 @@ func newCmdEventsList(f *Factory) *cobra.Command {
 		Short: "List recent events and their delivery state",
 		Example: `  rindactl events list
   rindactl events list --undelivered --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error { return eventsListRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().IntVar(&opts.Limit, "limit", 50, "show at most this many, newest first")
 	cmd.Flags().BoolVar(&opts.Undelivered, "undelivered", false, "only alerts not yet posted")
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return listCommand(cmd, &opts.Output, func(ctx context.Context, format cliio.Format) error { return eventsListRun(ctx, opts, format) })
 }
 
-func eventsListRun(ctx context.Context, opts *EventsListOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
+func eventsListRun(ctx context.Context, opts *EventsListOptions, format cliio.Format) error {
 	if opts.Limit < 1 || opts.Limit > 10000 {
 		return usageError("invalid --limit %d: use 1 to 10000", opts.Limit)
 	}

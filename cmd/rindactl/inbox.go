@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
@@ -24,8 +25,7 @@ type InboxTickOptions struct {
 	Batch       int
 	MaxDuration time.Duration
 	Lease       time.Duration
-	Output      string
-	Outputs     tickOutputs
+	tickOutputs
 }
 
 func newCmdInboxTick(f *Factory) *cobra.Command {
@@ -58,36 +58,18 @@ be read is recorded and the tick exits 1 after reading the others.`,
 	cmd.Flags().IntVar(&opts.Batch, "batch", inbox.TickBatchDefault, "messages read per mailbox")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", inbox.TickMaxDurationDefault, "stop reading after this long")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", inbox.TickLeaseDefault, "how long a mailbox stays leased to this tick")
-	addOutputFlag(cmd, &opts.Output)
-	opts.Outputs.register(cmd.Flags())
+	opts.tickOutputs.register(cmd)
 	return cmd
 }
 
 func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
-	started := time.Now()
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	rep, err := inbox.RunTick(ctx, pool, inbox.TickOptions{
-		Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
-		LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+	return tickRun(ctx, opts.f, "inbox", opts.tickOutputs, guard.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
+		return inbox.RunTick(ctx, pool, inbox.TickOptions{
+			Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
+			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+		})
+	}, func(rep *inbox.TickReport) {
+		fmt.Fprintf(opts.f.IO.Out, "read %d messages from %d mailboxes in %dms\n", rep.Messages, rep.Mailboxes, rep.DurationMS)
+		fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 	})
-	afterTick(ctx, opts.f, pool, "inbox", guard.NewMetrics(), started, err == nil, opts.Outputs)
-	if rep != nil {
-		if format == cliio.FormatJSON {
-			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {
-				err = werr
-			}
-		} else {
-			fmt.Fprintf(opts.f.IO.Out, "read %d messages from %d mailboxes in %dms\n", rep.Messages, rep.Mailboxes, rep.DurationMS)
-			fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
-		}
-	}
-	return err
 }

@@ -25,6 +25,21 @@ func parseOutput(value string) (cliio.Format, error) {
 	return format, nil
 }
 
+// listCommand completes a list command: it takes no arguments, has
+// --output, and runs run in the format asked for.
+func listCommand(cmd *cobra.Command, output *string, run func(context.Context, cliio.Format) error) *cobra.Command {
+	cmd.Args = exactArgs(0, "none")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		format, err := parseOutput(*output)
+		if err != nil {
+			return err
+		}
+		return run(cmd.Context(), format)
+	}
+	addOutputFlag(cmd, output)
+	return cmd
+}
+
 // listRun is the body of a list command: it loads the rows and prints them
 // in format as list shows them.
 func listRun[T any](ctx context.Context, f *Factory, format cliio.Format, load func(context.Context, store.DBTX) ([]T, error), list cliio.List[T]) error {

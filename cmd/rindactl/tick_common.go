@@ -7,19 +7,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
+	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
 )
 
 // tickOutputs are the flags every tick shares for what it leaves behind
-// besides its database writes: metrics.
+// besides its database writes: its report and metrics.
 type tickOutputs struct {
+	Output         string
 	MetricsFile    string
 	PushgatewayURL string
 }
 
-func (o *tickOutputs) register(fl *pflag.FlagSet) {
+func (o *tickOutputs) register(cmd *cobra.Command) {
+	addOutputFlag(cmd, &o.Output)
+	fl := cmd.Flags()
 	fl.StringVar(&o.MetricsFile, "metrics-file", "", "write Prometheus metrics to this node_exporter textfile (atomic rename)")
 	fl.StringVar(&o.PushgatewayURL, "pushgateway-url", "", "push Prometheus metrics to this Pushgateway")
 }
@@ -46,6 +50,37 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 	if err := m.Export(ctx, pool, guard.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
 		log.Warn("exporting metrics failed", "error", err.Error())
 	}
+}
+
+// tickRun is what the email and inbox tick commands share: it opens the
+// database, runs the tick, hands over events and metrics m (afterTick) and
+// prints the report, as JSON or as text prints it, even when the tick
+// failed part way.
+func tickRun[R any](ctx context.Context, f *Factory, kind string, outputs tickOutputs,
+	m *guard.Metrics, run func(context.Context, *pgxpool.Pool) (*R, error), text func(*R)) error {
+	format, err := parseOutput(outputs.Output)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	pool, err := f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	rep, err := run(ctx, pool)
+	afterTick(ctx, f, pool, kind, m, started, err == nil, outputs)
+	if rep == nil {
+		return err
+	}
+	if format == cliio.FormatJSON {
+		if werr := f.IO.WriteJSON(rep); werr != nil && err == nil {
+			err = werr
+		}
+	} else {
+		text(rep)
+	}
+	return err
 }
 
 // lowerPriority raises this process's niceness by n (capped at 19), so a

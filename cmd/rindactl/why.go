@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
@@ -29,40 +30,58 @@ daily cap, missing address, and the last error.`,
 		newCmdWhyLead(f), newCmdWhyEnrollment(f))
 }
 
-func newCmdWhyLead(f *Factory) *cobra.Command {
-	opts := &WhyOptions{f: f}
+// newCmdWhyOf builds one `why` subcommand: a reference argument, --output,
+// and run.
+func newCmdWhyOf(opts *WhyOptions, use, short, example, argWhat string, run func(context.Context, *WhyOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "lead <id|external_id>",
-		Short: "Explain why a lead is not enriched yet",
-		Example: `  rindactl why lead 4711
-  rindactl why lead crm-00042 --workspace acme
-  rindactl why lead 4711 --output json | jq -r '.holds[].code'`,
-		Args: exactArgs(1, "a lead id or external id"),
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    exactArgs(1, argWhat),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ref = args[0]
-			return whyLeadRun(cmd.Context(), opts)
+			return run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the lead's workspace (needed when an external id exists in several)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
-func newCmdWhyEnrollment(f *Factory) *cobra.Command {
+func newCmdWhyLead(f *Factory) *cobra.Command {
 	opts := &WhyOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "enrollment <id>",
-		Short: "Explain why an enrollment's next step has not gone out",
-		Example: `  rindactl why enrollment 90210
-  rindactl why enrollment 90210 --output json`,
-		Args: exactArgs(1, "an enrollment id"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Ref = args[0]
-			return whyEnrollmentRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
+	cmd := newCmdWhyOf(opts, "lead <id|external_id>", "Explain why a lead is not enriched yet",
+		`  rindactl why lead 4711
+  rindactl why lead crm-00042 --workspace acme
+  rindactl why lead 4711 --output json | jq -r '.holds[].code'`,
+		"a lead id or external id", whyLeadRun)
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the lead's workspace (needed when an external id exists in several)")
 	return cmd
+}
+
+func newCmdWhyEnrollment(f *Factory) *cobra.Command {
+	return newCmdWhyOf(&WhyOptions{f: f}, "enrollment <id>", "Explain why an enrollment's next step has not gone out",
+		`  rindactl why enrollment 90210
+  rindactl why enrollment 90210 --output json`,
+		"an enrollment id", whyEnrollmentRun)
+}
+
+// explainRun opens the database, asks explain, and prints the answer as
+// JSON or, in text, as text prints it followed by its holds.
+func explainRun[X any](ctx context.Context, f *Factory, format cliio.Format, explain func(context.Context, *pgxpool.Pool) (X, error), text func(io.Writer, X)) error {
+	pool, err := f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	x, err := explain(ctx, pool)
+	if err != nil {
+		return whyError(err)
+	}
+	if format == cliio.FormatJSON {
+		return f.IO.WriteJSON(x)
+	}
+	text(f.IO.Out, x)
+	return nil
 }
 
 func whyLeadRun(ctx context.Context, opts *WhyOptions) error {
@@ -70,31 +89,22 @@ func whyLeadRun(ctx context.Context, opts *WhyOptions) error {
 	if err != nil {
 		return err
 	}
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
+	explain := func(ctx context.Context, pool *pgxpool.Pool) (*status.LeadExplanation, error) {
+		return status.ExplainLead(ctx, pool, opts.f.Now(), opts.Ref, opts.Workspace)
 	}
-	defer pool.Close()
-	x, err := status.ExplainLead(ctx, pool, opts.f.Now(), opts.Ref, opts.Workspace)
-	if err != nil {
-		return whyError(err)
-	}
-	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(x)
-	}
-	out := opts.f.IO.Out
-	fmt.Fprintf(out, "lead %d", x.LeadID)
-	if x.ExternalID != "" {
-		fmt.Fprintf(out, " (%s)", x.ExternalID)
-	}
-	fmt.Fprintf(out, " in workspace %s\n", x.Workspace)
-	fmt.Fprintf(out, "  status     %s, %d attempt(s)", x.Status, x.Attempts)
-	if x.Provider != "" {
-		fmt.Fprintf(out, ", last provider %s", x.Provider)
-	}
-	fmt.Fprintln(out)
-	writeHolds(out, x.Holds, x.Summary)
-	return nil
+	return explainRun(ctx, opts.f, format, explain, func(out io.Writer, x *status.LeadExplanation) {
+		fmt.Fprintf(out, "lead %d", x.LeadID)
+		if x.ExternalID != "" {
+			fmt.Fprintf(out, " (%s)", x.ExternalID)
+		}
+		fmt.Fprintf(out, " in workspace %s\n", x.Workspace)
+		fmt.Fprintf(out, "  status     %s, %d attempt(s)", x.Status, x.Attempts)
+		if x.Provider != "" {
+			fmt.Fprintf(out, ", last provider %s", x.Provider)
+		}
+		fmt.Fprintln(out)
+		writeHolds(out, x.Holds, x.Summary)
+	})
 }
 
 func whyEnrollmentRun(ctx context.Context, opts *WhyOptions) error {
@@ -106,27 +116,18 @@ func whyEnrollmentRun(ctx context.Context, opts *WhyOptions) error {
 	if err != nil || id <= 0 {
 		return usageError("invalid enrollment id %q: give the numeric id (see 'rindactl status')", opts.Ref)
 	}
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
+	explain := func(ctx context.Context, pool *pgxpool.Pool) (*status.EnrollmentExplanation, error) {
+		return status.ExplainEnrollment(ctx, pool, opts.f.Now(), id)
 	}
-	defer pool.Close()
-	x, err := status.ExplainEnrollment(ctx, pool, opts.f.Now(), id)
-	if err != nil {
-		return whyError(err)
-	}
-	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(x)
-	}
-	out := opts.f.IO.Out
-	fmt.Fprintf(out, "enrollment %d: lead %d in campaign %s (workspace %s)\n", x.EnrollmentID, x.LeadID, x.Campaign, x.Workspace)
-	fmt.Fprintf(out, "  status     %s, step %d of %d, %d attempt(s)", x.Status, x.Step, x.Steps, x.Attempts)
-	if x.Mailbox != "" {
-		fmt.Fprintf(out, ", mailbox %s", x.Mailbox)
-	}
-	fmt.Fprintln(out)
-	writeHolds(out, x.Holds, x.Summary)
-	return nil
+	return explainRun(ctx, opts.f, format, explain, func(out io.Writer, x *status.EnrollmentExplanation) {
+		fmt.Fprintf(out, "enrollment %d: lead %d in campaign %s (workspace %s)\n", x.EnrollmentID, x.LeadID, x.Campaign, x.Workspace)
+		fmt.Fprintf(out, "  status     %s, step %d of %d, %d attempt(s)", x.Status, x.Step, x.Steps, x.Attempts)
+		if x.Mailbox != "" {
+			fmt.Fprintf(out, ", mailbox %s", x.Mailbox)
+		}
+		fmt.Fprintln(out)
+		writeHolds(out, x.Holds, x.Summary)
+	})
 }
 
 func writeHolds(out io.Writer, holds []status.Hold, summary string) {

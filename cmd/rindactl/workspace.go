@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,18 +35,11 @@ func newCmdWorkspaceList(f *Factory) *cobra.Command {
 		Long:  "List every workspace with its monthly USD ceiling, this UTC month's provider spend and billed calls.",
 		Example: `  rindactl workspace list
   rindactl workspace list --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error { return workspaceListRun(cmd.Context(), opts) },
 	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return listCommand(cmd, &opts.Output, func(ctx context.Context, format cliio.Format) error { return workspaceListRun(ctx, opts, format) })
 }
 
-func workspaceListRun(ctx context.Context, opts *WorkspaceListOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
+func workspaceListRun(ctx context.Context, opts *WorkspaceListOptions, format cliio.Format) error {
 	return listRun(ctx, opts.f, format, store.WorkspaceSpends, cliio.List[store.WorkspaceSpend]{Key: "workspaces",
 		Empty:  "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one",
 		Header: []string{"WORKSPACE", "CEILING_USD", "SPENT_USD (MONTH)", "CALLS (MONTH)"},
@@ -111,4 +105,13 @@ func workspaceSetRun(ctx context.Context, opts *WorkspaceSetOptions) error {
 		fmt.Fprintf(opts.f.IO.Out, "workspace %s: monthly USD ceiling %.2f\n", w.Name, *w.MonthlyUSDCeiling)
 	}
 	return nil
+}
+
+// unknownWorkspace makes a workspace name that matches none a usage error
+// (exit 2); other errors pass through.
+func unknownWorkspace(err error, name string) error {
+	if errors.Is(err, store.ErrNoWorkspace) {
+		return usageError("unknown workspace %q: see 'rindactl workspace list'", name)
+	}
+	return err
 }
