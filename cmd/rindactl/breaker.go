@@ -21,14 +21,8 @@ probes; success closes the breaker, failure re-opens it.`,
 		newCmdBreakerList(f), newCmdBreakerReset(f), newCmdBreakerOpen(f))
 }
 
-// BreakerListOptions holds the flags of `rindactl breaker list`.
-type BreakerListOptions struct {
-	f      *Factory
-	Output string
-}
-
 func newCmdBreakerList(f *Factory) *cobra.Command {
-	opts := &BreakerListOptions{f: f}
+	opts := &ListOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List breakers and their state",
@@ -40,7 +34,7 @@ current failure streak and the episode number (one alert per episode).`,
 	return listCommand(cmd, &opts.Output, func(ctx context.Context, format cliio.Format) error { return breakerListRun(ctx, opts, format) })
 }
 
-func breakerListRun(ctx context.Context, opts *BreakerListOptions, format cliio.Format) error {
+func breakerListRun(ctx context.Context, opts *ListOptions, format cliio.Format) error {
 	now := opts.f.Now()
 	return listRun(ctx, opts.f, format, store.Breakers, cliio.List[store.BreakerRow]{Key: "breakers",
 		Empty:  "no breakers yet: every provider is closed (calls allowed)",

@@ -22,11 +22,10 @@ func newCmdEmail(f *Factory) *cobra.Command {
 
 // EmailTickOptions holds the flags of `rindactl email tick`.
 type EmailTickOptions struct {
-	f           *Factory
-	Batch       int
+	f *Factory
+	tickBounds
+	// Concurrency: mailboxes sending at once.
 	Concurrency int
-	MaxDuration time.Duration
-	Lease       time.Duration
 	tickOutputs
 }
 

@@ -26,13 +26,11 @@ func newCmdEnrich(f *Factory) *cobra.Command {
 
 // EnrichTickOptions holds the flags of `rindactl enrich tick`.
 type EnrichTickOptions struct {
-	f           *Factory
-	Providers   []string
-	Verify      string
-	Batch       int
+	f         *Factory
+	Providers []string
+	Verify    string
+	tickBounds
 	Concurrency int
-	MaxDuration time.Duration
-	Lease       time.Duration
 	// LeaseSet: --lease was given. Otherwise the lease grows past
 	// --max-duration plus the HTTP timeout when the default is too short.
 	LeaseSet      bool

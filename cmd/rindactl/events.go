@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions, format cliio.Fo
 			default:
 				delivery = fmt.Sprintf("retry at %s (%d failed: %s)", cliio.Stamp(e.NextAttemptAt), e.Attempts, e.LastError)
 			}
-			return []string{strconv.FormatInt(e.ID, 10), cliio.Stamp(e.CreatedAt), e.Kind, e.Workspace, e.Provider, delivery}
+			return []string{fmt.Sprint(e.ID), cliio.Stamp(e.CreatedAt), e.Kind, e.Workspace, e.Provider, delivery}
 		}})
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -21,10 +20,8 @@ func newCmdInbox(f *Factory) *cobra.Command {
 
 // InboxTickOptions holds the flags of `rindactl inbox tick`.
 type InboxTickOptions struct {
-	f           *Factory
-	Batch       int
-	MaxDuration time.Duration
-	Lease       time.Duration
+	f *Factory
+	tickBounds
 	tickOutputs
 }
 

@@ -25,6 +25,13 @@ func parseOutput(value string) (cliio.Format, error) {
 	return format, nil
 }
 
+// ListOptions holds the flags of a list command without filters
+// (breaker list, workspace list).
+type ListOptions struct {
+	f      *Factory
+	Output string
+}
+
 // listCommand completes a list command: it takes no arguments, has
 // --output, and runs run in the format asked for.
 func listCommand(cmd *cobra.Command, output *string, run func(context.Context, cliio.Format) error) *cobra.Command {

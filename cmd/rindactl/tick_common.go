@@ -13,6 +13,15 @@ import (
 	"github.com/rindactl/rindactl/internal/guard"
 )
 
+// tickBounds are the flags that bound every claiming tick: rows claimed at
+// a time (--batch), when it stops claiming (--max-duration) and how long
+// what it claimed stays leased to it (--lease).
+type tickBounds struct {
+	Batch       int
+	MaxDuration time.Duration
+	Lease       time.Duration
+}
+
 // tickOutputs are the flags every tick shares for what it leaves behind
 // besides its database writes: its report and metrics.
 type tickOutputs struct {

@@ -21,14 +21,8 @@ the UTC month turns or the ceiling is raised; its leads wait, they do not fail.`
 		newCmdWorkspaceList(f), newCmdWorkspaceSet(f))
 }
 
-// WorkspaceListOptions holds the flags of `rindactl workspace list`.
-type WorkspaceListOptions struct {
-	f      *Factory
-	Output string
-}
-
 func newCmdWorkspaceList(f *Factory) *cobra.Command {
-	opts := &WorkspaceListOptions{f: f}
+	opts := &ListOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List workspaces with their spend and ceiling",
@@ -39,7 +33,7 @@ func newCmdWorkspaceList(f *Factory) *cobra.Command {
 	return listCommand(cmd, &opts.Output, func(ctx context.Context, format cliio.Format) error { return workspaceListRun(ctx, opts, format) })
 }
 
-func workspaceListRun(ctx context.Context, opts *WorkspaceListOptions, format cliio.Format) error {
+func workspaceListRun(ctx context.Context, opts *ListOptions, format cliio.Format) error {
 	return listRun(ctx, opts.f, format, store.WorkspaceSpends, cliio.List[store.WorkspaceSpend]{Key: "workspaces",
 		Empty:  "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one",
 		Header: []string{"WORKSPACE", "CEILING_USD", "SPENT_USD (MONTH)", "CALLS (MONTH)"},
