@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/guard"
@@ -21,51 +22,35 @@ func auditRows(t *testing.T, pool *pgxpool.Pool, actor string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 // Operator actions by workspace name: each change and its audit row land
 // together; resetting a closed breaker is recorded with nothing affected.
+// (TestOperatorOpenAndReset covers what an open breaker refuses.)
 func TestBreakerTargetOpenResetAudited(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
-	ws := newWorkspace(t, db.Pool, "acme")
-	newLeads(t, db.Pool, ws, 1)
-	g := guard.New(db.Pool, unlimited, nil)
+	newWorkspace(t, db.Pool, "acme")
 	ctx := context.Background()
 	target := guard.BreakerTarget{Workspace: "acme", Provider: "hunter"}
 
 	until, err := target.Open(ctx, db.Pool, time.Hour, "credits gone", "dana")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Until(until); d < 59*time.Minute || d > 61*time.Minute {
-		t.Fatalf("open for 1h gave %s", d)
-	}
-	if a := admit(t, g, call(ws, 1, "hunter")); a.Allowed {
-		t.Fatal("an operator-opened breaker let a call through")
+	if err != nil || until.Before(time.Now().Add(59*time.Minute)) {
+		t.Fatalf("open for 1h: until %s, %v", until, err)
 	}
 	var reason, forText string
 	if err := db.Pool.QueryRow(ctx, `SELECT filters->>'reason', filters->>'for' FROM audit_log WHERE action = 'breaker.open'`).Scan(&reason, &forText); err != nil || reason != "credits gone" || forText != "1h0m0s" {
 		t.Fatalf("breaker.open audit filters: reason %q for %q (%v)", reason, forText, err)
 	}
 	for _, want := range []bool{true, false} {
-		closed, err := target.Reset(ctx, db.Pool, "dana")
-		if err != nil || closed != want {
+		if closed, err := target.Reset(ctx, db.Pool, "dana"); err != nil || closed != want {
 			t.Fatalf("reset: closed=%v err=%v, want closed=%v", closed, err, want)
 		}
-	}
-	if a := admit(t, g, call(ws, 1, "hunter")); !a.Allowed {
-		t.Fatalf("after reset: %+v", a)
 	}
 	got := auditRows(t, db.Pool, "dana")
 	want := []string{"breaker.open=1 hunter", "breaker.reset=1 hunter", "breaker.reset=0 hunter"}
