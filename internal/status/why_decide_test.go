@@ -13,7 +13,8 @@ import (
 
 var whyNow = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
-func holdCodes(holds []Hold) string {
+// HoldCodes lists the holds' codes; exported for the external tests too.
+func HoldCodes(holds []Hold) string {
 	var c []string
 	for _, h := range holds {
 		c = append(c, h.Code)
@@ -78,12 +79,12 @@ func TestLeadRowHolds(t *testing.T) {
 		row := leadRowHolds(tc.l, whyNow)
 		if tc.final != "" {
 			if !strings.HasPrefix(row.summary, tc.final) || len(row.holds) != 0 {
-				t.Errorf("%s: summary %q holds %s, want final %q", tc.name, row.summary, holdCodes(row.holds), tc.final)
+				t.Errorf("%s: summary %q holds %s, want final %q", tc.name, row.summary, HoldCodes(row.holds), tc.final)
 			}
 			continue
 		}
-		if row.summary != "" || holdCodes(row.holds) != tc.codes || row.guarded != tc.guarded {
-			t.Errorf("%s: summary %q holds %q guarded %v, want holds %q guarded %v", tc.name, row.summary, holdCodes(row.holds), row.guarded, tc.codes, tc.guarded)
+		if row.summary != "" || HoldCodes(row.holds) != tc.codes || row.guarded != tc.guarded {
+			t.Errorf("%s: summary %q holds %q guarded %v, want holds %q guarded %v", tc.name, row.summary, HoldCodes(row.holds), row.guarded, tc.codes, tc.guarded)
 		}
 	}
 	if row := leadRowHolds(store.OpsLead{Email: "a@b.test"}, whyNow); row.status != "none" {
@@ -130,7 +131,7 @@ func TestEnrollmentHolds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		holds := enrollmentHolds(tc.e, whyNow)
-		if got := holdCodes(holds); got != tc.codes {
+		if got := HoldCodes(holds); got != tc.codes {
 			t.Errorf("%s: holds %q, want %q", tc.name, got, tc.codes)
 		}
 		for _, h := range holds {
