@@ -135,11 +135,7 @@ type leadRow struct {
 
 func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 	if !l.HasEnrichment {
-		row := leadRow{status: "none", summary: "this lead never needed enrichment (its address came with the import)"}
-		if l.Email == "" {
-			row.summary = "this lead has no enrichment row and no address: import it again or enroll it after enrichment"
-		}
-		return row
+		return unenrichedLead(l)
 	}
 	row := leadRow{status: l.Status, guarded: true}
 	switch l.Status {
@@ -167,6 +163,14 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 		}
 	}
 	return row
+}
+
+// unenrichedLead is a lead without an enrichment row: final either way.
+func unenrichedLead(l store.OpsLead) leadRow {
+	if l.Email == "" {
+		return leadRow{status: "none", summary: "this lead has no enrichment row and no address: import it again or enroll it after enrichment"}
+	}
+	return leadRow{status: "none", summary: "this lead never needed enrichment (its address came with the import)"}
 }
 
 // lastErrorHolds shows the row's last error, already redacted.
