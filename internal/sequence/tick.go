@@ -208,17 +208,9 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 			break
 		}
 		mark := book.mark()
-		// Never cancelled mid-statement: a claim committed but not read
-		// would strand its rows until their lease runs out.
-		rows, err := store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
-		if err != nil {
+		rows, inTime, err := t.claim(ctx, book, seq, deadline)
+		if !inTime {
 			loopErr = err
-			break
-		}
-		t.report.Claimed += len(rows)
-		if !t.opts.Now().Before(deadline) {
-			// Claimed ahead but out of time: hand them back untouched.
-			loopErr = t.releaseAll(ctx, rows)
 			break
 		}
 		if len(rows) > 0 {
@@ -238,4 +230,21 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 		stop()
 	}
 	return errors.Join(loopErr, g.Wait(), settler.Close())
+}
+
+// claim leases the next batch, none of it on mailboxes still busy with a
+// batch before seq. inTime is false when the claim failed (err) or the
+// deadline passed meanwhile: then the rows went back untouched.
+func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline time.Time) (rows []store.ClaimedEnrollment, inTime bool, err error) {
+	// Never cancelled mid-statement: a claim committed but not read
+	// would strand its rows until their lease runs out.
+	rows, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
+	if err != nil {
+		return nil, false, err
+	}
+	t.report.Claimed += len(rows)
+	if !t.opts.Now().Before(deadline) {
+		return nil, false, t.releaseAll(ctx, rows)
+	}
+	return rows, true, nil
 }
