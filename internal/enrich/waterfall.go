@@ -91,11 +91,7 @@ func (lr *leadResult) add(provider string, s step) {
 			lr.quota = s.err
 		}
 	case stepBlocked:
-		if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
-			lr.rateBlocked.earlier(provider, s)
-		} else {
-			lr.blocked.earlier(provider, s)
-		}
+		lr.addBlock(provider, s)
 	case stepUnusable:
 		lr.unusable = s.err
 	case stepFailed:
@@ -103,6 +99,16 @@ func (lr *leadResult) add(provider string, s step) {
 			lr.transient = s.err
 		}
 	}
+}
+
+// addBlock keeps the earliest block of each sort: a rate block, or a guard
+// that could not decide, ends within seconds and never parks the lead.
+func (lr *leadResult) addBlock(provider string, s step) {
+	if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
+		lr.rateBlocked.earlier(provider, s)
+		return
+	}
+	lr.blocked.earlier(provider, s)
 }
 
 // decide maps what the waterfall met to the lead's next state. Precedence:

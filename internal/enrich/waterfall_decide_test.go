@@ -97,3 +97,20 @@ func TestCallOutcome(t *testing.T) {
 		}
 	}
 }
+
+func TestLeadResultAddBlock(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	var lr leadResult
+	lr.add("hunter", step{kind: stepBlocked, until: at.Add(5 * time.Minute), reason: "breaker_open"})
+	lr.add("findymail", step{kind: stepBlocked, until: at.Add(time.Minute), reason: "ceiling_reached"})
+	lr.add("hunter", step{kind: stepBlocked, until: at.Add(30 * time.Second), reason: ReasonRateLimited})
+	lr.add("findymail", step{kind: stepBlocked, until: at.Add(10 * time.Second), reason: reasonGuardError})
+	lr.add("hunter", step{kind: stepBlocked, until: at.Add(20 * time.Second), reason: ReasonRateLimited})
+	if lr.blocked.provider != "findymail" || !lr.blocked.until.Equal(at.Add(time.Minute)) {
+		t.Errorf("guard block %+v, want findymail's, the earliest breaker or ceiling", lr.blocked)
+	}
+	if lr.rateBlocked.reason != reasonGuardError || !lr.rateBlocked.until.Equal(at.Add(10*time.Second)) {
+		t.Errorf("rate block %+v, want the undecided guard's, the earliest of the short ones", lr.rateBlocked)
+	}
+}
