@@ -68,7 +68,7 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 		return res, err
 	}
 
-	cpu0 := sampleCPU()
+	cpu0 := SampleCPU()
 	start := time.Now()
 	done := 0
 	for done < cfg.Rows {
@@ -86,7 +86,7 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 	}
 	elapsed := time.Since(start).Seconds()
 	res = ClaimResult{Rows: cfg.Rows, Seconds: elapsed, RowsPerSec: float64(cfg.Rows) / elapsed}
-	res.CPUPerRowUS, res.PostgresCPUPerRowUS = cpu0.perItem(sampleCPU(), cfg.Rows)
+	res.CPUPerRowUS, res.PostgresCPUPerRowUS = cpu0.PerItem(SampleCPU(), cfg.Rows)
 	return res, nil
 }
 

@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// cpuSample is CPU time (user + system) used so far by this process and by
+// CPUSample is CPU time (user + system) used so far by this process and by
 // every process named postgres on this machine. Reading both around a run
 // splits its cost between rindactl and a local database server; on a
 // 2-core machine that split, not latency, bounds the email drain.
-type cpuSample struct {
+type CPUSample struct {
 	self     time.Duration
 	postgres time.Duration
 	// postgresSeen is false when no postgres process is visible (the server
@@ -25,8 +25,8 @@ type cpuSample struct {
 // Linux architecture Go supports.
 const clockTick = 10 * time.Millisecond
 
-func sampleCPU() cpuSample {
-	var s cpuSample
+func SampleCPU() CPUSample {
+	var s CPUSample
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -72,9 +72,9 @@ func postgresCPU(stat string) (time.Duration, bool) {
 	return time.Duration(ticks) * clockTick, true
 }
 
-// perItem is the CPU microseconds per item between two samples: this
+// PerItem is the CPU microseconds per item between two samples: this
 // process's, and postgres's (nil when postgres is not visible here).
-func (s cpuSample) perItem(end cpuSample, items int) (self float64, postgres *float64) {
+func (s CPUSample) PerItem(end CPUSample, items int) (self float64, postgres *float64) {
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(items) }
 	self = per(end.self - s.self)
 	if s.postgresSeen && end.postgresSeen {

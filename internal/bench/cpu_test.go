@@ -28,26 +28,26 @@ func TestPostgresCPUReadsOwnAndEndedChildrenTime(t *testing.T) {
 
 func TestPerItemLeavesPostgresUnknownWhenNotSeen(t *testing.T) {
 	t.Parallel()
-	start := cpuSample{self: time.Second, postgres: 2 * time.Second, postgresSeen: true}
-	end := cpuSample{self: 3 * time.Second, postgres: 6 * time.Second, postgresSeen: true}
-	self, pg := start.perItem(end, 1000)
+	start := CPUSample{self: time.Second, postgres: 2 * time.Second, postgresSeen: true}
+	end := CPUSample{self: 3 * time.Second, postgres: 6 * time.Second, postgresSeen: true}
+	self, pg := start.PerItem(end, 1000)
 	if self != 2000 || pg == nil || *pg != 4000 {
 		t.Fatalf("got self %v µs, postgres %v; want 2000 and 4000 µs per item", self, pg)
 	}
 	end.postgresSeen = false
-	if _, pg := start.perItem(end, 1000); pg != nil {
+	if _, pg := start.PerItem(end, 1000); pg != nil {
 		t.Fatalf("postgres not visible at the end: want unknown, got %v", *pg)
 	}
 }
 
 func TestSampleCPUCountsThisProcess(t *testing.T) {
 	t.Parallel()
-	before := sampleCPU()
+	before := SampleCPU()
 	deadline := time.Now().Add(50 * time.Millisecond)
 	for n := 0; time.Now().Before(deadline); n++ {
 		_ = n * n
 	}
-	if after := sampleCPU(); after.self <= before.self {
+	if after := SampleCPU(); after.self <= before.self {
 		t.Fatalf("CPU of this process did not grow over 50 ms of work: %v then %v", before.self, after.self)
 	}
 }

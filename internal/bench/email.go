@@ -89,7 +89,7 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	}
 
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
-	cpu0 := sampleCPU()
+	cpu0 := SampleCPU()
 	start := time.Now()
 	sent := 0
 	for sent < cfg.Steps {
@@ -107,16 +107,16 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	}
 	res = EmailResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds(), SMTPDelayMS: float64(cfg.SMTPDelay) / float64(time.Millisecond)}
 	res.SendsPerSec = float64(cfg.Steps) / res.Seconds
-	res.TickCPUPerSendUS, res.PostgresCPUPerSendUS = cpu0.perItem(sampleCPU(), cfg.Steps)
+	res.TickCPUPerSendUS, res.PostgresCPUPerSendUS = cpu0.PerItem(SampleCPU(), cfg.Steps)
 
 	before := srv.Accepted()
-	cpu0 = sampleCPU()
+	cpu0 = SampleCPU()
 	start = time.Now()
 	if err := bareLoop(ctx, srv, campaign, cfg); err != nil {
 		return res, err
 	}
 	res.BareSeconds = time.Since(start).Seconds()
-	res.BareCPUPerSendUS, _ = cpu0.perItem(sampleCPU(), cfg.Steps)
+	res.BareCPUPerSendUS, _ = cpu0.PerItem(SampleCPU(), cfg.Steps)
 	if got := srv.Accepted() - before; got != cfg.Steps {
 		return res, fmt.Errorf("bench email: the bare loop delivered %d of %d messages", got, cfg.Steps)
 	}
