@@ -58,8 +58,8 @@ func riverCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := riverConfig{URL: os.Getenv("DATABASE_URL")}
 	fs.IntVar(&cfg.Jobs, "jobs", 0, "no-op jobs to insert and work (required)")
 	fs.IntVar(&cfg.Workers, "workers", bench.ClaimConcurrencyDefault, "River workers (the queue's MaxWorkers)")
-	fs.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 2*time.Millisecond, "River's FetchCooldown")
-	fs.DurationVar(&cfg.FetchPollInterval, "fetch-poll-interval", 20*time.Millisecond, "River's FetchPollInterval")
+	fs.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", defaultFetchCooldown, "River's FetchCooldown")
+	fs.DurationVar(&cfg.FetchPollInterval, "fetch-poll-interval", defaultFetchPollInterval, "River's FetchPollInterval")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -34,6 +34,12 @@ type riverConfig struct {
 	FetchPollInterval time.Duration
 }
 
+// River's own benchmark's fetch settings (cmd/river/riverbench).
+const (
+	defaultFetchCooldown     = 2 * time.Millisecond
+	defaultFetchPollInterval = 20 * time.Millisecond
+)
+
 // riverResult is `rindabench river` output, shaped like `rindactl bench
 // claim --output json` so scripts/bench.sh reads both alike.
 type riverResult struct {
@@ -131,14 +137,18 @@ func runRiver(ctx context.Context, cfg riverConfig) (res riverResult, err error)
 		return res, fmt.Errorf("analyzing river_job: %w", err)
 	}
 
-	cpu0 := bench.SampleCPU()
+	pm, err := bench.Postmaster(ctx, pool)
+	if err != nil {
+		return res, err
+	}
+	cpu0 := bench.SampleCPU(pm)
 	start := time.Now()
 	if err := client.Start(ctx); err != nil {
 		return res, err
 	}
 	waitErr := waitCompleted(ctx, pool, schema, &worked, cfg.Jobs)
 	elapsed := time.Since(start).Seconds()
-	cpu1 := bench.SampleCPU()
+	cpu1 := bench.SampleCPU(pm)
 	if err := errors.Join(waitErr, client.Stop(ctx)); err != nil {
 		return res, err
 	}

@@ -66,7 +66,7 @@ pair() { [ "$2" = "?" ] || [ "$3" = "?" ] || echo "$2 $3" >>"$work/$1"; }
 summary() {
 	local s med lo hi met=""
 	[ -s "$work/$2" ] || { printf '%-44s (no pairs: figure not available here)\n' "$1"; return; }
-	s=$(bin/rindabench pairs <"$work/$2")
+	s=$(bin/rindabench pairs <"$work/$2" 2>&1) || { printf '%-44s %s\n' "$1" "$s"; return; }
 	med=$(fieldf median <<<"$s") lo=$(fieldf min <<<"$s") hi=$(fieldf max <<<"$s")
 	if [ -n "$3" ]; then
 		met=$(awk -v m="$med" -v op="${3%% *}" -v t="${3#* }" 'BEGIN { ok = (op == ">=") ? m >= t : m <= t; print ok ? "met" : "NOT met" }')
@@ -74,6 +74,12 @@ summary() {
 	fi
 	printf '%-44s median %5.2f  min %5.2f  max %5.2f  %s\n' "$1" "$med" "$lo" "$hi" "$met"
 	printf '%-44s %s\n' "" "per pair: $(sed -n 's/.*"ratios":\[\([^]]*\)\].*/\1/p' <<<"$s" | tr ',' '\n' | awk '{ printf "%s%.2f", (NR > 1 ? " · " : ""), $1 }')"
+}
+# busy JSON: how many cores a run kept busy, from its rate and CPU per row
+# (this process's, when given, and postgres's).
+busy() {
+	awk -v r="$(fieldf rows_per_sec <<<"$1")" -v c="$(fieldf cpu_us_per_row <<<"$1")" -v p="$(fieldf postgres_cpu_us_per_row <<<"$1")" \
+		'BEGIN { if (p == "?") print "?"; else printf "%.2f", r * ((c == "?" ? 0 : c) + p) / 1e6 }'
 }
 # each FILE [COLUMN]: that column of a pairs file, one figure per pair;
 # without COLUMN, both as "subject/reference".
@@ -98,11 +104,15 @@ for i in $(seq "$pairs"); do
 	pair claim_floors "$(fieldf rows_per_sec <<<"$f1")" "$(fieldf rows_per_sec <<<"$f4")"
 	pair claim_floors_cpu "$(fieldf postgres_cpu_us_per_row <<<"$f1")" "$(fieldf postgres_cpu_us_per_row <<<"$f4")"
 	pair claim_cpu "$(fieldf cpu_us_per_row <<<"$out")" "$(fieldf postgres_cpu_us_per_row <<<"$out")"
+	pair claim_busy "$(busy "$out")" "$(busy "$f4")"
+	progress="rindactl $(field rows_per_sec <<<"$out"), floor $(field rows_per_sec <<<"$f1")/$(field rows_per_sec <<<"$f4")"
 	for p in $river_peers; do
 		r=$(bin/rindabench river --workers "${p%%:*}" --jobs "${p#*:}")
 		pair "claim_river_${p%%:*}" "$P" "$(fieldf rows_per_sec <<<"$r")"
 		pair "river_cpu_${p%%:*}" "$(fieldf cpu_us_per_row <<<"$r")" "$(fieldf postgres_cpu_us_per_row <<<"$r")"
+		progress+=", River ${p%%:*} $(field rows_per_sec <<<"$r")"
 	done
+	echo "pair $i/$pairs: rows/s $progress" >&2
 
 	echo "pair $i/$pairs: email tick + bare loop, email floor, delays ($delays)" >&2
 	out=$($bin bench email --steps "$steps" --mailboxes 18 --output json)
@@ -110,10 +120,13 @@ for i in $(seq "$pairs"); do
 	pair email_bare "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"
 	pair email_pgcpu "$(fieldf postgres_cpu_us_per_send <<<"$out")" "$(fieldf postgres_cpu_us_per_send <<<"$ef")"
 	pair email_cpu "$(fieldf tick_cpu_us_per_send <<<"$out")" "$(fieldf bare_cpu_us_per_send <<<"$out")"
+	progress="tick/bare $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"), postgres µs per send tick $(field postgres_cpu_us_per_send <<<"$out") floor $(field postgres_cpu_us_per_send <<<"$ef")"
 	for d in $delays; do
 		out=$($bin bench email --steps "$delay_steps" --mailboxes 18 --smtp-delay "$d" --output json)
 		pair "email_delay_$d" "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"
+		progress+=", tick/bare at $d $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")")"
 	done
+	echo "pair $i/$pairs: $progress" >&2
 done
 
 echo "claim pipeline vs the raw-SQL floor and River, $rows rows (batch 100, concurrency 4); ratios of rows/s"
@@ -130,6 +143,7 @@ printf '%-44s %s\n' "  floor 1 / 4 clients, postgres" "$(each claim_floors_cpu)"
 for p in $river_peers; do
 	printf '%-44s %s\n' "  River ${p%%:*} workers / its postgres" "$(each "river_cpu_${p%%:*}")"
 done
+printf '%-44s %s\n' "cores busy: rindactl+postgres / floor 4 pg" "$(awk '{ printf "%s%.2f/%.2f", (NR > 1 ? " · " : ""), $1, $2 }' "$work/claim_busy")"
 echo
 echo "email, $steps steps over 18 mailboxes"
 summary "(a) postgres cpu per send: tick / floor" email_pgcpu "<= 1.30"

@@ -5,14 +5,18 @@ import (
 	"time"
 )
 
-func TestPostgresCPUReadsOwnAndEndedChildrenTime(t *testing.T) {
+func TestParsePostgresStatReadsOwnAndEndedChildrenTime(t *testing.T) {
 	t.Parallel()
-	// A postmaster's line from /proc/PID/stat: utime 4, stime 42, cutime
-	// 20576 and cstime 2231 ticks (its ended backends).
+	// A postmaster's line from /proc/PID/stat: parent 1, utime 4, stime 42,
+	// cutime 20576 and cstime 2231 ticks (its ended backends).
 	postmaster := "6943 (postgres) S 1 6943 6943 0 -1 4194304 18180 1819940 1 72 4 42 20576 2231 20 0 1 0 730696 381526016 11873"
-	d, ok := postgresCPU(postmaster)
-	if !ok || d != (4+42+20576+2231)*10*time.Millisecond {
-		t.Fatalf("postmaster: got %v, %v; want %v", d, ok, (4+42+20576+2231)*10*time.Millisecond)
+	st, ok := parsePostgresStat(postmaster)
+	if want := (postgresStat{pid: 6943, ppid: 1, cpu: (4 + 42 + 20576 + 2231) * 10 * time.Millisecond}); !ok || st != want {
+		t.Fatalf("postmaster: got %+v, %v; want %+v", st, ok, want)
+	}
+	backend := "7001 (postgres) S 6943 6943 6943 0 -1 4194368 500 0 0 0 120 30 0 0 20 0 1 0 730800 381526016 3000"
+	if st, ok := parsePostgresStat(backend); !ok || st.ppid != 6943 || st.cpu != 150*10*time.Millisecond {
+		t.Fatalf("backend: got %+v, %v; want parent 6943 and 1.5s", st, ok)
 	}
 	for _, line := range []string{
 		"14874 (cat) R 14872 14872 4752 0 -1 4194304 131 0 0 0 0 0 0 0 20 0 1 0 927640",
@@ -20,8 +24,8 @@ func TestPostgresCPUReadsOwnAndEndedChildrenTime(t *testing.T) {
 		"15001 (postgres) S 1 1 1 0 -1 4194304 1 0 0 0 5",                     // cut short
 		"15002 (postgres) S 1 1 1 0 -1 4194304 1 0 0 0 x 5 0 0 20 0 1 0 1",    // not a number
 	} {
-		if d, ok := postgresCPU(line); ok {
-			t.Errorf("%q: counted %v as postgres CPU", line, d)
+		if st, ok := parsePostgresStat(line); ok {
+			t.Errorf("%q: counted %+v as postgres", line, st)
 		}
 	}
 }
@@ -42,12 +46,12 @@ func TestPerItemLeavesPostgresUnknownWhenNotSeen(t *testing.T) {
 
 func TestSampleCPUCountsThisProcess(t *testing.T) {
 	t.Parallel()
-	before := SampleCPU()
+	before := SampleCPU(0)
 	deadline := time.Now().Add(50 * time.Millisecond)
 	for n := 0; time.Now().Before(deadline); n++ {
 		_ = n * n
 	}
-	if after := SampleCPU(); after.self <= before.self {
+	if after := SampleCPU(0); after.self <= before.self {
 		t.Fatalf("CPU of this process did not grow over 50 ms of work: %v then %v", before.self, after.self)
 	}
 }
