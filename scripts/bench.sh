@@ -93,6 +93,7 @@ echo "postgres: $(psql "$DATABASE_URL" -XAtc 'SHOW server_version'); load averag
 echo "commit: $(git describe --always --dirty 2>/dev/null || echo unknown); $pairs pairs; started $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 
+ceiling=()
 for i in $(seq "$pairs"); do
 	echo "pair $i/$pairs: claim floor (1, 4 clients), claim pipeline, River ($river_peers)" >&2
 	f1=$(scripts/bench-floor.sh "$rows" 1)
@@ -120,6 +121,11 @@ for i in $(seq "$pairs"); do
 	pair email_bare "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"
 	pair email_pgcpu "$(fieldf postgres_cpu_us_per_send <<<"$out")" "$(fieldf postgres_cpu_us_per_send <<<"$ef")"
 	pair email_cpu "$(fieldf tick_cpu_us_per_send <<<"$out")" "$(fieldf bare_cpu_us_per_send <<<"$out")"
+	# The email ceiling: the ratio a tick would reach if it cost no CPU
+	# beyond the bare loop's and the floor's Postgres work, every core busy.
+	ceiling+=("$(awk -v cores="$(nproc)" -v n="$steps" -v t="$(fieldf bare_seconds <<<"$out")" \
+		-v b="$(fieldf bare_cpu_us_per_send <<<"$out")" -v f="$(fieldf postgres_cpu_us_per_send <<<"$ef")" \
+		'BEGIN { if (b == "?" || f == "?") print "?"; else printf "%.2f", cores * t * 1e6 / (n * (b + f)) }')")
 	progress="tick/bare $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"), postgres µs per send tick $(field postgres_cpu_us_per_send <<<"$out") floor $(field postgres_cpu_us_per_send <<<"$ef")"
 	for d in $delays; do
 		out=$($bin bench email --steps "$delay_steps" --mailboxes 18 --smtp-delay "$d" --output json)
@@ -156,6 +162,7 @@ done
 summary "(c) tick / bare loop, server at once" email_bare ""
 printf '%-44s %s\n' "  tick / bare sends/s" "$(each email_bare)"
 printf '%-44s %s\n' "  rindactl cpu µs per send: tick / bare" "$(each email_cpu)"
+printf '%-44s %s\n' "  email ceiling at the floor (each pair)" "$(IFS=/; echo "${ceiling[*]}" | sed 's|/| · |g')"
 echo
 
 # claim_rss N: one `bench claim --rows N` under /usr/bin/time; prints its
