@@ -21,7 +21,7 @@ test:
 # Postgres, as interleaved pairs (BENCH_PAIRS, default 5): claim pipeline vs
 # the raw-SQL floor (pgbench) and River (bench/, its own Go module), email
 # tick vs its SQL floor and a bare go-mail loop, the scale line and peak
-# memory. Takes about half an hour; scripts/bench.sh lists the knobs.
+# memory. Takes about 20 minutes on 2 cores; scripts/bench.sh lists the knobs.
 bench: build
 	cd bench && $(GO) test -count=1 ./...
 	scripts/pg run -- scripts/bench.sh
