@@ -67,18 +67,28 @@ func SampleCPU(pm int) CPUSample {
 	if pm == 0 {
 		return s
 	}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // the process ended meanwhile
-		}
-		if st, ok := parsePostgresStat(string(b)); ok && (st.pid == pm || st.ppid == pm) {
-			s.postgres += st.cpu
-			s.postgresSeen = s.postgresSeen || st.pid == pm
+	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	stats := make([]string, 0, len(paths))
+	for _, path := range paths {
+		if b, err := os.ReadFile(path); err == nil { // else the process ended meanwhile
+			stats = append(stats, string(b))
 		}
 	}
+	s.postgres, s.postgresSeen = clusterCPU(stats, pm)
 	return s
+}
+
+// clusterCPU sums the CPU of the cluster whose postmaster is pm over
+// /proc/PID/stat lines: the postmaster and its postgres children. seen is
+// false when the postmaster is not among them.
+func clusterCPU(stats []string, pm int) (cpu time.Duration, seen bool) {
+	for _, line := range stats {
+		if st, ok := parsePostgresStat(line); ok && (st.pid == pm || st.ppid == pm) {
+			cpu += st.cpu
+			seen = seen || st.pid == pm
+		}
+	}
+	return cpu, seen
 }
 
 // postgresStat is what SampleCPU reads from one postgres process's

@@ -30,6 +30,29 @@ func TestParsePostgresStatReadsOwnAndEndedChildrenTime(t *testing.T) {
 	}
 }
 
+func TestClusterCPUCountsOnlyTheGivenCluster(t *testing.T) {
+	t.Parallel()
+	stats := []string{
+		// The bench's cluster: postmaster 100 (1 s with its ended
+		// backends) and a live backend (0.5 s).
+		"100 (postgres) S 1 100 100 0 -1 4194304 1 0 0 0 40 10 30 20 20 0 1 0 1 1 1",
+		"101 (postgres) S 100 100 100 0 -1 4194368 1 0 0 0 30 20 0 0 20 0 1 0 1 1 1",
+		// Another engineer's cluster on the same machine: postmaster 200
+		// and its backend, which must not count.
+		"200 (postgres) S 1 200 200 0 -1 4194304 1 0 0 0 900 900 900 900 20 0 1 0 1 1 1",
+		"201 (postgres) S 200 200 200 0 -1 4194368 1 0 0 0 700 700 0 0 20 0 1 0 1 1 1",
+		// A program the postmaster started that is not postgres.
+		"102 (sh) S 100 100 100 0 -1 4194368 1 0 0 0 500 500 0 0 20 0 1 0 1 1 1",
+	}
+	cpu, seen := clusterCPU(stats, 100)
+	if !seen || cpu != 1500*time.Millisecond {
+		t.Fatalf("got %v, seen %v; want 1.5s of cluster 100 only", cpu, seen)
+	}
+	if _, seen := clusterCPU(stats[2:], 100); seen {
+		t.Fatal("postmaster 100 is gone: want postgres unseen")
+	}
+}
+
 func TestPerItemLeavesPostgresUnknownWhenNotSeen(t *testing.T) {
 	t.Parallel()
 	start := CPUSample{self: time.Second, postgres: 2 * time.Second, postgresSeen: true}
