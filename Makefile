@@ -18,9 +18,12 @@ test:
 	scripts/pg run -- $(GO) test -count=1 ./...
 
 # Throughput and memory figures of docs/benchmarks.md on a throwaway
-# Postgres: claim pipeline vs the raw-SQL floor (pgbench), email tick vs a
-# bare go-mail loop, peak memory at 10k vs 1M due rows. Takes a few minutes.
+# Postgres, as interleaved pairs (BENCH_PAIRS, default 5): claim pipeline vs
+# the raw-SQL floor (pgbench) and River (bench/, its own Go module), email
+# tick vs its SQL floor and a bare go-mail loop, the scale line and peak
+# memory. Takes about 20 minutes on 2 cores; scripts/bench.sh lists the knobs.
 bench: build
+	cd bench && $(GO) test -count=1 ./...
 	scripts/pg run -- scripts/bench.sh
 
 vet:
