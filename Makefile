@@ -13,9 +13,10 @@ demo: build
 	scripts/demo.sh
 
 # The whole test suite against one throwaway Postgres cluster (each test
-# clones its own database from a migrated template).
+# clones its own database from a migrated template), then the benchmark
+# peers' module (bench/, which alone depends on River) on the same cluster.
 test:
-	scripts/pg run -- $(GO) test -count=1 ./...
+	scripts/pg run -- sh -c '$(GO) test -count=1 ./... && cd bench && $(GO) test -count=1 ./...'
 
 # Throughput and memory figures of docs/benchmarks.md on a throwaway
 # Postgres, as interleaved pairs (BENCH_PAIRS, default 5): claim pipeline vs
@@ -28,6 +29,7 @@ bench: build
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
