@@ -1,9 +1,9 @@
 // Package guard keeps enrichment's provider guards in Postgres: a circuit
-// breaker per (workspace, provider), a GCRA token bucket per provider, a
-// monthly USD ceiling per workspace, the outbox of domain events with its
-// Slack delivery, and the metrics ticks export. A cron tick remembers
-// nothing and several hosts may tick at once, so every decision is one
-// atomic SQL statement over shared rows.
+// breaker per (workspace, provider), a GCRA token bucket per provider and a
+// monthly USD ceiling per workspace. Breaker changes write their outbox
+// events (package events delivers them); the counters go to package
+// metrics. A cron tick remembers nothing and several hosts may tick at
+// once, so every decision is one atomic SQL statement over shared rows.
 package guard
 
 import (
