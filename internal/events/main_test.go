@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -14,7 +15,7 @@ func TestMain(m *testing.M) { storetest.Main(m) }
 
 // The guard writes the events these tests deliver; it runs without buckets
 // or prices so only the breaker speaks.
-var unlimited = guard.Config{Providers: map[string]guard.Limits{"findymail": {}, "hunter": {}}}
+var unlimited = guard.Config{Providers: map[string]providerspec.Limits{"findymail": {}, "hunter": {}}}
 
 // newWorkspace creates a workspace and returns its id.
 func newWorkspace(t testing.TB, db store.DBTX, name string) int64 {

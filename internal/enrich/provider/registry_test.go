@@ -6,6 +6,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 )
 
@@ -62,3 +63,25 @@ func TestNewRejectsBadBaseURL(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestDescriptorsComplete: every registered provider brings what the
+// registry, the guard and providertest read from its descriptor.
+func TestDescriptorsComplete(t *testing.T) {
+	t.Parallel()
+	for _, name := range append(provider.Finders(), provider.Verifiers()...) {
+		d, ok := provider.Lookup(name)
+		switch {
+		case !ok || d.Name != name:
+			t.Errorf("%s: Lookup = %+v, %v", name, d, ok)
+		case (d.Role == providerspec.Finder) == (d.NewFinder == nil), (d.Role == providerspec.Verifier) == (d.NewVerifier == nil):
+			t.Errorf("%s: role %s without exactly its constructor", name, d.Role)
+		case !d.Limits.Rate.Enabled() || d.Limits.Burst < 1 || d.Limits.CostUSD <= 0:
+			t.Errorf("%s: default limits %+v lack a rate, burst or price", name, d.Limits)
+		case d.StandIn == nil:
+			t.Errorf("%s: no stand-in", name)
+		}
+	}
+	if _, ok := provider.Lookup("clearbit"); ok {
+		t.Error("Lookup found an unknown provider")
+	}
+}
