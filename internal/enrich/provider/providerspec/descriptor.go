@@ -38,3 +38,15 @@ type Descriptor struct {
 	// StandIn answers like the provider, for providertest and the demo.
 	StandIn StandIn
 }
+
+// FinderFromEnv adapts an adapter's FromEnv to Descriptor.NewFinder.
+func FinderFromEnv[F enrich.Finder](fromEnv func(func(string) string, *slog.Logger) (F, error)) func(func(string) string, *slog.Logger) (enrich.Finder, error) {
+	return func(getenv func(string) string, log *slog.Logger) (enrich.Finder, error) { return fromEnv(getenv, log) }
+}
+
+// VerifierFromEnv adapts an adapter's FromEnv to Descriptor.NewVerifier.
+func VerifierFromEnv[V enrich.Verifier](fromEnv func(func(string) string, *slog.Logger) (V, error)) func(func(string) string, *slog.Logger) (enrich.Verifier, error) {
+	return func(getenv func(string) string, log *slog.Logger) (enrich.Verifier, error) {
+		return fromEnv(getenv, log)
+	}
+}
