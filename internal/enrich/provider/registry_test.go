@@ -79,9 +79,46 @@ func TestDescriptorsComplete(t *testing.T) {
 			t.Errorf("%s: default limits %+v lack a rate, burst or price", name, d.Limits)
 		case d.StandIn == nil:
 			t.Errorf("%s: no stand-in", name)
+		default:
+			descriptorRoundTrip(t, d)
 		}
 	}
 	if _, ok := provider.Lookup("clearbit"); ok {
 		t.Error("Lookup found an unknown provider")
+	}
+}
+
+// descriptorRoundTrip builds the adapter from the descriptor alone, points
+// it at the descriptor's stand-in and makes one call.
+func descriptorRoundTrip(t *testing.T, d providerspec.Descriptor) {
+	t.Helper()
+	srv := providertest.Start(d.Name)
+	defer srv.Close()
+	env := srv.Env(providertest.KeyDefault)
+	getenv := func(k string) string { return env[k] }
+	var err error
+	if d.Role == providerspec.Finder {
+		var f enrich.Finder
+		if f, err = d.NewFinder(getenv, nil); err == nil {
+			var got enrich.Finding
+			got, err = f.FindEmail(t.Context(), enrich.Lead{FirstName: "Ada", LastName: "Lovelace", Domain: "example.com"})
+			if err == nil && got.Email != "ada.lovelace@example.com" {
+				t.Errorf("%s: found %q through its stand-in, want ada.lovelace@example.com", d.Name, got.Email)
+			}
+		}
+	} else {
+		var v enrich.Verifier
+		if v, err = d.NewVerifier(getenv, nil); err == nil {
+			var got enrich.Verdict
+			if got, err = v.Verify(t.Context(), "ada@example.com"); err == nil && got != enrich.VerdictOK {
+				t.Errorf("%s: verdict %q through its stand-in, want ok", d.Name, got)
+			}
+		}
+	}
+	if err != nil {
+		t.Errorf("%s through its stand-in: %v", d.Name, err)
+	}
+	if srv.Count() != 1 {
+		t.Errorf("%s: stand-in saw %d requests, want 1", d.Name, srv.Count())
 	}
 }
