@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 )
@@ -78,7 +77,7 @@ a paused gauge are written. See docs/email.md.`,
 }
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
-	m := guard.NewMetrics()
+	m := metrics.NewMetrics()
 	return tickRun(ctx, opts.f, "email", opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
 			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },

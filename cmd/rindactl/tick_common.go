@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/events"
+	"github.com/rindactl/rindactl/internal/metrics"
 )
 
 // tickBounds are the flags that bound every claiming tick: rows claimed at
@@ -41,13 +42,13 @@ func (o *tickOutputs) register(cmd *cobra.Command) {
 // domain events (quota_exhausted, mailbox_paused, ...) to the Slack webhook
 // and exports metrics. Neither may fail the tick: the events wait in the
 // outbox for the next run, and a metrics failure is logged.
-func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string, m *guard.Metrics, started time.Time, ok bool, out tickOutputs) {
+func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string, m *metrics.Metrics, started time.Time, ok bool, out tickOutputs) {
 	// A tick stopped by SIGTERM still hands over its alerts, within bounds.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	log := f.Logger().With("component", "tick", "kind", kind)
 
-	rep, err := guard.DeliverEvents(ctx, pool, f.Getenv(guard.SlackWebhookEnv), guard.DeliverOptions{Metrics: m})
+	rep, err := events.DeliverEvents(ctx, pool, f.Getenv(events.SlackWebhookEnv), events.DeliverOptions{Metrics: m})
 	switch {
 	case err != nil:
 		log.Warn("delivering events failed; they stay in the outbox for the next run", "error", err.Error())
@@ -56,7 +57,7 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 	}
 
 	m.ObserveTick(kind, time.Since(started), ok, time.Now())
-	if err := m.Export(ctx, pool, guard.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
+	if err := m.Export(ctx, pool, metrics.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
 		log.Warn("exporting metrics failed", "error", err.Error())
 	}
 }
@@ -66,7 +67,7 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 // prints the report, as JSON or as text prints it, even when the tick
 // failed part way.
 func tickRun[R any](ctx context.Context, f *Factory, kind string, outputs tickOutputs,
-	m *guard.Metrics, run func(context.Context, *pgxpool.Pool) (*R, error), text func(*R)) error {
+	m *metrics.Metrics, run func(context.Context, *pgxpool.Pool) (*R, error), text func(*R)) error {
 	format, err := parseOutput(outputs.Output)
 	if err != nil {
 		return err
