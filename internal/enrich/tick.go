@@ -14,6 +14,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults for TickConfig, also the `enrich tick` flag defaults.
@@ -128,7 +129,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 		r.calls[cfg.Verifier.Name()] = &atomic.Int64{}
 	}
 
-	run, err := tick.Start(ctx, pool, tick.KindEnrich, cfg.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Enrich, cfg.TickID)
 	if err != nil {
 		return Report{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults of `rindactl inbox tick`.
@@ -75,7 +76,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	opts = opts.withDefaults()
 	start := opts.Now()
 	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}}
-	run, err := tick.Start(ctx, pool, tick.KindInbox, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID)
 	if err != nil {
 		return nil, err
 	}

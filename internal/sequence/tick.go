@@ -16,6 +16,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults of `rindactl email tick`.
@@ -93,7 +94,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		mailboxes: map[int64]*mailboxState{},
 		slots:     make(chan struct{}, opts.Concurrency),
 	}
-	run, err := tick.Start(ctx, pool, tick.KindEmail, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID)
 	if err != nil {
 		return nil, err
 	}
