@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -302,7 +303,7 @@ func (r *tickRun) finish(o store.EnrichOutcome) {
 
 // release gives an unworked lead back exactly as it was due, uncharged.
 func (r *tickRun) release(l store.ClaimedLead) {
-	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusPending, DueAt: l.PrevDue, Refund: true})
+	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true})
 }
 
 func (r *tickRun) report(claimed int, started time.Time) Report {

@@ -3,10 +3,13 @@ package status
 import (
 	"context"
 	"fmt"
-	"github.com/rindactl/rindactl/internal/cliio"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/lead"
 
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -94,7 +97,7 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 	l := leads[0]
 	x := &LeadExplanation{
 		LeadID: l.ID, ExternalID: l.ExternalID, Workspace: l.Workspace, Email: l.Email,
-		Status: l.Status, Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
+		Status: string(l.Status), Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
 		Provider: l.Provider, LastError: Redact(l.LastError), Holds: []Hold{},
 	}
@@ -107,30 +110,30 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		return x, nil
 	}
 	switch l.Status {
-	case "enriched":
+	case lead.Enriched:
 		x.Summary = fmt.Sprintf("enriched: address found by %s; nothing holds it", orUnknown(l.Provider))
 		return x, nil
-	case "not_found":
+	case lead.NotFound:
 		x.Summary = "not_found: every provider answered and none found an address; this is final"
 		return x, nil
-	case "enrichment_failed":
+	case lead.EnrichmentFailed:
 		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
 			"enrichment gave up after %d attempt(s); only 'rindactl requeue --status=enrichment_failed' brings it back", l.Attempts)})
-	case "in_progress":
+	case lead.InProgress:
 		x.Holds = append(x.Holds, leaseHold(l.LockedBy, l.LockedUntil, now, "enrich"))
-	case "unreachable":
+	case lead.Unreachable:
 		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
 			x.Holds = append(x.Holds, Hold{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
 				"unreachable: %s blocked it (quota or auth); negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
 				orUnknown(l.Provider), stamp(*l.NegativeCacheUntil))})
 		}
-	case "pending":
+	case lead.Pending:
 		if l.NextAttemptAt != nil && l.NextAttemptAt.After(now) {
 			x.Holds = append(x.Holds, Hold{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: fmt.Sprintf(
 				"backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))})
 		}
 	}
-	if l.Status != "enrichment_failed" {
+	if l.Status != lead.EnrichmentFailed {
 		guards, err := workspaceGuards(ctx, db, now, l.WorkspaceID, l.Workspace)
 		if err != nil {
 			return nil, err
@@ -209,22 +212,22 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		return nil, &NotFoundError{fmt.Sprintf("no enrollment %d (see 'rindactl status --output json' for campaigns)", id)}
 	}
 	x := &EnrollmentExplanation{
-		EnrollmentID: e.ID, Workspace: e.Workspace, Campaign: e.Campaign, LeadID: e.LeadID, Status: e.Status,
+		EnrollmentID: e.ID, Workspace: e.Workspace, Campaign: e.Campaign, LeadID: e.LeadID, Status: string(e.Status),
 		Step: e.CurrentStep, Steps: e.Steps, NextSendAt: e.NextSendAt.UTC(), Attempts: e.Attempts,
 		Mailbox: e.MailboxAddress, LockedBy: e.LockedBy, LockedUntil: utc(e.LockedUntil),
 		LastError: Redact(e.LastError), Holds: []Hold{},
 	}
 	switch e.Status {
-	case "completed":
+	case enrollment.Completed:
 		x.Summary = fmt.Sprintf("completed: all %d step(s) went out; nothing more to send", e.Steps)
 		return x, nil
-	case "bounced", "replied", "unsubscribed":
-		x.Summary = e.Status + ": the sequence stopped for good for this lead"
+	case enrollment.Bounced, enrollment.Replied, enrollment.Unsubscribed:
+		x.Summary = string(e.Status) + ": the sequence stopped for good for this lead"
 		return x, nil
-	case "failed":
+	case enrollment.Failed:
 		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
 			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)})
-	case "delivery_unknown":
+	case enrollment.DeliveryUnknown:
 		x.Holds = append(x.Holds, Hold{Code: "delivery_unknown", Detail: fmt.Sprintf(
 			"step %d went out through the final dot without an answer: the server may have it, so no tick sends it again; "+
 				"check mailbox %s's Sent folder for its Message-ID, then 'rindactl requeue --status=delivery_unknown' to send it again, or leave it",
@@ -235,7 +238,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 	}
 	if e.LockedUntil != nil && e.LockedUntil.After(now) {
 		x.Holds = append(x.Holds, leaseHold(e.LockedBy, e.LockedUntil, now, "email"))
-	} else if e.Status == "active" && e.NextSendAt.After(now) {
+	} else if e.Status == enrollment.Active && e.NextSendAt.After(now) {
 		at := e.NextSendAt.UTC()
 		x.Holds = append(x.Holds, Hold{Code: "not_due", Until: &at, Detail: fmt.Sprintf("step %d is scheduled for %s", e.CurrentStep, stamp(at))})
 	}
@@ -270,7 +273,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		x.Holds = append(x.Holds, Hold{Code: "outside_window", Detail: fmt.Sprintf(
 			"outside the sending window (%s): it is %s there", w, local.Format("Mon 15:04 MST"))})
 	}
-	if e.LastSendStatus == "failed" {
+	if e.LastSendStatus == enrollment.SendFailed {
 		x.Holds = append(x.Holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, Redact(e.LastSendError))})
 	}
 	if x.LastError != "" {
