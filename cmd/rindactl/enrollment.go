@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -77,12 +78,12 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if err != nil {
 		return err
 	}
-	status := "replied"
+	status := enrollment.Replied
 	switch {
 	case opts.Replied && opts.Unsubscribed:
 		return usageError("--replied and --unsubscribed exclude each other: pick the one that happened")
 	case opts.Unsubscribed:
-		status = "unsubscribed"
+		status = enrollment.Unsubscribed
 	case !opts.Replied:
 		return usageError("say why the sequence ends: --replied or --unsubscribed")
 	}
@@ -98,8 +99,8 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	}
 	defer tx.Rollback(ctx)
 	suppress := ""
-	if status == "unsubscribed" {
-		suppress = status
+	if status == enrollment.Unsubscribed {
+		suppress = string(status)
 	}
 	marks, err := store.MarkEnrollments(ctx, tx, opts.IDs, status, suppress)
 	if err != nil {
@@ -123,7 +124,7 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if skipped := marks.Found - marks.Marked; skipped > 0 {
 		fmt.Fprintf(ios.Out, "; %d already ended", skipped)
 	}
-	if status == "unsubscribed" {
+	if status == enrollment.Unsubscribed {
 		fmt.Fprintf(ios.Out, "; %d address(es) newly suppressed", marks.Suppressed)
 	}
 	fmt.Fprintln(ios.Out)

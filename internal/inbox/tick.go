@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -240,14 +241,15 @@ func (t *inboxTick) act(ctx context.Context, cp *store.InboxCheckpoint, msgs []f
 }
 
 func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[string]int) error {
-	var status, suppress, outcome string
+	var status enrollment.Status
+	var suppress, outcome string
 	switch f.Kind {
 	case KindReply:
-		status, outcome = "replied", OutcomeReplied
+		status, outcome = enrollment.Replied, OutcomeReplied
 	case KindBounce:
-		status, outcome = "bounced", OutcomeBounced
+		status, outcome = enrollment.Bounced, OutcomeBounced
 		if f.Hard {
-			suppress = "bounced"
+			suppress = string(enrollment.Bounced)
 		}
 	case KindAutoReply:
 		counts[OutcomeAutoReply]++

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -252,7 +253,7 @@ func (t *emailTick) releaseAll(ctx context.Context, rows []store.ClaimedEnrollme
 	}
 	var set store.Settlement
 	for _, r := range rows {
-		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: r.DueAt, Attempts: r.Attempts})
+		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, NextSendAt: r.DueAt, Attempts: r.Attempts})
 	}
 	return t.settle(context.WithoutCancel(ctx), []outcome{{set: set, kind: OutcomeReleased, n: len(rows)}})
 }
@@ -372,14 +373,14 @@ func (t *emailTick) settleWithoutSending(s *tick.Batcher[outcome], r store.Claim
 		// delivery unknown. An operator decides (docs/email.md).
 		why := fmt.Sprintf("step %d delivery unknown: its send was left %q by a stopped tick; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, r.StepSend)
 		s.Add(outcome{kind: OutcomeUnknown, n: 1, set: store.Settlement{
-			Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
+			Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
 			Enrollments: []store.EnrollmentUpdate{{
-				ID: r.ID, Status: store.EnrollmentDeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
+				ID: r.ID, Status: enrollment.DeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
 			}}}})
 	case r.Suppressed != "":
-		status := "failed"
-		if r.Suppressed == "bounced" || r.Suppressed == "unsubscribed" {
-			status = r.Suppressed
+		status := enrollment.Failed
+		if reason := enrollment.Status(r.Suppressed); reason == enrollment.Bounced || reason == enrollment.Unsubscribed {
+			status = reason
 		}
 		s.Add(outcome{kind: OutcomeSuppressed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
 			ID: r.ID, Status: status, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
@@ -387,7 +388,7 @@ func (t *emailTick) settleWithoutSending(s *tick.Batcher[outcome], r store.Claim
 		}}}})
 	case r.Step > len(c.Steps):
 		// A re-import removed the remaining steps.
-		s.Add(outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "completed", CurrentStep: r.Step, NextSendAt: now}}}})
+		s.Add(outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: enrollment.Completed, CurrentStep: r.Step, NextSendAt: now}}}})
 	default:
 		return false
 	}
@@ -445,17 +446,17 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *se
 		r := cur.r
 		switch {
 		case cur.composeErr != nil:
-			s.Add(outcome{kind: OutcomeFailed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts, LastError: cur.composeErr.Error()}}}})
+			s.Add(outcome{kind: OutcomeFailed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: enrollment.Failed, CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts, LastError: cur.composeErr.Error()}}}})
 			continue
 		case cur.duplicate != 0:
 			// Two leads with one address: the campaign mails it once.
 			s.Add(outcome{kind: OutcomeDuplicate, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
-				ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts,
+				ID: r.ID, Status: enrollment.Failed, CurrentStep: r.Step, NextSendAt: t.opts.Now(), Attempts: r.Attempts,
 				LastError: fmt.Sprintf("duplicate address: enrollment %d of this campaign already mails %s", cur.duplicate, r.Email),
 			}}}})
 			continue
 		case !cur.recorded:
-			r.StepSend = "sending"
+			r.StepSend = enrollment.SendSending
 			t.settleWithoutSending(s, r)
 			continue
 		}
@@ -526,47 +527,47 @@ func unsent(p *prepared) []store.SendResult {
 	if !p.recorded {
 		return nil
 	}
-	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: store.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
+	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: enrollment.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
 }
 
 func (t *emailTick) sent(s *tick.Batcher[outcome], c *Campaign, r store.ClaimedEnrollment, mbs *mailboxState) {
 	now := t.opts.Now()
-	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step + 1, MailboxID: mbs.id, NextSendAt: now}
+	u := store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step + 1, MailboxID: mbs.id, NextSendAt: now}
 	kind := OutcomeSent
 	if r.Step >= len(c.Steps) {
-		u.Status, u.CurrentStep, kind = "completed", r.Step, OutcomeCompleted
+		u.Status, u.CurrentStep, kind = enrollment.Completed, r.Step, OutcomeCompleted
 	} else {
 		u.NextSendAt = c.Window.Next(now.Add(c.Steps[r.Step].Delay), r.Timezone)
 	}
 	s.Add(outcome{kind: kind, n: 1, mailbox: mbs.mb.Address, set: store.Settlement{
-		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendSent, SentAt: now, Metric: store.MetricSent}},
+		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendSent, SentAt: now, Metric: store.MetricSent}},
 		Enrollments: []store.EnrollmentUpdate{u},
 	}})
 }
 
 func (t *emailTick) failed(s *tick.Batcher[outcome], r store.ClaimedEnrollment, mailboxID int64, de *DeliveryError) {
 	now := t.opts.Now()
-	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, Attempts: r.Attempts, LastError: de.Error()}
-	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricFailed}
+	u := store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, Attempts: r.Attempts, LastError: de.Error()}
+	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendFailed, Error: de.Error(), Metric: store.MetricFailed}
 	o := outcome{n: 1}
 	switch de.Kind {
 	case DeliveryUnknown:
 		// The server may have the message: never resent by a tick.
-		u.Status, u.NextSendAt = store.EnrollmentDeliveryUnknown, now
+		u.Status, u.NextSendAt = enrollment.DeliveryUnknown, now
 		u.LastError = fmt.Sprintf("step %d delivery unknown: %v; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, de.Err)
-		res.Status, res.Metric, o.kind = store.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
+		res.Status, res.Metric, o.kind = enrollment.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
 	case DeliveryBounced:
-		u.Status, u.NextSendAt = "bounced", now
-		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: "bounced"}}
+		u.Status, u.NextSendAt = enrollment.Bounced, now
+		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: string(enrollment.Bounced)}}
 		o.kind = OutcomeBounced
 	case DeliveryRejected:
-		u.Status, u.NextSendAt, o.kind = "failed", now, OutcomeRejected
+		u.Status, u.NextSendAt, o.kind = enrollment.Failed, now, OutcomeRejected
 	default: // transient
 		u.Attempts++
 		u.NextSendAt = now.Add(TransientBackoff(u.Attempts))
 		res.Metric, o.kind = store.MetricDeferred, OutcomeTransient
 		if u.Attempts >= TransientAttemptsMaxDefault {
-			u.Status, res.Metric, o.kind = "failed", store.MetricFailed, OutcomeFailed
+			u.Status, res.Metric, o.kind = enrollment.Failed, store.MetricFailed, OutcomeFailed
 		}
 	}
 	o.set.Sends, o.set.Enrollments = []store.SendResult{res}, []store.EnrollmentUpdate{u}
@@ -580,7 +581,7 @@ func (t *emailTick) release(s *tick.Batcher[outcome], rows []store.ClaimedEnroll
 	}
 	set := store.Settlement{Sends: sends}
 	for _, r := range rows {
-		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due(r), Attempts: r.Attempts, LastError: why})
+		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, NextSendAt: due(r), Attempts: r.Attempts, LastError: why})
 	}
 	s.Add(outcome{kind: OutcomeReleased, n: len(rows), set: set})
 }
@@ -601,7 +602,7 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 	}
 	reason := fmt.Sprintf("%s: %v", de.Kind, de.Err)
 	set := store.Settlement{
-		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent(next)...),
+		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: enrollment.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent(next)...),
 		Enrollments: t.pauseReleases(rows, until, reason),
 	}
 	counts := []outcome{{kind: paused, n: 1}, {kind: OutcomeReleased, n: len(rows) - 1}}
@@ -664,7 +665,7 @@ func (t *emailTick) pauseReleases(rows []store.ClaimedEnrollment, until *time.Ti
 		case until != nil:
 			due = *until
 		}
-		updates[i] = store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due, Attempts: r.Attempts, LastError: reason}
+		updates[i] = store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, NextSendAt: due, Attempts: r.Attempts, LastError: reason}
 	}
 	return updates
 }
