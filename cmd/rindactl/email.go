@@ -11,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
@@ -110,7 +111,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 			m.Registry.MustRegister(em)
 		}
 	}
-	afterTick(ctx, opts.f, pool, "email", m, started, err == nil, opts.Outputs)
+	afterTick(ctx, opts.f, pool, tickkind.Email, m, started, err == nil, opts.Outputs)
 	if rep != nil {
 		if format == cliio.FormatJSON {
 			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func newCmdEnrich(f *Factory) *cobra.Command {
@@ -209,7 +210,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			metrics.AddLeads(outcome, n)
 		}
 	}
-	afterTick(ctx, opts.f, pool, "enrich", metrics, started, err == nil, opts.Outputs)
+	afterTick(ctx, opts.f, pool, tickkind.Enrich, metrics, started, err == nil, opts.Outputs)
 	if err != nil {
 		return err
 	}

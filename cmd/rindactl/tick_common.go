@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // tickOutputs are the flags every tick shares for what it leaves behind
@@ -28,7 +29,7 @@ func (o *tickOutputs) register(fl *pflag.FlagSet) {
 // domain events (quota_exhausted, mailbox_paused, ...) to the Slack webhook
 // and exports metrics. Neither may fail the tick: the events wait in the
 // outbox for the next run, and a metrics failure is logged.
-func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string, m *guard.Metrics, started time.Time, ok bool, out tickOutputs) {
+func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind tickkind.Kind, m *guard.Metrics, started time.Time, ok bool, out tickOutputs) {
 	// A tick stopped by SIGTERM still hands over its alerts, within bounds.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -42,8 +43,8 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 		log.Info("events delivered", "delivered", rep.Delivered, "failed", rep.Failed)
 	}
 
-	m.ObserveTick(kind, time.Since(started), ok, time.Now())
-	if err := m.Export(ctx, pool, guard.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
+	m.ObserveTick(string(kind), time.Since(started), ok, time.Now())
+	if err := m.Export(ctx, pool, guard.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + string(kind)}, string(kind)); err != nil {
 		log.Warn("exporting metrics failed", "error", err.Error())
 	}
 }

@@ -81,7 +81,7 @@ func TestLogChainAdapterWaterfallTick(t *testing.T) {
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws},
 				"waterfall": {"msg": tc.waterfall, "provider": "findymail", "kind": string(tc.kind), "retry_after_ms": ra,
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws, "tick_id": "chain"},
-				"tick": {"msg": "lead outcome after a provider failure", "provider": "findymail", "status": tc.status,
+				"tick": {"msg": "lead outcome after a provider failure", "provider": "findymail", "status": string(tc.status),
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws, "tick_id": "chain", "attempts": float64(1)},
 			}
 			for stage, fields := range want {

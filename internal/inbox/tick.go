@@ -33,11 +33,11 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeReplied      = "replied"       // a sequence ended by a reply
-	OutcomeBounced      = "bounced"       // a sequence ended by a bounce
-	OutcomeSuppressed   = "suppressed"    // an address newly suppressed by a hard bounce
-	OutcomeAlreadyEnded = "already_ended" // the reply or bounce concerned an ended sequence
-	OutcomeUnmatched    = "unmatched"     // a reply or bounce to no message of ours
+	OutcomeReplied      = string(enrollment.Replied) // a sequence ended by a reply
+	OutcomeBounced      = string(enrollment.Bounced) // a sequence ended by a bounce
+	OutcomeSuppressed   = "suppressed"               // an address newly suppressed by a hard bounce
+	OutcomeAlreadyEnded = "already_ended"            // the reply or bounce concerned an ended sequence
+	OutcomeUnmatched    = "unmatched"                // a reply or bounce to no message of ours
 	OutcomeAutoReply    = "auto_reply"
 	OutcomeDelayed      = "delayed"
 	OutcomeOther        = "other"

@@ -39,8 +39,8 @@ const (
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
 	OutcomeSent            = "sent"
-	OutcomeCompleted       = "completed" // sent, and it was the last step
-	OutcomeBounced         = "bounced"
+	OutcomeCompleted       = string(enrollment.Completed) // sent, and it was the last step
+	OutcomeBounced         = string(enrollment.Bounced)
 	OutcomeRejected        = "rejected"
 	OutcomeTransient       = "transient"
 	OutcomeMailboxPaused   = "mailbox_paused"
@@ -49,7 +49,7 @@ const (
 	OutcomeUnknown         = "unknown"  // a crash left the step 'sending': not resent
 	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
 	// the enrollment is delivery_unknown and the step is never resent.
-	OutcomeDeliveryUnknown = "delivery_unknown"
+	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
 	OutcomeSuppressed      = "suppressed"
 	OutcomeDuplicate       = "duplicate" // another enrollment of the campaign already mails this address
 	OutcomeFailed          = "failed"    // cannot be rendered or retried any more

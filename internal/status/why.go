@@ -10,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/tickkind"
 
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -120,7 +121,7 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
 			"enrichment gave up after %d attempt(s); only 'rindactl requeue --status=enrichment_failed' brings it back", l.Attempts)})
 	case lead.InProgress:
-		x.Holds = append(x.Holds, leaseHold(l.LockedBy, l.LockedUntil, now, "enrich"))
+		x.Holds = append(x.Holds, leaseHold(l.LockedBy, l.LockedUntil, now, tickkind.Enrich))
 	case lead.Unreachable:
 		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
 			x.Holds = append(x.Holds, Hold{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
@@ -228,7 +229,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
 			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)})
 	case enrollment.DeliveryUnknown:
-		x.Holds = append(x.Holds, Hold{Code: "delivery_unknown", Detail: fmt.Sprintf(
+		x.Holds = append(x.Holds, Hold{Code: string(enrollment.DeliveryUnknown), Detail: fmt.Sprintf(
 			"step %d went out through the final dot without an answer: the server may have it, so no tick sends it again; "+
 				"check mailbox %s's Sent folder for its Message-ID, then 'rindactl requeue --status=delivery_unknown' to send it again, or leave it",
 			e.CurrentStep, e.MailboxAddress)})
@@ -237,7 +238,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		x.Holds = append(x.Holds, Hold{Code: "campaign_paused", Detail: fmt.Sprintf("campaign %s is %s", e.Campaign, e.CampaignStatus)})
 	}
 	if e.LockedUntil != nil && e.LockedUntil.After(now) {
-		x.Holds = append(x.Holds, leaseHold(e.LockedBy, e.LockedUntil, now, "email"))
+		x.Holds = append(x.Holds, leaseHold(e.LockedBy, e.LockedUntil, now, tickkind.Email))
 	} else if e.Status == enrollment.Active && e.NextSendAt.After(now) {
 		at := e.NextSendAt.UTC()
 		x.Holds = append(x.Holds, Hold{Code: "not_due", Until: &at, Detail: fmt.Sprintf("step %d is scheduled for %s", e.CurrentStep, stamp(at))})
@@ -292,7 +293,7 @@ func enrollmentSummary(x *EnrollmentExplanation) string {
 	return fmt.Sprintf("due now: the next 'rindactl email tick' sends step %d", x.Step)
 }
 
-func leaseHold(by string, until *time.Time, now time.Time, kind string) Hold {
+func leaseHold(by string, until *time.Time, now time.Time, kind tickkind.Kind) Hold {
 	if by == "" {
 		by = "unknown"
 	}

@@ -66,7 +66,7 @@ const (
 	MetricSent            = "sent"
 	MetricFailed          = "failed"   // refused for good
 	MetricDeferred        = "deferred" // refused for now; retried later
-	MetricDeliveryUnknown = "delivery_unknown"
+	MetricDeliveryUnknown = string(enrollment.DeliveryUnknown)
 )
 
 // SendResult settles one 'sending' row.
