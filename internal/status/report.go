@@ -336,7 +336,7 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 		mbIndex[m.ID] = i
 	}
 	cIndex := make(map[int64]int, len(campaigns))
-	windows := make(map[int64]*window, len(campaigns))
+	windows := make(map[int64]window, len(campaigns))
 	oldest := make([]time.Time, len(campaigns))
 	for i, c := range campaigns {
 		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active, DeliveryUnknown: c.DeliveryUnknown})
