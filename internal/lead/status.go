@@ -24,15 +24,19 @@ var Statuses = []Status{Pending, InProgress, Enriched, NotFound, Unreachable, En
 var Requeueable = []Status{Unreachable, EnrichmentFailed}
 
 // transitions is every move a lead's status may make. The claim takes
-// pending and out-of-cache unreachable leads; enrich.decide() picks the
-// claimed lead's next state (a release or a lead that got an address while
-// queued goes back or ahead the same way); requeue revives the parked ones.
-// Keep it in step with enrich.decide(): a test runs decide against it.
+// pending leads, unreachable ones out of their negative cache and
+// in_progress ones whose lease ran out (a crashed tick); enrich.decide()
+// picks the claimed lead's next state (a release goes back to pending, a
+// lead that got an address while queued to enriched); requeue revives the
+// parked ones; an import that brings an address enriches any lead not in
+// progress. Keep it in step with enrich.decide(): a test runs decide
+// against it, docs/enrichment.md draws it.
 var transitions = map[Status][]Status{
-	Pending:          {InProgress},
-	Unreachable:      {InProgress, Pending},
-	EnrichmentFailed: {Pending},
-	InProgress:       {Pending, Enriched, NotFound, Unreachable, EnrichmentFailed},
+	Pending:          {InProgress, Enriched},
+	InProgress:       {InProgress, Pending, Enriched, NotFound, Unreachable, EnrichmentFailed},
+	Unreachable:      {InProgress, Pending, Enriched},
+	NotFound:         {Enriched},
+	EnrichmentFailed: {Pending, Enriched},
 }
 
 // CanBecome reports whether a lead in status s may move to next.

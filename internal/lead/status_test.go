@@ -14,16 +14,21 @@ func TestTransitions(t *testing.T) {
 			t.Errorf("the claim moves %s to in_progress, but the table refuses it", s)
 		}
 	}
-	// Terminal states stay put: only requeue revives a failed lead.
-	for _, s := range []Status{Enriched, NotFound} {
-		for _, next := range Statuses {
-			if s.CanBecome(next) {
-				t.Errorf("%s -> %s allowed; a finished lead never moves", s, next)
-			}
+	// An enriched lead never moves; a not_found one only when an import
+	// brings its address.
+	for _, next := range Statuses {
+		if Enriched.CanBecome(next) {
+			t.Errorf("enriched -> %s allowed; an enriched lead never moves", next)
+		}
+		if NotFound.CanBecome(next) && next != Enriched {
+			t.Errorf("not_found -> %s allowed; only an import moves it (to enriched)", next)
 		}
 	}
-	if Pending.CanBecome(Enriched) {
-		t.Error("pending -> enriched allowed without a claim")
+	// Only a tick's decision gives up on a lead.
+	for _, s := range Statuses {
+		if s != InProgress && (s.CanBecome(NotFound) || s.CanBecome(EnrichmentFailed)) {
+			t.Errorf("%s may become not_found or enrichment_failed without a claim", s)
+		}
 	}
 	for from, tos := range transitions {
 		for _, to := range append(tos, from) {
