@@ -38,7 +38,7 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeSent            = "sent"
+	OutcomeSent            = string(enrollment.SendSent)
 	OutcomeCompleted       = string(enrollment.Completed) // sent, and it was the last step
 	OutcomeBounced         = string(enrollment.Bounced)
 	OutcomeRejected        = "rejected"
@@ -51,8 +51,8 @@ const (
 	// the enrollment is delivery_unknown and the step is never resent.
 	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
 	OutcomeSuppressed      = "suppressed"
-	OutcomeDuplicate       = "duplicate" // another enrollment of the campaign already mails this address
-	OutcomeFailed          = "failed"    // cannot be rendered or retried any more
+	OutcomeDuplicate       = "duplicate"               // another enrollment of the campaign already mails this address
+	OutcomeFailed          = string(enrollment.Failed) // cannot be rendered or retried any more
 	// OutcomeUnrecorded counts outcomes whose write failed (database
 	// lost): the report holds only what was committed, these rows stay
 	// leased and a later tick sees them ('sending' ones as unknown).
