@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rindactl/rindactl/internal/tickkind"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func ticksOn(t *testing.T, specs map[tickkind.Kind]string) []Tick {

@@ -12,8 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rindactl/rindactl/internal/tickkind"
 	"github.com/robfig/cron/v3"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Job is one kind of tick the Runner fires on its spec, as a child process.
