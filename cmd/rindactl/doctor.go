@@ -15,7 +15,7 @@ import (
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // DoctorOptions holds the flags and clients of `rindactl doctor`.
@@ -169,7 +169,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 
 // checkTicks adds what tick_runs says about each scheduled kind to rep.
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	health, err := store.TickHealthOf(ctx, pool, []string{tick.KindEmail, tick.KindEnrich, tick.KindEvents, tick.KindInbox}, opts.Lease, crashWindow)
+	health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox}, opts.Lease, crashWindow)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, re
 	for _, h := range health {
 		switch {
 		case h.Runs == 0:
-			rep.Notes = append(rep.Notes, h.Kind+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
+			rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
 		case h.SinceSuccess == nil:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
 		case *h.SinceSuccess > stale:

@@ -11,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
@@ -78,7 +79,7 @@ a paused gauge are written. See docs/email.md.`,
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	m := metrics.NewMetrics()
-	return tickRun(ctx, opts.f, "email", opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
+	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
 			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
 		})

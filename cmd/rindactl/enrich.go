@@ -17,6 +17,7 @@ import (
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func newCmdEnrich(f *Factory) *cobra.Command {
@@ -203,7 +204,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			m.AddLeads(outcome, n)
 		}
 	}
-	afterTick(ctx, opts.f, pool, "enrich", m, started, err == nil, opts.tickOutputs)
+	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, err == nil, opts.tickOutputs)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/sequence"
 )
 
@@ -72,12 +73,12 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if err != nil {
 		return err
 	}
-	status := sequence.StopReplied
+	status := enrollment.Replied
 	switch {
 	case opts.Replied && opts.Unsubscribed:
 		return usageError("--replied and --unsubscribed exclude each other: pick the one that happened")
 	case opts.Unsubscribed:
-		status = sequence.StopUnsubscribed
+		status = enrollment.Unsubscribed
 	case !opts.Replied:
 		return usageError("say why the sequence ends: --replied or --unsubscribed")
 	}
@@ -102,7 +103,7 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if skipped := marks.Found - marks.Marked; skipped > 0 {
 		fmt.Fprintf(ios.Out, "; %d already ended", skipped)
 	}
-	if status == sequence.StopUnsubscribed {
+	if status == enrollment.Unsubscribed {
 		fmt.Fprintf(ios.Out, "; %d address(es) newly suppressed", marks.Suppressed)
 	}
 	fmt.Fprintln(ios.Out)

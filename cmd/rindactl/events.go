@@ -13,6 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func newCmdEvents(f *Factory) *cobra.Command {
@@ -125,7 +126,7 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 	}
 	defer pool.Close()
 	rep := eventsDeliverReport{TickID: tick.NewID()}
-	run, err := tick.Start(ctx, pool, tick.KindEvents, rep.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Events, rep.TickID)
 	if err != nil {
 		return err
 	}

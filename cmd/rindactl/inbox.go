@@ -10,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/inbox"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func newCmdInbox(f *Factory) *cobra.Command {
@@ -60,7 +61,7 @@ be read is recorded and the tick exits 1 after reading the others.`,
 }
 
 func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
-	return tickRun(ctx, opts.f, "inbox", opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
+	return tickRun(ctx, opts.f, tickkind.Inbox, opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
 		return inbox.RunTick(ctx, pool, inbox.TickOptions{
 			Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
 			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },

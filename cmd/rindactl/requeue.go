@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/requeue"
 	"github.com/rindactl/rindactl/internal/status"
 )
@@ -185,9 +187,9 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 	if format == cliio.FormatJSON {
 		return ios.WriteJSON(rep)
 	}
-	due := "pending"
+	due := string(lead.Pending)
 	if !filter.Leads() {
-		due = "active"
+		due = string(enrollment.Active)
 	}
 	fmt.Fprintf(ios.Out, "Requeued %s %s(s) to %s, due now, in %d batch(es) (audit log #%d).\n",
 		status.Thousands(res.Moved), noun, due, res.Batches, res.AuditID)

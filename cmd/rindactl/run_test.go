@@ -16,6 +16,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/testkit"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func TestRunFiresTicksAsChildProcessesAndStopsOnSIGTERM(t *testing.T) {
@@ -131,12 +132,12 @@ func TestRunReexecutesItselfPerTick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := argv(schedule.Tick{Kind: schedule.KindEmail, Spec: spec})
+	got := argv(schedule.Tick{Kind: tickkind.Email, Spec: spec})
 	want := []string{exe, "email", "tick", "--max-duration=20s", "--log-format=json", "--log-level=debug"}
 	if !slices.Equal(got, want) {
 		t.Errorf("argv = %q, want %q", got, want)
 	}
-	got = argv(schedule.Tick{Kind: schedule.KindInbox, Spec: spec})
+	got = argv(schedule.Tick{Kind: tickkind.Inbox, Spec: spec})
 	want = []string{exe, "inbox", "tick", "--max-duration=20s", "--log-format=json", "--log-level=debug"}
 	if !slices.Equal(got, want) {
 		t.Errorf("inbox argv = %q, want %q", got, want)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/schedule"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // specOff leaves a tick out of the generated units or the run.
@@ -141,9 +142,9 @@ type tickSpecs struct{ enrich, email, events, inbox string }
 func parseTicks(specs tickSpecs, parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
 	var ticks []schedule.Tick
 	for _, flag := range []struct {
-		kind schedule.Kind
+		kind tickkind.Kind
 		text string
-	}{{schedule.KindEnrich, specs.enrich}, {schedule.KindEmail, specs.email}, {schedule.KindEvents, specs.events}, {schedule.KindInbox, specs.inbox}} {
+	}{{tickkind.Enrich, specs.enrich}, {tickkind.Email, specs.email}, {tickkind.Events, specs.events}, {tickkind.Inbox, specs.inbox}} {
 		if flag.text == specOff {
 			continue
 		}

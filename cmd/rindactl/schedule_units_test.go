@@ -20,6 +20,7 @@ import (
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // unitCommand is one generated unit's command, ready to run.
@@ -258,14 +259,14 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	units = append(units, kubernetesCommands(t, "kubernetes", print("kubernetes"), binDir, secret)...)
 	units = append(units, cronCommands(t, "deploy/crontab", deploy("crontab/rindactl.crontab"), stub)...)
 	shipped := map[string]string{}
-	for _, kind := range schedule.Kinds {
+	for _, kind := range tickkind.All {
 		name := "rindactl-" + string(kind) + ".service"
 		shipped[name] = deploy("systemd/" + name)
 	}
 	units = append(units, systemdCommands(t, "deploy/systemd", shipped)...)
 	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, secret)...)
-	if want := 6 * len(schedule.Kinds); len(units) != want {
-		t.Fatalf("parsed %d units, want %d (3 formats and deploy/, %d kinds)", len(units), want, len(schedule.Kinds))
+	if want := 6 * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units, want %d (3 formats and deploy/, %d kinds)", len(units), want, len(tickkind.All))
 	}
 
 	for _, u := range units {
@@ -288,7 +289,7 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	run.Env = append([]string{"DATABASE_URL=" + dsn, "PATH=/usr/bin:/bin"}, keys...)
 	run.Stderr = &stderr
 	before := map[string]int{}
-	for _, kind := range schedule.Kinds {
+	for _, kind := range tickkind.All {
 		before[string(kind)] = succeeded(t, db, string(kind))
 	}
 	if err := run.Start(); err != nil {
@@ -296,7 +297,7 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = run.Process.Kill() })
 	testkit.Eventually(t, "rindactl run to record a successful run of every kind", func() bool {
-		for _, kind := range schedule.Kinds {
+		for _, kind := range tickkind.All {
 			if succeeded(t, db, string(kind)) <= before[string(kind)] {
 				return false
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // tickBounds are the flags that bound every claiming tick: rows claimed at
@@ -42,7 +43,7 @@ func (o *tickOutputs) register(cmd *cobra.Command) {
 // domain events (quota_exhausted, mailbox_paused, ...) to the Slack webhook
 // and exports metrics. Neither may fail the tick: the events wait in the
 // outbox for the next run, and a metrics failure is logged.
-func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string, m *metrics.Metrics, started time.Time, ok bool, out tickOutputs) {
+func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind tickkind.Kind, m *metrics.Metrics, started time.Time, ok bool, out tickOutputs) {
 	// A tick stopped by SIGTERM still hands over its alerts, within bounds.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -56,8 +57,8 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 		log.Info("events delivered", "delivered", rep.Delivered, "failed", rep.Failed)
 	}
 
-	m.ObserveTick(kind, time.Since(started), ok, time.Now())
-	if err := m.Export(ctx, pool, metrics.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
+	m.ObserveTick(string(kind), time.Since(started), ok, time.Now())
+	if err := m.Export(ctx, pool, metrics.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + string(kind)}, string(kind)); err != nil {
 		log.Warn("exporting metrics failed", "error", err.Error())
 	}
 }
@@ -66,7 +67,7 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 // database, runs the tick, hands over events and metrics m (afterTick) and
 // prints the report, as JSON or as text prints it, even when the tick
 // failed part way.
-func tickRun[R any](ctx context.Context, f *Factory, kind string, outputs tickOutputs,
+func tickRun[R any](ctx context.Context, f *Factory, kind tickkind.Kind, outputs tickOutputs,
 	m *metrics.Metrics, run func(context.Context, *pgxpool.Pool) (*R, error), text func(*R)) error {
 	format, err := parseOutput(outputs.Output)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Run replays the incident and reports what happened. Everything it starts
@@ -77,7 +78,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	// Ticks deliver their events as they finish; this picks up any a
 	// failed post left behind, as an operator's `events deliver` would.
-	if _, err := r.run(ctx, "events-deliver", "events", "deliver"); err != nil {
+	if _, err := r.run(ctx, "events-deliver", tickkind.Events.Args()...); err != nil {
 		return rep, err
 	}
 

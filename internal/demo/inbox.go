@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // The inbox act's names: its own workspace, so the incident's numbers stay
@@ -97,7 +98,7 @@ steps:
 	var sent struct {
 		ByMailbox map[string]int `json:"by_mailbox"`
 	}
-	if err := ar.runJSON(ctx, "inbox-email-tick", &sent, "email", "tick", "--max-duration", "10s", "--output", "json"); err != nil {
+	if err := ar.runJSON(ctx, "inbox-email-tick", &sent, append(tickkind.Email.Args(), "--max-duration", "10s", "--output", "json")...); err != nil {
 		return act, err
 	}
 	act.RampSent, act.SeasonedSent = sent.ByMailbox[freshMailbox], sent.ByMailbox[seasonedMailbox]
@@ -136,7 +137,7 @@ steps:
 	var read struct {
 		Outcomes map[string]int `json:"outcomes"`
 	}
-	if err := ar.runJSON(ctx, "inbox-tick", &read, "inbox", "tick", "--output", "json"); err != nil {
+	if err := ar.runJSON(ctx, "inbox-tick", &read, append(tickkind.Inbox.Args(), "--output", "json")...); err != nil {
 		return act, err
 	}
 	act.Outcomes = read.Outcomes

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // Report is what `rindactl demo` prints (`--output json` prints it as is).
@@ -188,8 +189,8 @@ func (r Report) Render(w io.Writer) {
 	p("Enriched through the fallback provider (Hunter): %d; through Findymail: %d.", r.EnrichedBy["hunter"], r.EnrichedBy["findymail"])
 	p("Leads by state: %s.", cliio.Counts(r.LeadsByStatus, " ", ", "))
 	p("Unreachable: %d (Hunter found nothing and Findymail could not be asked: they wait out the negative cache, then retry by themselves).",
-		r.LeadsByStatus["unreachable"])
-	p("enrichment_failed: %d (the memo's loop turned every quota answer into one, and re-enqueued it).", r.LeadsByStatus["enrichment_failed"])
+		r.LeadsByStatus[string(lead.Unreachable)])
+	p("enrichment_failed: %d (the memo's loop turned every quota answer into one, and re-enqueued it).", r.LeadsByStatus[string(lead.EnrichmentFailed)])
 	p("Slack alerts posted: %d", len(r.Alerts))
 	for _, a := range r.Alerts {
 		p("  - %s", firstLine(a))

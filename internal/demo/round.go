@@ -10,6 +10,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Round is what the two ticks of one round did.
@@ -27,10 +28,10 @@ type Round struct {
 // production flags except their durations, scaled to the demo's cadence.
 func (c Config) tickArgs() (enrichArgs, emailArgs []string) {
 	emailBudget, _, enrichBudget := c.budgets()
-	enrichArgs = []string{"enrich", "tick", "--providers", "findymail,hunter",
-		"--max-duration", enrichBudget.String(), "--output", "json", "--log-level", "warn"}
-	emailArgs = []string{"email", "tick", "--concurrency", strconv.Itoa(c.Mailboxes),
-		"--max-duration", emailBudget.String(), "--output", "json", "--log-level", "warn"}
+	enrichArgs = append(tickkind.Enrich.Args(), "--providers", "findymail,hunter",
+		"--max-duration", enrichBudget.String(), "--output", "json", "--log-level", "warn")
+	emailArgs = append(tickkind.Email.Args(), "--concurrency", strconv.Itoa(c.Mailboxes),
+		"--max-duration", emailBudget.String(), "--output", "json", "--log-level", "warn")
 	return enrichArgs, emailArgs
 }
 

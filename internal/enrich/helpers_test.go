@@ -11,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
@@ -110,16 +111,16 @@ func (e *env) tick(t testing.TB, cfg enrich.TickConfig) enrich.Report {
 }
 
 // counts is the number of enrichment rows per status.
-func (e *env) counts(t testing.TB) map[string]int {
+func (e *env) counts(t testing.TB) map[lead.Status]int {
 	t.Helper()
 	rows, err := e.db.Pool.Query(context.Background(), `SELECT status, count(*) FROM lead_enrichment GROUP BY status`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[lead.Status]int{}
 	for rows.Next() {
-		var s string
+		var s lead.Status
 		var n int
 		if err := rows.Scan(&s, &n); err != nil {
 			t.Fatal(err)
@@ -131,7 +132,7 @@ func (e *env) counts(t testing.TB) map[string]int {
 
 // enrichRow is one lead's enrichment state; durations are from now().
 type enrichRow struct {
-	Status    string
+	Status    lead.Status
 	Attempts  int
 	DueIn     time.Duration
 	CacheIn   *time.Duration

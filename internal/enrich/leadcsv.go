@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 const (
@@ -29,19 +31,6 @@ var LeadColumns = []string{"first_name", "last_name", "company_domain", "email",
 
 var requiredLeadColumns = LeadColumns[:3]
 
-// LeadRecord is one valid CSV line, normalised (trimmed, lower-case domain
-// and email). Empty optional values are "".
-type LeadRecord struct {
-	Line       int
-	ExternalID string
-	FirstName  string
-	LastName   string
-	Company    string
-	Domain     string
-	Email      string
-	Timezone   string
-}
-
 // LineError is one rejected CSV line.
 type LineError struct {
 	Line   int
@@ -50,9 +39,11 @@ type LineError struct {
 
 func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
-// LeadFile is a parsed lead CSV: the good lines and every bad one.
+// LeadFile is a parsed lead CSV: the good lines, normalised (trimmed,
+// lower-case domain and email; empty optional values are ""), and every bad
+// one.
 type LeadFile struct {
-	Records []LeadRecord
+	Records []store.LeadImport
 	Invalid []LineError
 }
 
@@ -128,13 +119,13 @@ func NewLeadReader(r io.Reader) (*LeadReader, error) {
 // Next returns the next line: its record, or the reasons it is invalid as a
 // LineError. It returns io.EOF after the last line, and a SyntaxError when
 // the CSV itself is broken.
-func (lr *LeadReader) Next() (LeadRecord, *LineError, error) {
+func (lr *LeadReader) Next() (store.LeadImport, *LineError, error) {
 	rec, err := lr.cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return LeadRecord{}, nil, io.EOF
+			return store.LeadImport{}, nil, io.EOF
 		}
-		return LeadRecord{}, nil, csvError(err)
+		return store.LeadImport{}, nil, csvError(err)
 	}
 	line, _ := lr.cr.FieldPos(0)
 	r, reasons := parseLeadLine(rec, lr.cols, line)
@@ -185,10 +176,10 @@ func leadColumns(header []string) (map[string]int, error) {
 	return cols, nil
 }
 
-func parseLeadLine(rec []string, cols map[string]int, line int) (LeadRecord, []string) {
+func parseLeadLine(rec []string, cols map[string]int, line int) (store.LeadImport, []string) {
 	var reasons []string
 	if len(rec) != len(cols) {
-		return LeadRecord{Line: line}, []string{fmt.Sprintf("has %d fields, the header has %d", len(rec), len(cols))}
+		return store.LeadImport{Line: line}, []string{fmt.Sprintf("has %d fields, the header has %d", len(rec), len(cols))}
 	}
 	get := func(name string) string {
 		i, ok := cols[name]
@@ -211,7 +202,7 @@ func parseLeadLine(rec []string, cols map[string]int, line int) (LeadRecord, []s
 		}
 		return v
 	}
-	lr := LeadRecord{
+	lr := store.LeadImport{
 		Line:       line,
 		ExternalID: get("external_id"),
 		FirstName:  get("first_name"),

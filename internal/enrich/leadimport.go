@@ -114,8 +114,7 @@ func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, lr *
 			continue
 		}
 		valid++
-		batch = append(batch, store.LeadImport{Line: rec.Line, ExternalID: rec.ExternalID, FirstName: rec.FirstName, LastName: rec.LastName,
-			Company: rec.Company, Domain: rec.Domain, Email: rec.Email, Timezone: rec.Timezone})
+		batch = append(batch, rec)
 		if len(batch) == opts.Batch {
 			if err := flush(); err != nil {
 				return rep, err

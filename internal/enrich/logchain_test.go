@@ -10,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // The memo's rule, both sides of its edge: a 429 whose Retry-After is under
@@ -41,11 +42,11 @@ func TestLogChainAdapterWaterfallTick(t *testing.T) {
 		retryAfter string
 		kind       enrich.ErrorKind
 		transient  bool
-		status     string
+		status     lead.Status
 		waterfall  string
 	}{
-		{"599", enrich.KindRateLimited, true, enrich.StatusPending, "provider call failed transiently"},
-		{"601", enrich.KindQuota, false, enrich.StatusUnreachable, "provider quota exhausted; no more calls to it for this workspace in this tick"},
+		{"599", enrich.KindRateLimited, true, lead.Pending, "provider call failed transiently"},
+		{"601", enrich.KindQuota, false, lead.Unreachable, "provider quota exhausted; no more calls to it for this workspace in this tick"},
 	} {
 		t.Run(tc.retryAfter, func(t *testing.T) {
 			t.Parallel()
@@ -58,7 +59,7 @@ func TestLogChainAdapterWaterfallTick(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := e.tick(t, enrich.TickConfig{Finders: []enrich.Finder{f}, Logger: log, TickID: "chain"})
-			if rep.Outcomes.Map()[tc.status] != 1 {
+			if rep.Outcomes.Map()[string(tc.status)] != 1 {
 				t.Fatalf("outcomes %+v, want the lead %s", rep.Outcomes, tc.status)
 			}
 
@@ -80,7 +81,7 @@ func TestLogChainAdapterWaterfallTick(t *testing.T) {
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws},
 				"waterfall": {"msg": tc.waterfall, "provider": "findymail", "kind": string(tc.kind), "retry_after_ms": ra,
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws, "tick_id": "chain"},
-				"tick": {"msg": "lead outcome after a provider failure", "provider": "findymail", "status": tc.status,
+				"tick": {"msg": "lead outcome after a provider failure", "provider": "findymail", "status": string(tc.status),
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws, "tick_id": "chain", "attempts": float64(1)},
 			}
 			for stage, fields := range want {

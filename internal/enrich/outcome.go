@@ -1,14 +1,6 @@
 package enrich
 
-// Lead enrichment states (lead_enrichment.status).
-const (
-	StatusPending          = "pending"
-	StatusInProgress       = "in_progress"
-	StatusEnriched         = "enriched"
-	StatusNotFound         = "not_found"
-	StatusUnreachable      = "unreachable"
-	StatusEnrichmentFailed = "enrichment_failed"
-)
+import "github.com/rindactl/rindactl/internal/lead"
 
 // Outcomes counts a tick's leads by the state it left them in. Every key is
 // always present in JSON so scripts need not guess.
@@ -20,17 +12,17 @@ type Outcomes struct {
 	EnrichmentFailed int `json:"enrichment_failed"`
 }
 
-func (o *Outcomes) add(status string) {
+func (o *Outcomes) add(status lead.Status) {
 	switch status {
-	case StatusEnriched:
+	case lead.Enriched:
 		o.Enriched++
-	case StatusNotFound:
+	case lead.NotFound:
 		o.NotFound++
-	case StatusPending:
+	case lead.Pending:
 		o.Pending++
-	case StatusUnreachable:
+	case lead.Unreachable:
 		o.Unreachable++
-	case StatusEnrichmentFailed:
+	case lead.EnrichmentFailed:
 		o.EnrichmentFailed++
 	}
 }
@@ -38,8 +30,8 @@ func (o *Outcomes) add(status string) {
 // Map is the counts keyed by status, as stored in tick_runs.counts.
 func (o Outcomes) Map() map[string]int {
 	return map[string]int{
-		StatusEnriched: o.Enriched, StatusNotFound: o.NotFound, StatusPending: o.Pending,
-		StatusUnreachable: o.Unreachable, StatusEnrichmentFailed: o.EnrichmentFailed,
+		string(lead.Enriched): o.Enriched, string(lead.NotFound): o.NotFound, string(lead.Pending): o.Pending,
+		string(lead.Unreachable): o.Unreachable, string(lead.EnrichmentFailed): o.EnrichmentFailed,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestS1QuotaExhaustedForGood(t *testing.T) {
 				t.Fatalf("findymail got %d calls, want 1", n)
 			}
 			r := e.row(t, ids[7])
-			if r.Status != enrich.StatusUnreachable || r.CacheIn == nil || *r.CacheIn < 23*time.Hour || r.DueIn != *r.CacheIn {
+			if r.Status != lead.Unreachable || r.CacheIn == nil || *r.CacheIn < 23*time.Hour || r.DueIn != *r.CacheIn {
 				t.Fatalf("lead: %+v; want unreachable for a day with next_attempt_at = negative_cache_until", r)
 			}
 			if r.Attempts != 0 || r.Provider != "findymail" || !strings.Contains(r.LastError, "quota_exhausted") {
@@ -62,13 +63,13 @@ func TestS2TemporaryRateLimitBacksOff(t *testing.T) {
 		t.Fatalf("outcomes %+v: want 3 pending, 1 enrichment_failed (its 5th attempt)", rep.Outcomes)
 	}
 	r := e.row(t, ids[0])
-	if r.Status != enrich.StatusPending || r.Attempts != 1 || r.DueIn < 110*time.Second || r.DueIn > time.Hour {
+	if r.Status != lead.Pending || r.Attempts != 1 || r.DueIn < 110*time.Second || r.DueIn > time.Hour {
 		t.Fatalf("lead: %+v; want pending, 1 attempt, due after Retry-After (120s) and within the 1h cap", r)
 	}
 	if !strings.Contains(r.LastError, "rate_limited") {
 		t.Fatalf("last_error %q does not name the rate limit", r.LastError)
 	}
-	if r := e.row(t, ids[3]); r.Status != enrich.StatusEnrichmentFailed {
+	if r := e.row(t, ids[3]); r.Status != lead.EnrichmentFailed {
 		t.Fatalf("lead at max attempts: %+v, want enrichment_failed", r)
 	}
 	// The wait passes and the provider is back: the leads are worked again.
@@ -150,7 +151,7 @@ func TestS4BurstInOneWorkspace(t *testing.T) {
 	if rep.Outcomes != want || rep.ProviderCalls["findymail"] != 1 || rep.ProviderCalls["hunter"] != n {
 		t.Fatalf("report %+v, want outcomes %+v", rep, want)
 	}
-	if c := e.counts(t); c[enrich.StatusEnrichmentFailed] != 0 || c[enrich.StatusPending] != 0 {
+	if c := e.counts(t); c[lead.EnrichmentFailed] != 0 || c[lead.Pending] != 0 {
 		t.Fatalf("states %v: nothing may be failed or re-queued", c)
 	}
 	rep = e.tick(t, cfg)
@@ -165,7 +166,7 @@ func TestS5BillingCycleRenews(t *testing.T) {
 	ids := e.seed(t, "acme", 10)
 	e.set.Hunter.SetMode(providertest.ModeQuotaExhausted)
 	e.tick(t, e.config(t, "hunter"))
-	if c := e.counts(t); c[enrich.StatusUnreachable] != 10 {
+	if c := e.counts(t); c[lead.Unreachable] != 10 {
 		t.Fatalf("states %v, want 10 unreachable", c)
 	}
 	e.set.Hunter.SetMode(providertest.ModeHealthy)
@@ -177,7 +178,7 @@ func TestS5BillingCycleRenews(t *testing.T) {
 	if rep.Claimed != 10 || rep.Outcomes.Enriched+rep.Outcomes.NotFound != 10 {
 		t.Fatalf("after the cache expired: %+v; want all 10 worked", rep)
 	}
-	if r := e.row(t, ids[1]); r.CacheIn != nil || (r.Status == enrich.StatusEnriched && r.Email == "") {
+	if r := e.row(t, ids[1]); r.CacheIn != nil || (r.Status == lead.Enriched && r.Email == "") {
 		t.Fatalf("recovered lead %+v: negative cache must be cleared", r)
 	}
 }
@@ -217,7 +218,7 @@ func TestS6CrashMidBatch(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Fatalf("zombie record wrote %d rows (%v), want 0", n, err)
 	}
-	if c := e.counts(t); c[enrich.StatusEnriched]+c[enrich.StatusNotFound] != len(ids) {
+	if c := e.counts(t); c[lead.Enriched]+c[lead.NotFound] != len(ids) {
 		t.Fatalf("states %v, want all %d leads answered", c, len(ids))
 	}
 }
@@ -245,10 +246,10 @@ func TestS7RowsFromOldVersion(t *testing.T) {
 	if rep.Claimed != 3 || rep.Outcomes.Unreachable != 3 {
 		t.Fatalf("report %+v: want the 3 claimable old rows unreachable", rep)
 	}
-	if r := e.row(t, ids[1]); r.Status != enrich.StatusUnreachable || r.Attempts != 9 {
+	if r := e.row(t, ids[1]); r.Status != lead.Unreachable || r.Attempts != 9 {
 		t.Fatalf("old pending row: %+v; a quota answer must not fail it whatever its attempts", r)
 	}
-	if r := e.row(t, ids[3]); r.Status != enrich.StatusEnrichmentFailed || r.LastError != "internal_error" {
+	if r := e.row(t, ids[3]); r.Status != lead.EnrichmentFailed || r.LastError != "internal_error" {
 		t.Fatalf("old failed row: %+v; only requeue may revive it", r)
 	}
 	if n := e.set.Findymail.Count(); n != 1 {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults for TickConfig, also the `enrich tick` flag defaults.
@@ -128,7 +130,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 		r.calls[cfg.Verifier.Name()] = &atomic.Int64{}
 	}
 
-	run, err := tick.Start(ctx, pool, tick.KindEnrich, cfg.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Enrich, cfg.TickID)
 	if err != nil {
 		return Report{}, err
 	}
@@ -301,7 +303,7 @@ func (r *tickRun) finish(o store.EnrichOutcome) {
 
 // release gives an unworked lead back exactly as it was due, uncharged.
 func (r *tickRun) release(l store.ClaimedLead) {
-	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusPending, DueAt: l.PrevDue, Refund: true})
+	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true})
 }
 
 func (r *tickRun) report(claimed int, started time.Time) Report {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -182,7 +183,7 @@ func TestCancelledTickReleasesLeadsUncharged(t *testing.T) {
 		t.Fatalf("report %+v: want all 20 released as pending", rep)
 	}
 	for _, id := range ids {
-		if r := e.row(t, id); r.Status != enrich.StatusPending || r.Attempts != 0 || r.DueIn > 0 {
+		if r := e.row(t, id); r.Status != lead.Pending || r.Attempts != 0 || r.DueIn > 0 {
 			t.Fatalf("lead %+v: want pending, uncharged, due at once", r)
 		}
 	}
@@ -212,7 +213,7 @@ func TestExhaustedProvider500Leads(t *testing.T) {
 	if rep := e.tick(t, cfg); rep.Claimed != 0 || e.set.Hunter.Count() != calls {
 		t.Fatalf("second tick claimed %d and made %d calls, want none", rep.Claimed, e.set.Hunter.Count()-calls)
 	}
-	if c := e.counts(t); c[enrich.StatusEnrichmentFailed] != 0 || c[enrich.StatusUnreachable] != 500 {
+	if c := e.counts(t); c[lead.EnrichmentFailed] != 0 || c[lead.Unreachable] != 500 {
 		t.Fatalf("states %v: want 500 unreachable, none failed", c)
 	}
 }
@@ -412,7 +413,7 @@ func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
 	cfg.MaxDuration, cfg.CallTimeout = 300*time.Millisecond, 300*time.Millisecond
 	rep := e.tick(t, cfg)
 	r := e.row(t, ids[0])
-	if rep.Outcomes.Pending != 1 || r.Status != enrich.StatusPending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
+	if rep.Outcomes.Pending != 1 || r.Status != lead.Pending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
 		t.Fatalf("report %+v, lead %+v: want the call cut and the lead back untouched, uncharged", rep, r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -136,30 +137,30 @@ func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcom
 	o := store.EnrichOutcome{LeadID: l.LeadID}
 	switch {
 	case lr.email != "":
-		o.Status, o.Email, o.Provider = StatusEnriched, lr.email, lr.foundBy
+		o.Status, o.Email, o.Provider = lead.Enriched, lr.email, lr.foundBy
 	case lr.transient != nil:
 		o.Provider, o.LastError = lr.transient.Provider, lr.transient.Error()
 		if l.Attempts >= r.cfg.MaxAttempts {
-			o.Status = StatusEnrichmentFailed
+			o.Status = lead.EnrichmentFailed
 		} else {
-			o.Status, o.Delay = StatusPending, r.cfg.Backoff.Retry(l.Attempts, lr.transient.RetryAfter)
+			o.Status, o.Delay = lead.Pending, r.cfg.Backoff.Retry(l.Attempts, lr.transient.RetryAfter)
 		}
 	case lr.rateBlocked.set():
-		o.Status, o.DueAt, o.Refund = StatusPending, lr.rateBlocked.until, true
+		o.Status, o.DueAt, o.Refund = lead.Pending, lr.rateBlocked.until, true
 		o.Provider, o.LastError = lr.rateBlocked.provider, lr.rateBlocked.text()
 	case lr.quota != nil:
-		o.Status, o.Delay, o.Refund = StatusUnreachable, r.cfg.NegativeCache, true
+		o.Status, o.Delay, o.Refund = lead.Unreachable, r.cfg.NegativeCache, true
 		o.Provider, o.LastError = lr.quota.Provider, lr.quota.Error()
 	case lr.blocked.set() && lr.missedBy != "":
-		o.Status, o.Delay, o.Refund = StatusUnreachable, r.cfg.NegativeCache, true
+		o.Status, o.Delay, o.Refund = lead.Unreachable, r.cfg.NegativeCache, true
 		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()+" (and "+lr.missedBy+" found nothing)"
 	case lr.blocked.set():
-		o.Status, o.DueAt, o.Refund = StatusPending, lr.blocked.until, true
+		o.Status, o.DueAt, o.Refund = lead.Pending, lr.blocked.until, true
 		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()
 	case lr.missedBy != "" || lr.unusable == nil:
-		o.Status, o.Provider = StatusNotFound, lr.missedBy
+		o.Status, o.Provider = lead.NotFound, lr.missedBy
 	default:
-		o.Status, o.Delay, o.Refund = StatusPending, AuthRetryDefault, true
+		o.Status, o.Delay, o.Refund = lead.Pending, AuthRetryDefault, true
 		o.Provider, o.LastError = lr.unusable.Provider, lr.unusable.Error()
 	}
 	return o
@@ -175,18 +176,18 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 	}
 	if l.Email != "" {
 		// The lead got an address (an import) since it was queued.
-		r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusEnriched})
+		r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Enriched})
 		return
 	}
-	lead := Lead{ID: l.LeadID, WorkspaceID: l.WorkspaceID, FirstName: l.FirstName, LastName: l.LastName, Company: l.Company, Domain: l.Domain}
-	if !lead.Valid() {
-		r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: StatusNotFound,
+	person := Lead{ID: l.LeadID, WorkspaceID: l.WorkspaceID, FirstName: l.FirstName, LastName: l.LastName, Company: l.Company, Domain: l.Domain}
+	if !person.Valid() {
+		r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.NotFound,
 			LastError: "invalid lead: a company domain and a first or last name are needed"})
 		return
 	}
 
 	began := time.Now()
-	lr, worked := r.waterfall(ctx, stop, l, lead)
+	lr, worked := r.waterfall(ctx, stop, l, person)
 	if !worked {
 		r.release(l)
 		return
@@ -198,7 +199,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 		r.log.Warn("lead outcome after a provider failure", "component", "tick", "lead_id", l.LeadID,
 			"workspace_id", l.WorkspaceID, "provider", o.Provider, "status", o.Status,
 			"retry_after_ms", max(time.Until(o.DueAt), o.Delay).Milliseconds(),
-			"is_transient", o.Status == StatusPending, "duration_ms", time.Since(began).Milliseconds(),
+			"is_transient", o.Status == lead.Pending, "duration_ms", time.Since(began).Milliseconds(),
 			"attempts", l.Attempts, "error", o.LastError)
 	}
 	r.finish(o)

@@ -11,9 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults of `rindactl inbox tick`.
@@ -31,11 +33,11 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeReplied      = "replied"       // a sequence ended by a reply
-	OutcomeBounced      = "bounced"       // a sequence ended by a bounce
-	OutcomeSuppressed   = "suppressed"    // an address newly suppressed by a hard bounce
-	OutcomeAlreadyEnded = "already_ended" // the reply or bounce concerned an ended sequence
-	OutcomeUnmatched    = "unmatched"     // a reply or bounce to no message of ours
+	OutcomeReplied      = string(enrollment.Replied) // a sequence ended by a reply
+	OutcomeBounced      = string(enrollment.Bounced) // a sequence ended by a bounce
+	OutcomeSuppressed   = "suppressed"               // an address newly suppressed by a hard bounce
+	OutcomeAlreadyEnded = "already_ended"            // the reply or bounce concerned an ended sequence
+	OutcomeUnmatched    = "unmatched"                // a reply or bounce to no message of ours
 	OutcomeAutoReply    = "auto_reply"
 	OutcomeDelayed      = "delayed"
 	OutcomeOther        = "other"
@@ -75,7 +77,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	opts = opts.withDefaults()
 	start := opts.Now()
 	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}}
-	run, err := tick.Start(ctx, pool, tick.KindInbox, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID)
 	if err != nil {
 		return nil, err
 	}
@@ -239,14 +241,15 @@ func (t *inboxTick) act(ctx context.Context, cp *store.InboxCheckpoint, msgs []f
 }
 
 func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[string]int) error {
-	var status, suppress, outcome string
+	var status enrollment.Status
+	var suppress, outcome string
 	switch f.Kind {
 	case KindReply:
-		status, outcome = "replied", OutcomeReplied
+		status, outcome = enrollment.Replied, OutcomeReplied
 	case KindBounce:
-		status, outcome = "bounced", OutcomeBounced
+		status, outcome = enrollment.Bounced, OutcomeBounced
 		if f.Hard {
-			suppress = "bounced"
+			suppress = string(enrollment.Bounced)
 		}
 	case KindAutoReply:
 		counts[OutcomeAutoReply]++

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -23,14 +25,18 @@ import (
 // take a couple of dozen commits.
 const BatchSizeDefault = 5000
 
-// Statuses that can be requeued, by the table they live in.
-var (
-	LeadStatuses       = []string{"unreachable", "enrichment_failed"}
-	EnrollmentStatuses = []string{"failed", "delivery_unknown"}
-)
-
-// ValidStatuses lists every status --status accepts.
-func ValidStatuses() []string { return slices.Concat(LeadStatuses, EnrollmentStatuses) }
+// ValidStatuses lists every status --status accepts: the lead statuses,
+// then the enrollment statuses that only an operator moves.
+func ValidStatuses() []string {
+	var out []string
+	for _, s := range lead.Requeueable {
+		out = append(out, string(s))
+	}
+	for _, s := range enrollment.Requeueable {
+		out = append(out, string(s))
+	}
+	return out
+}
 
 // Filter selects the rows to requeue. Zero fields do not filter.
 type Filter struct {
@@ -44,7 +50,7 @@ type Filter struct {
 }
 
 // Leads reports whether the filter selects leads (else enrollments).
-func (f Filter) Leads() bool { return slices.Contains(LeadStatuses, f.Status) }
+func (f Filter) Leads() bool { return slices.Contains(lead.Requeueable, lead.Status(f.Status)) }
 
 // Describe renders the filter as one line for prompts and summaries.
 func (f Filter) Describe() string {
@@ -141,9 +147,9 @@ func Prepare(ctx context.Context, db store.DBTX, f Filter) (*Plan, error) {
 	}
 	var groups []store.OpsRequeueGroup
 	if f.Leads() {
-		groups, err = store.OpsCountRequeueLeads(ctx, db, f.Status, sc)
+		groups, err = store.OpsCountRequeueLeads(ctx, db, lead.Status(f.Status), sc)
 	} else {
-		groups, err = store.OpsCountRequeueEnrollments(ctx, db, f.Status, sc)
+		groups, err = store.OpsCountRequeueEnrollments(ctx, db, enrollment.Status(f.Status), sc)
 	}
 	if err != nil {
 		return nil, err
@@ -233,9 +239,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, p *Plan, opts Options) (Result
 			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 				var err error
 				if p.Filter.Leads() {
-					groups, err = store.OpsRequeueLeadsBatch(ctx, tx, p.Filter.Status, p.scope, want)
+					groups, err = store.OpsRequeueLeadsBatch(ctx, tx, lead.Status(p.Filter.Status), p.scope, want)
 				} else {
-					groups, err = store.OpsRequeueEnrollmentsBatch(ctx, tx, p.Filter.Status, p.scope, want)
+					groups, err = store.OpsRequeueEnrollmentsBatch(ctx, tx, enrollment.Status(p.Filter.Status), p.scope, want)
 				}
 				return err
 			})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 var update = flag.Bool("update", false, "rewrite the examples under deploy/ from the generator")
@@ -17,7 +19,7 @@ const deployDir = "../../deploy"
 func defaultTicks(t *testing.T) []Tick {
 	t.Helper()
 	var ticks []Tick
-	for _, kind := range Kinds {
+	for _, kind := range tickkind.All {
 		spec, err := Parse(SpecDefault)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // helperEnv turns the test binary into a `rindactl run`-like process, so a
@@ -37,7 +39,7 @@ func helperRunner() int {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	r := &Runner{
-		Jobs:            []Job{{Kind: KindEmail, Spec: spec, Argv: []string{"sh", "-c", os.Getenv("HELPER_SCRIPT"), os.Getenv("HELPER_ARG")}}},
+		Jobs:            []Job{{Kind: tickkind.Email, Spec: spec, Argv: []string{"sh", "-c", os.Getenv("HELPER_SCRIPT"), os.Getenv("HELPER_ARG")}}},
 		ShutdownTimeout: timeout,
 		Logger:          logger,
 		Stderr:          os.Stderr,

@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
-func ticksOn(t *testing.T, specs map[Kind]string) []Tick {
+func ticksOn(t *testing.T, specs map[tickkind.Kind]string) []Tick {
 	t.Helper()
 	var ticks []Tick
-	for _, kind := range Kinds {
+	for _, kind := range tickkind.All {
 		if text, ok := specs[kind]; ok {
 			ticks = append(ticks, Tick{Kind: kind, Spec: parseCase(t, text, false)})
 		}
@@ -43,9 +45,9 @@ func TestRenderRejectsWhatUnitsCannotCarry(t *testing.T) {
 		{"bad user", FormatSystemd, Plan{Ticks: ticks, User: "Root User"}, []string{`user "Root User"`}},
 		{"bad image", FormatKubernetes, Plan{Ticks: ticks, Image: "x y"}, []string{`image "x y"`}},
 		{"bad secret", FormatKubernetes, Plan{Ticks: ticks, Secret: "Rinda_Env"}, []string{`secret "Rinda_Env"`}},
-		{"days systemd cannot AND", FormatSystemd, Plan{Ticks: ticksOn(t, map[Kind]string{KindEmail: "0 9 1 * 1"})},
+		{"days systemd cannot AND", FormatSystemd, Plan{Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Email: "0 9 1 * 1"})},
 			[]string{"email tick", `cron spec "0 9 1 * 1"`, "day-of-week"}},
-		{"seconds in crontab", FormatCrontab, Plan{Ticks: []Tick{{Kind: KindEvents, Spec: parseCase(t, "*/30 * * * * *", true)}}},
+		{"seconds in crontab", FormatCrontab, Plan{Ticks: []Tick{{Kind: tickkind.Events, Spec: parseCase(t, "*/30 * * * * *", true)}}},
 			[]string{"events tick", "seconds field", "crontab"}},
 		{"unknown format", Format("upstart"), Plan{Ticks: ticks}, []string{`format "upstart"`}},
 	}
@@ -92,7 +94,7 @@ func renderOne(t *testing.T, format Format, plan Plan, name string) string {
 
 func TestSystemdUnits(t *testing.T) {
 	t.Parallel()
-	plan := Plan{Ticks: ticksOn(t, map[Kind]string{KindEnrich: "*/5 * * * *", KindEmail: "* * * * *"}), User: "rindactl"}
+	plan := Plan{Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 * * * *", tickkind.Email: "* * * * *"}), User: "rindactl"}
 	enrich := renderOne(t, FormatSystemd, plan, "rindactl-enrich.service")
 	email := renderOne(t, FormatSystemd, plan, "rindactl-email.service")
 	timer := renderOne(t, FormatSystemd, plan, "rindactl-enrich.timer")
@@ -145,7 +147,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	plans := map[string]Plan{
-		"dynamic": {Ticks: ticksOn(t, map[Kind]string{KindEnrich: "*/5 9-17 * * 1-5", KindEmail: "* * * * *", KindEvents: "0,30 * * * *"}), Binary: binary, EnvFile: envFile},
+		"dynamic": {Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 9-17 * * 1-5", tickkind.Email: "* * * * *", tickkind.Events: "0,30 * * * *"}), Binary: binary, EnvFile: envFile},
 		"user":    {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, User: "rindactl"},
 	}
 	for name, plan := range plans {
@@ -178,7 +180,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 
 func TestCrontabLines(t *testing.T) {
 	t.Parallel()
-	ticks := ticksOn(t, map[Kind]string{KindEnrich: "*/2 * * * *", KindEmail: "* * * * *", KindEvents: "@hourly"})
+	ticks := ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/2 * * * *", tickkind.Email: "* * * * *", tickkind.Events: "@hourly"})
 	content := renderOne(t, FormatCrontab, Plan{Ticks: ticks, EnvFile: "/srv/rinda/env"}, "rindactl.crontab")
 	var jobs []string
 	for line := range strings.Lines(content) {
@@ -217,7 +219,7 @@ func TestCrontabLines(t *testing.T) {
 
 func TestKubernetesCronJobs(t *testing.T) {
 	t.Parallel()
-	ticks := ticksOn(t, map[Kind]string{KindEnrich: "*/5 * * * *", KindEmail: "* * * * *", KindEvents: "* * * * *"})
+	ticks := ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 * * * *", tickkind.Email: "* * * * *", tickkind.Events: "* * * * *"})
 	content := renderOne(t, FormatKubernetes, Plan{Ticks: ticks, Secret: "rinda-env", Image: "registry.example/rindactl:1.2.3"}, "rindactl-cronjobs.yaml")
 
 	type container struct {
@@ -303,7 +305,7 @@ func TestKubernetesCronJobs(t *testing.T) {
 		if c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" {
 			t.Errorf("%s: resource requests %v, want cpu and memory", tick.Kind, c.Resources.Requests)
 		}
-		if tick.Kind == KindEnrich {
+		if tick.Kind == tickkind.Enrich {
 			if cpu, _ := strconv.Atoi(strings.TrimSuffix(c.Resources.Requests["cpu"], "m")); cpu >= 100 {
 				t.Errorf("enrich requests %dm CPU; background work should ask for less than email", cpu)
 			}
@@ -350,7 +352,7 @@ func TestImageForVersion(t *testing.T) {
 // schedule carries no prefix); a crontab line cannot carry one.
 func TestRenderTimeZone(t *testing.T) {
 	t.Parallel()
-	ticks := ticksOn(t, map[Kind]string{KindEmail: "CRON_TZ=Asia/Seoul 0 9 * * 1-5"})
+	ticks := ticksOn(t, map[tickkind.Kind]string{tickkind.Email: "CRON_TZ=Asia/Seoul 0 9 * * 1-5"})
 	files, err := Render(FormatKubernetes, Plan{Ticks: ticks})
 	if err != nil {
 		t.Fatal(err)

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Job is one kind of tick the Runner fires on its spec, as a child process.
 type Job struct {
-	Kind Kind
+	Kind tickkind.Kind
 	Spec Spec
 	Argv []string // the child's binary and arguments
 }
@@ -60,7 +62,7 @@ func (r *Runner) Run(signals <-chan os.Signal) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &supervisor{logger: logger, stdout: r.Stdout, stderr: r.Stderr, env: r.Env, children: map[int]Kind{}}
+	s := &supervisor{logger: logger, stdout: r.Stdout, stderr: r.Stderr, env: r.Env, children: map[int]tickkind.Kind{}}
 
 	c := cron.New(cron.WithLogger(cron.DiscardLogger))
 	for _, j := range r.Jobs {
@@ -96,7 +98,7 @@ type supervisor struct {
 
 	mu       sync.Mutex
 	stopping bool
-	children map[int]Kind // pid (and process group) of each running child
+	children map[int]tickkind.Kind // pid (and process group) of each running child
 }
 
 func (s *supervisor) fire(j Job, sl *slot) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/testkit"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // readPids returns the pids the children wrote, one per line.
@@ -58,7 +59,7 @@ func TestRunnerFiresTicksAsChildProcessesAndSkipsOverlaps(t *testing.T) {
 	r := &Runner{
 		// Each run outlasts the one-second interval, so every other firing
 		// finds the previous run still going.
-		Jobs:            []Job{{Kind: KindEnrich, Spec: everySecond(t), Argv: []string{"sh", "-c", `echo $$ >> "$0"; sleep 1.5`, pidFile}}},
+		Jobs:            []Job{{Kind: tickkind.Enrich, Spec: everySecond(t), Argv: []string{"sh", "-c", `echo $$ >> "$0"; sleep 1.5`, pidFile}}},
 		ShutdownTimeout: 20 * time.Second,
 		Logger:          slog.New(slog.NewJSONHandler(&logs, nil)),
 	}
@@ -161,7 +162,7 @@ func TestRunnerCannotRunWithoutJobs(t *testing.T) {
 	if err := (&Runner{}).Run(signals); err == nil || !strings.Contains(err.Error(), "no ticks") {
 		t.Errorf("Run with no jobs = %v, want a no-ticks error", err)
 	}
-	r := &Runner{Jobs: []Job{{Kind: KindEmail, Spec: everySecond(t)}}}
+	r := &Runner{Jobs: []Job{{Kind: tickkind.Email, Spec: everySecond(t)}}}
 	if err := r.Run(signals); err == nil || !strings.Contains(err.Error(), "email tick: no command") {
 		t.Errorf("Run with an empty command = %v, want a no-command error", err)
 	}
@@ -171,7 +172,7 @@ func TestRunnerKeepsRunningWhenATickCannotStart(t *testing.T) {
 	t.Parallel()
 	var logs testkit.Buffer
 	r := &Runner{
-		Jobs:   []Job{{Kind: KindEvents, Spec: everySecond(t), Argv: []string{filepath.Join(t.TempDir(), "missing-binary")}}},
+		Jobs:   []Job{{Kind: tickkind.Events, Spec: everySecond(t), Argv: []string{filepath.Join(t.TempDir(), "missing-binary")}}},
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	}
 	signals := make(chan os.Signal, 1)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func TestParseRejectsBadSpecNamingFieldAndReason(t *testing.T) {
@@ -136,13 +138,13 @@ func TestTickCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Kind]string{
-		KindEnrich: "enrich tick --max-duration=110s",
-		KindEmail:  "email tick --max-duration=110s",
-		KindEvents: "events deliver --max-duration=110s",
-		KindInbox:  "inbox tick --max-duration=110s",
+	want := map[tickkind.Kind]string{
+		tickkind.Enrich: "enrich tick --max-duration=110s",
+		tickkind.Email:  "email tick --max-duration=110s",
+		tickkind.Events: "events deliver --max-duration=110s",
+		tickkind.Inbox:  "inbox tick --max-duration=110s",
 	}
-	for _, kind := range Kinds {
+	for _, kind := range tickkind.All {
 		got := strings.Join(Tick{Kind: kind, Spec: spec}.Command(), " ")
 		if got != want[kind] {
 			t.Errorf("%s: Command() = %q, want %q", kind, got, want[kind])

@@ -3,43 +3,13 @@ package schedule
 import (
 	"fmt"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
-
-// Kind names a tick: one batch command that a scheduler runs on a spec.
-type Kind string
-
-const (
-	KindEnrich Kind = "enrich"
-	KindEmail  Kind = "email"
-	KindEvents Kind = "events"
-	KindInbox  Kind = "inbox"
-)
-
-// Kinds lists every tick in the order units are generated and started.
-var Kinds = []Kind{KindEnrich, KindEmail, KindEvents, KindInbox}
-
-// Args are the rindactl arguments that run one tick of the kind.
-func (k Kind) Args() []string {
-	switch k {
-	case KindEnrich:
-		return []string{"enrich", "tick"}
-	case KindEmail:
-		return []string{"email", "tick"}
-	case KindEvents:
-		return []string{"events", "deliver"}
-	case KindInbox:
-		return []string{"inbox", "tick"}
-	}
-	panic(fmt.Sprintf("schedule: unknown tick kind %q", string(k)))
-}
-
-// Background reports whether the kind yields CPU to the others: enrichment
-// must never slow the email ticks down (the incident's starvation).
-func (k Kind) Background() bool { return k == KindEnrich }
 
 // Tick is one kind of tick on its spec.
 type Tick struct {
-	Kind Kind
+	Kind tickkind.Kind
 	Spec Spec
 }
 

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
+
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // BindingEpsilonDefault is how far above the mean a mailbox's load may go
@@ -13,21 +16,18 @@ import (
 // most leads still land on their first choice.
 const BindingEpsilonDefault = 0.01
 
-// MailboxLoad is a mailbox as the binder sees it: how many leads of the
-// campaign are bound to it, and whether it may take more.
-type MailboxLoad struct {
-	ID      string
-	Load    int
-	Healthy bool
-}
+// bindingKey is what a mailbox is hashed by: its address, stable across
+// re-imports unlike its database id, so bindings hash the same everywhere.
+func bindingKey(mb store.MailboxLoad) string { return strings.ToLower(mb.Address) }
 
 // BindSender picks the mailbox for a lead: rendezvous hashing (SHA-256 of
 // campaign, lead and mailbox) with bounded loads. The lead walks its own
 // ranking of the healthy mailboxes and takes the first whose load is below
 // ⌈(1+ε)·(assigned+1)/m⌉. The result depends only on the arguments, so the
 // caller stores it: leads already bound never move when others join, and
-// removing a mailbox only rebinds that mailbox's leads.
-func BindSender(campaignID, leadID string, mailboxes []MailboxLoad, epsilon float64) (string, bool) {
+// removing a mailbox only rebinds that mailbox's leads. It returns the
+// mailbox's id.
+func BindSender(campaignID, leadID string, mailboxes []store.MailboxLoad, epsilon float64) (int64, bool) {
 	healthy, assigned := 0, 0
 	for _, mb := range mailboxes {
 		if mb.Healthy {
@@ -36,7 +36,7 @@ func BindSender(campaignID, leadID string, mailboxes []MailboxLoad, epsilon floa
 		}
 	}
 	if healthy == 0 {
-		return "", false
+		return 0, false
 	}
 	limit := int(math.Ceil((1 + epsilon) * float64(assigned+1) / float64(healthy)))
 	// Some healthy mailbox is always under the limit: their loads sum to
@@ -46,19 +46,19 @@ func BindSender(campaignID, leadID string, mailboxes []MailboxLoad, epsilon floa
 			return mb.ID, true
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // BindSenders binds leads in order, updating loads as it goes, and returns
-// lead ID → mailbox ID. Leads are bound in the order given: callers pass a
+// lead ID → mailbox id. Leads are bound in the order given: callers pass a
 // stable order (by lead ID) so a rerun binds the same way.
-func BindSenders(campaignID string, leadIDs []string, mailboxes []MailboxLoad, epsilon float64) map[string]string {
+func BindSenders(campaignID string, leadIDs []string, mailboxes []store.MailboxLoad, epsilon float64) map[string]int64 {
 	loads := slices.Clone(mailboxes)
-	index := make(map[string]int, len(loads))
+	index := make(map[int64]int, len(loads))
 	for i, mb := range loads {
 		index[mb.ID] = i
 	}
-	bound := make(map[string]string, len(leadIDs))
+	bound := make(map[string]int64, len(leadIDs))
 	for _, lead := range leadIDs {
 		id, ok := BindSender(campaignID, lead, loads, epsilon)
 		if !ok {
@@ -70,9 +70,9 @@ func BindSenders(campaignID string, leadIDs []string, mailboxes []MailboxLoad, e
 	return bound
 }
 
-func rankMailboxes(campaignID, leadID string, mailboxes []MailboxLoad) []MailboxLoad {
+func rankMailboxes(campaignID, leadID string, mailboxes []store.MailboxLoad) []store.MailboxLoad {
 	type scored struct {
-		mb    MailboxLoad
+		mb    store.MailboxLoad
 		score uint64
 	}
 	ranked := make([]scored, len(mailboxes))
@@ -83,7 +83,7 @@ func rankMailboxes(campaignID, leadID string, mailboxes []MailboxLoad) []Mailbox
 		h.Write([]byte{0})
 		h.Write([]byte(leadID))
 		h.Write([]byte{0})
-		h.Write([]byte(mb.ID))
+		h.Write([]byte(bindingKey(mb)))
 		ranked[i] = scored{mb: mb, score: binary.BigEndian.Uint64(h.Sum(nil))}
 	}
 	slices.SortFunc(ranked, func(a, b scored) int {
@@ -95,7 +95,7 @@ func rankMailboxes(campaignID, leadID string, mailboxes []MailboxLoad) []Mailbox
 		}
 		return 0
 	})
-	out := make([]MailboxLoad, len(ranked))
+	out := make([]store.MailboxLoad, len(ranked))
 	for i, s := range ranked {
 		out[i] = s.mb
 	}

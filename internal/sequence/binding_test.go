@@ -3,13 +3,16 @@ package sequence
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/rindactl/rindactl/internal/store"
 )
 
-func mailboxLoads(n int) []MailboxLoad {
-	mbs := make([]MailboxLoad, n)
+func mailboxLoads(n int) []store.MailboxLoad {
+	mbs := make([]store.MailboxLoad, n)
 	for i := range mbs {
-		mbs[i] = MailboxLoad{ID: fmt.Sprintf("sdr%02d@acme.test", i+1), Healthy: true}
+		mbs[i] = store.MailboxLoad{ID: int64(i + 1), Address: fmt.Sprintf("sdr%02d@acme.test", i+1), Healthy: true}
 	}
 	return mbs
 }
@@ -22,8 +25,8 @@ func leadIDs(n int) []string {
 	return ids
 }
 
-func coefficientOfVariation(bound map[string]string, mailboxes []MailboxLoad) float64 {
-	counts := make(map[string]int)
+func coefficientOfVariation(bound map[string]int64, mailboxes []store.MailboxLoad) float64 {
+	counts := make(map[int64]int)
 	for _, mb := range bound {
 		counts[mb]++
 	}
@@ -80,7 +83,7 @@ func TestBindSendersDeterministic(t *testing.T) {
 	same := 0
 	for lead, mb := range a {
 		if b[lead] != mb {
-			t.Fatalf("lead %s bound to %s then %s", lead, mb, b[lead])
+			t.Fatalf("lead %s bound to %d then %d", lead, mb, b[lead])
 		}
 		if other[lead] == mb {
 			same++
@@ -102,7 +105,7 @@ func TestBindSendersRemoveMailbox(t *testing.T) {
 	// of the others.
 	removed := mbs[4].ID
 	var orphans []string
-	loads := make(map[string]int)
+	loads := make(map[int64]int)
 	for _, lead := range leads {
 		if bound[lead] == removed {
 			orphans = append(orphans, lead)
@@ -119,7 +122,7 @@ func TestBindSendersRemoveMailbox(t *testing.T) {
 		remaining[i].Healthy = remaining[i].ID != removed
 	}
 	rebound := BindSenders("c", orphans, remaining, BindingEpsilonDefault)
-	after := make(map[string]string, len(bound))
+	after := make(map[string]int64, len(bound))
 	for lead, mb := range bound {
 		after[lead] = mb
 	}
@@ -138,7 +141,7 @@ func TestBindSendersRemoveMailbox(t *testing.T) {
 	if moved != len(orphans) {
 		t.Errorf("%d leads moved, want only the removed mailbox's %d", moved, len(orphans))
 	}
-	var healthy []MailboxLoad
+	var healthy []store.MailboxLoad
 	for _, mb := range remaining {
 		if mb.Healthy {
 			healthy = append(healthy, mb)
@@ -156,11 +159,29 @@ func TestBindSenderNoHealthyMailbox(t *testing.T) {
 		mbs[i].Healthy = false
 	}
 	if id, ok := BindSender("c", "l", mbs, BindingEpsilonDefault); ok {
-		t.Errorf("bound to %s with no healthy mailbox", id)
+		t.Errorf("bound to %d with no healthy mailbox", id)
 	}
 	mbs[2].Healthy = true
 	mbs[2].Load = 1000
 	if id, ok := BindSender("c", "l", mbs, BindingEpsilonDefault); !ok || id != mbs[2].ID {
-		t.Errorf("BindSender = %s, %v; want the only healthy mailbox", id, ok)
+		t.Errorf("BindSender = %d, %v; want the only healthy mailbox", id, ok)
+	}
+}
+
+// TestBindSendersHashAddresses: bindings follow the mailbox's address, in
+// any case, not its database id, so a re-imported mailbox keeps its leads.
+func TestBindSendersHashAddresses(t *testing.T) {
+	t.Parallel()
+	a := BindSenders("c", leadIDs(500), mailboxLoads(6), BindingEpsilonDefault)
+	reimported := mailboxLoads(6)
+	for i := range reimported {
+		reimported[i].ID += 100
+		reimported[i].Address = strings.ToUpper(reimported[i].Address)
+	}
+	b := BindSenders("c", leadIDs(500), reimported, BindingEpsilonDefault)
+	for lead, id := range a {
+		if b[lead] != id+100 {
+			t.Fatalf("lead %s bound to mailbox %d, then to %d after the re-import", lead, id, b[lead])
+		}
 	}
 }

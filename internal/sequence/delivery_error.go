@@ -10,6 +10,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/tick"
 )
 
@@ -31,14 +32,14 @@ const (
 	DeliveryMailboxDisabled DeliveryKind = "mailbox_disabled"
 	// DeliveryBounced: the recipient address does not exist (550 5.1.1,
 	// 553 5.1.3); the enrollment ends and the address is suppressed.
-	DeliveryBounced DeliveryKind = "bounced"
+	DeliveryBounced DeliveryKind = DeliveryKind(enrollment.Bounced)
 	// DeliveryRejected: any other permanent refusal of this message; the
 	// enrollment ends without suppressing the address.
 	DeliveryRejected DeliveryKind = "rejected"
 	// DeliveryUnknown: the final dot went out and no answer came back (the
 	// server dropped the connection or timed out). The server may have
 	// accepted the message: it is never resent automatically.
-	DeliveryUnknown DeliveryKind = "delivery_unknown"
+	DeliveryUnknown DeliveryKind = DeliveryKind(enrollment.DeliveryUnknown)
 )
 
 const (

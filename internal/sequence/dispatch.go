@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -128,9 +129,9 @@ func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcom
 	case r.StepSend != "":
 		return leftSendingOutcome(r, now), true
 	case r.Suppressed != "":
-		status := "failed"
-		if r.Suppressed == "bounced" || r.Suppressed == "unsubscribed" {
-			status = r.Suppressed
+		status := enrollment.Failed
+		if reason := enrollment.Status(r.Suppressed); reason == enrollment.Bounced || reason == enrollment.Unsubscribed {
+			status = reason
 		}
 		return outcome{kind: OutcomeSuppressed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
 			ID: r.ID, Status: status, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
@@ -138,7 +139,7 @@ func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcom
 		}}}}, true
 	case r.Step > steps:
 		// A re-import removed the remaining steps.
-		return outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "completed", CurrentStep: r.Step, NextSendAt: now}}}}, true
+		return outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: enrollment.Completed, CurrentStep: r.Step, NextSendAt: now}}}}, true
 	}
 	return outcome{}, false
 }
@@ -149,8 +150,8 @@ func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcom
 func leftSendingOutcome(r store.ClaimedEnrollment, now time.Time) outcome {
 	why := fmt.Sprintf("step %d delivery unknown: its send was left %q by a stopped tick; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, r.StepSend)
 	return outcome{kind: OutcomeUnknown, n: 1, set: store.Settlement{
-		Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
+		Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
 		Enrollments: []store.EnrollmentUpdate{{
-			ID: r.ID, Status: store.EnrollmentDeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
+			ID: r.ID, Status: enrollment.DeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
 		}}}}
 }

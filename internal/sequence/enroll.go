@@ -110,14 +110,13 @@ func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time
 		for i, cand := range candidates {
 			leadIDs[i] = strconv.FormatInt(cand.LeadID, 10)
 		}
-		bound := BindSenders(strconv.FormatInt(campaignID, 10), leadIDs, binderView(loads), BindingEpsilonDefault)
-		ids := mailboxIDsByAddress(loads)
+		bound := BindSenders(strconv.FormatInt(campaignID, 10), leadIDs, loads, BindingEpsilonDefault)
 		rows := make([]store.NewEnrollment, len(candidates))
 		for i, cand := range candidates {
 			rows[i] = store.NewEnrollment{
 				LeadID:     cand.LeadID,
 				NextSendAt: c.Window.Next(now.Add(c.Steps[0].Delay), cand.Timezone),
-				MailboxID:  ids[bound[leadIDs[i]]],
+				MailboxID:  bound[leadIDs[i]],
 			}
 			if rows[i].MailboxID == 0 {
 				res.Unbound++
@@ -150,34 +149,15 @@ func rebindOrphans(ctx context.Context, tx pgx.Tx, campaignID int64, tickID stri
 	for i, o := range orphans {
 		leadIDs[i] = strconv.FormatInt(o.LeadID, 10)
 	}
-	bound := BindSenders(strconv.FormatInt(campaignID, 10), leadIDs, binderView(loads), BindingEpsilonDefault)
-	ids := mailboxIDsByAddress(loads)
+	bound := BindSenders(strconv.FormatInt(campaignID, 10), leadIDs, loads, BindingEpsilonDefault)
 	var enrollmentIDs, mailboxIDs []int64
 	for i, o := range orphans {
 		if mb, ok := bound[leadIDs[i]]; ok {
-			enrollmentIDs, mailboxIDs = append(enrollmentIDs, o.EnrollmentID), append(mailboxIDs, ids[mb])
+			enrollmentIDs, mailboxIDs = append(enrollmentIDs, o.EnrollmentID), append(mailboxIDs, mb)
 		}
 	}
 	if len(enrollmentIDs) == 0 {
 		return 0, nil
 	}
 	return len(enrollmentIDs), store.RebindEnrollments(ctx, tx, enrollmentIDs, mailboxIDs)
-}
-
-// binderView keys mailboxes by address: stable across re-imports, unlike
-// database ids, so bindings hash the same everywhere.
-func binderView(loads []store.MailboxLoad) []MailboxLoad {
-	view := make([]MailboxLoad, len(loads))
-	for i, l := range loads {
-		view[i] = MailboxLoad{ID: strings.ToLower(l.Address), Load: l.Load, Healthy: l.Healthy}
-	}
-	return view
-}
-
-func mailboxIDsByAddress(loads []store.MailboxLoad) map[string]int64 {
-	ids := make(map[string]int64, len(loads))
-	for _, l := range loads {
-		ids[strings.ToLower(l.Address)] = l.ID
-	}
-	return ids
 }

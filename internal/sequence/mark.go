@@ -7,28 +7,23 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
-// The reasons an operator may end a sequence by hand ('enrollment mark');
-// bounces the inbox tick finds itself.
-const (
-	StopReplied      = "replied"
-	StopUnsubscribed = "unsubscribed"
-)
-
-// MarkEnrollments ends the active enrollments among ids as stop
-// (StopReplied, or StopUnsubscribed, which also suppresses the lead's
-// address in its workspace) and writes one enrollment.mark audit row for
-// actor in the same transaction.
-func MarkEnrollments(ctx context.Context, pool *pgxpool.Pool, ids []int64, stop, actor string) (store.EnrollmentMarks, error) {
+// MarkEnrollments ends the active enrollments among ids as stop, one of
+// the ends an operator reports by hand: enrollment.Replied, or
+// enrollment.Unsubscribed, which also suppresses the lead's address in its
+// workspace (bounces the inbox tick finds itself). It writes one
+// enrollment.mark audit row for actor in the same transaction.
+func MarkEnrollments(ctx context.Context, pool *pgxpool.Pool, ids []int64, stop enrollment.Status, actor string) (store.EnrollmentMarks, error) {
 	suppress := ""
 	switch stop {
-	case StopReplied:
-	case StopUnsubscribed:
-		suppress = stop
+	case enrollment.Replied:
+	case enrollment.Unsubscribed:
+		suppress = string(stop)
 	default:
-		return store.EnrollmentMarks{}, fmt.Errorf("mark enrollments %q: want %q or %q", stop, StopReplied, StopUnsubscribed)
+		return store.EnrollmentMarks{}, fmt.Errorf("mark enrollments %q: want %q or %q", stop, enrollment.Replied, enrollment.Unsubscribed)
 	}
 	var marks store.EnrollmentMarks
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {

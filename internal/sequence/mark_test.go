@@ -3,6 +3,8 @@ package sequence
 import (
 	"context"
 	"testing"
+
+	"github.com/rindactl/rindactl/internal/enrollment"
 )
 
 // Marking by hand ends only active enrollments, suppresses the addresses of
@@ -15,11 +17,11 @@ func TestMarkEnrollments(t *testing.T) {
 		return int64(f.count(`SELECT e.id FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.external_id = $1`, ext))
 	}
 
-	m, err := MarkEnrollments(ctx, f.pool, []int64{id("ext-1"), 999999}, StopReplied, "dana")
+	m, err := MarkEnrollments(ctx, f.pool, []int64{id("ext-1"), 999999}, enrollment.Replied, "dana")
 	if err != nil || m.Found != 1 || m.Marked != 1 || m.Suppressed != 0 {
 		t.Fatalf("replied: %+v %v", m, err)
 	}
-	m, err = MarkEnrollments(ctx, f.pool, []int64{id("ext-1"), id("ext-2")}, StopUnsubscribed, "dana")
+	m, err = MarkEnrollments(ctx, f.pool, []int64{id("ext-1"), id("ext-2")}, enrollment.Unsubscribed, "dana")
 	// An unsubscribe suppresses the address whatever state its enrollment is in.
 	if err != nil || m.Found != 2 || m.Marked != 1 || m.Suppressed != 2 {
 		t.Fatalf("unsubscribed (ext-1 already ended): %+v %v", m, err)
@@ -35,7 +37,7 @@ func TestMarkEnrollments(t *testing.T) {
 	}
 
 	// Anything else is not a reason an operator gives: nothing changes.
-	if _, err := MarkEnrollments(ctx, f.pool, []int64{id("ext-3")}, "completed", "dana"); err == nil {
+	if _, err := MarkEnrollments(ctx, f.pool, []int64{id("ext-3")}, enrollment.Completed, "dana"); err == nil {
 		t.Fatal("marking as completed succeeded")
 	}
 	if n := f.count(`SELECT count(*) FROM audit_log`); n != 2 {

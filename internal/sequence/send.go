@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -223,15 +224,15 @@ func preparedOutcome(p *prepared, now time.Time) (outcome, bool) {
 	r := p.r
 	switch {
 	case p.composeErr != nil:
-		return outcome{kind: OutcomeFailed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: p.composeErr.Error()}}}}, true
+		return outcome{kind: OutcomeFailed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: enrollment.Failed, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: p.composeErr.Error()}}}}, true
 	case p.duplicate != 0:
 		// Two leads with one address: the campaign mails it once.
 		return outcome{kind: OutcomeDuplicate, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
-			ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
+			ID: r.ID, Status: enrollment.Failed, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
 			LastError: fmt.Sprintf("duplicate address: enrollment %d of this campaign already mails %s", p.duplicate, r.Email),
 		}}}}, true
 	case !p.recorded:
-		r.StepSend = "sending"
+		r.StepSend = enrollment.SendSending
 		return leftSendingOutcome(r, now), true
 	}
 	return outcome{}, false
@@ -247,5 +248,5 @@ func unsent(p *prepared) []store.SendResult {
 	if !p.recorded {
 		return nil
 	}
-	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: store.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
+	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: enrollment.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -53,15 +54,15 @@ func (t *emailTick) countN(kind string, n int) {
 // now: the next step is scheduled inside the window, or the enrollment
 // completes.
 func sentOutcome(c *Campaign, r store.ClaimedEnrollment, mailboxID int64, address string, now time.Time) outcome {
-	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step + 1, MailboxID: mailboxID, NextSendAt: now}
+	u := store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step + 1, MailboxID: mailboxID, NextSendAt: now}
 	kind := OutcomeSent
 	if r.Step >= len(c.Steps) {
-		u.Status, u.CurrentStep, kind = "completed", r.Step, OutcomeCompleted
+		u.Status, u.CurrentStep, kind = enrollment.Completed, r.Step, OutcomeCompleted
 	} else {
 		u.NextSendAt = c.Window.Next(now.Add(c.Steps[r.Step].Delay), r.Timezone)
 	}
 	return outcome{kind: kind, n: 1, mailbox: address, set: store.Settlement{
-		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendSent, SentAt: now, Metric: store.MetricSent}},
+		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendSent, SentAt: now, Metric: store.MetricSent}},
 		Enrollments: []store.EnrollmentUpdate{u},
 	}}
 }
@@ -69,27 +70,27 @@ func sentOutcome(c *Campaign, r store.ClaimedEnrollment, mailboxID int64, addres
 // failedOutcome records a send that failed for the lead's reasons (not the
 // mailbox's).
 func failedOutcome(r store.ClaimedEnrollment, de *DeliveryError, now time.Time) outcome {
-	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, Attempts: r.Attempts, LastError: de.Error()}
-	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricFailed}
+	u := store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, Attempts: r.Attempts, LastError: de.Error()}
+	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendFailed, Error: de.Error(), Metric: store.MetricFailed}
 	o := outcome{n: 1}
 	switch de.Kind {
 	case DeliveryUnknown:
 		// The server may have the message: never resent by a tick.
-		u.Status, u.NextSendAt = store.EnrollmentDeliveryUnknown, now
+		u.Status, u.NextSendAt = enrollment.DeliveryUnknown, now
 		u.LastError = fmt.Sprintf("step %d delivery unknown: %v; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, de.Err)
-		res.Status, res.Metric, o.kind = store.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
+		res.Status, res.Metric, o.kind = enrollment.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
 	case DeliveryBounced:
-		u.Status, u.NextSendAt = "bounced", now
-		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: "bounced"}}
+		u.Status, u.NextSendAt = enrollment.Bounced, now
+		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: string(enrollment.Bounced)}}
 		o.kind = OutcomeBounced
 	case DeliveryRejected:
-		u.Status, u.NextSendAt, o.kind = "failed", now, OutcomeRejected
+		u.Status, u.NextSendAt, o.kind = enrollment.Failed, now, OutcomeRejected
 	default: // transient
 		u.Attempts++
 		u.NextSendAt = now.Add(TransientBackoff(u.Attempts))
 		res.Metric, o.kind = store.MetricDeferred, OutcomeTransient
 		if u.Attempts >= TransientAttemptsMaxDefault {
-			u.Status, res.Metric, o.kind = "failed", store.MetricFailed, OutcomeFailed
+			u.Status, res.Metric, o.kind = enrollment.Failed, store.MetricFailed, OutcomeFailed
 		}
 	}
 	o.set.Sends, o.set.Enrollments = []store.SendResult{res}, []store.EnrollmentUpdate{u}
@@ -104,7 +105,7 @@ func dueAsBefore(r store.ClaimedEnrollment) time.Time { return r.DueAt }
 func releaseOutcome(rows []store.ClaimedEnrollment, due func(store.ClaimedEnrollment) time.Time, why string, sends []store.SendResult) outcome {
 	set := store.Settlement{Sends: sends}
 	for _, r := range rows {
-		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due(r), Attempts: r.Attempts, LastError: why})
+		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, NextSendAt: due(r), Attempts: r.Attempts, LastError: why})
 	}
 	return outcome{kind: OutcomeReleased, n: len(rows), set: set}
 }
@@ -149,7 +150,7 @@ func planPause(de *DeliveryError, rows []store.ClaimedEnrollment, unsent []store
 	}
 	p.reason = fmt.Sprintf("%s: %v", de.Kind, de.Err)
 	p.set = store.Settlement{
-		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent...),
+		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: enrollment.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent...),
 		Enrollments: pauseReleases(rows, p.until, p.reason, now),
 	}
 	return p
@@ -221,7 +222,7 @@ func pauseReleases(rows []store.ClaimedEnrollment, until *time.Time, reason stri
 		case until != nil:
 			due = *until
 		}
-		updates[i] = store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due, Attempts: r.Attempts, LastError: reason}
+		updates[i] = store.EnrollmentUpdate{ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, NextSendAt: due, Attempts: r.Attempts, LastError: reason}
 	}
 	return updates
 }

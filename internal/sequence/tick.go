@@ -10,8 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults of `rindactl email tick`.
@@ -32,9 +34,9 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeSent            = "sent"
-	OutcomeCompleted       = "completed" // sent, and it was the last step
-	OutcomeBounced         = "bounced"
+	OutcomeSent            = string(enrollment.SendSent)
+	OutcomeCompleted       = string(enrollment.Completed) // sent, and it was the last step
+	OutcomeBounced         = string(enrollment.Bounced)
 	OutcomeRejected        = "rejected"
 	OutcomeTransient       = "transient"
 	OutcomeMailboxPaused   = "mailbox_paused"
@@ -43,10 +45,10 @@ const (
 	OutcomeUnknown         = "unknown"  // a crash left the step 'sending': not resent
 	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
 	// the enrollment is delivery_unknown and the step is never resent.
-	OutcomeDeliveryUnknown = "delivery_unknown"
+	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
 	OutcomeSuppressed      = "suppressed"
-	OutcomeDuplicate       = "duplicate" // another enrollment of the campaign already mails this address
-	OutcomeFailed          = "failed"    // cannot be rendered or retried any more
+	OutcomeDuplicate       = "duplicate"               // another enrollment of the campaign already mails this address
+	OutcomeFailed          = string(enrollment.Failed) // cannot be rendered or retried any more
 	// OutcomeUnrecorded counts outcomes whose write failed (database
 	// lost): the report holds only what was committed, these rows stay
 	// leased and a later tick sees them ('sending' ones as unknown).
@@ -89,7 +91,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		mailboxes: map[int64]*mailboxState{},
 		slots:     make(chan struct{}, opts.Concurrency),
 	}
-	run, err := tick.Start(ctx, pool, tick.KindEmail, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID)
 	if err != nil {
 		return nil, err
 	}

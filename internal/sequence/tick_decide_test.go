@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -40,16 +41,16 @@ func TestPresendOutcome(t *testing.T) {
 		steps  int
 		held   bool
 		kind   string
-		status string
+		status enrollment.Status
 	}{
 		{"due step is sent", claimed(1, 7, 2), 3, false, "", ""},
 		{"last step is sent", claimed(1, 7, 3), 3, false, "", ""},
-		{"left sending by a crash", with(func(r *store.ClaimedEnrollment) { r.StepSend = "sending" }), 3, true, OutcomeUnknown, store.EnrollmentDeliveryUnknown},
+		{"left sending by a crash", with(func(r *store.ClaimedEnrollment) { r.StepSend = "sending" }), 3, true, OutcomeUnknown, enrollment.DeliveryUnknown},
 		{"bounced address", with(func(r *store.ClaimedEnrollment) { r.Suppressed = "bounced" }), 3, true, OutcomeSuppressed, "bounced"},
 		{"unsubscribed address", with(func(r *store.ClaimedEnrollment) { r.Suppressed = "unsubscribed" }), 3, true, OutcomeSuppressed, "unsubscribed"},
 		{"other suppression fails", with(func(r *store.ClaimedEnrollment) { r.Suppressed = "complaint" }), 3, true, OutcomeSuppressed, "failed"},
 		{"steps removed by a re-import", claimed(1, 7, 3), 2, true, OutcomeCompleted, "completed"},
-		{"crash wins over suppression", with(func(r *store.ClaimedEnrollment) { r.StepSend = "sending"; r.Suppressed = "bounced" }), 3, true, OutcomeUnknown, store.EnrollmentDeliveryUnknown},
+		{"crash wins over suppression", with(func(r *store.ClaimedEnrollment) { r.StepSend = "sending"; r.Suppressed = "bounced" }), 3, true, OutcomeUnknown, enrollment.DeliveryUnknown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestPresendOutcome(t *testing.T) {
 			if !u.NextSendAt.Equal(decideNow) || u.CurrentStep != tc.r.Step {
 				t.Errorf("update %+v: want step %d settled at now", u, tc.r.Step)
 			}
-			if tc.kind == OutcomeUnknown && (len(o.set.Sends) != 1 || o.set.Sends[0].Status != store.SendDeliveryUnknown) {
+			if tc.kind == OutcomeUnknown && (len(o.set.Sends) != 1 || o.set.Sends[0].Status != enrollment.SendDeliveryUnknown) {
 				t.Errorf("a step left sending must mark its send delivery_unknown, got %+v", o.set.Sends)
 			}
 		})
@@ -207,7 +208,7 @@ func TestSentOutcome(t *testing.T) {
 		window *Window
 		step   int
 		kind   string
-		status string
+		status enrollment.Status
 		next   int
 		due    time.Time
 	}{
@@ -222,7 +223,7 @@ func TestSentOutcome(t *testing.T) {
 		if o.kind != tc.kind || u.Status != tc.status || u.CurrentStep != tc.next || !u.NextSendAt.Equal(tc.due) {
 			t.Errorf("%s: %s %s step %d due %s, want %s %s step %d due %s", tc.name, o.kind, u.Status, u.CurrentStep, u.NextSendAt, tc.kind, tc.status, tc.next, tc.due)
 		}
-		if o.mailbox != "sdr@acme.test" || u.MailboxID != 7 || len(o.set.Sends) != 1 || o.set.Sends[0].Status != store.SendSent {
+		if o.mailbox != "sdr@acme.test" || u.MailboxID != 7 || len(o.set.Sends) != 1 || o.set.Sends[0].Status != enrollment.SendSent {
 			t.Errorf("%s: a sent step is counted for its mailbox and recorded sent, got %+v", tc.name, o)
 		}
 	}
@@ -237,17 +238,17 @@ func TestFailedOutcome(t *testing.T) {
 		r           store.ClaimedEnrollment
 		kind        DeliveryKind
 		outcome     string
-		status      string
-		send        string
+		status      enrollment.Status
+		send        enrollment.SendStatus
 		attempts    int
 		due         time.Time
 		suppression bool
 	}{
-		{"transient backs off", claimed(1, 7, 1), DeliveryTransient, OutcomeTransient, "active", store.SendFailed, 3, decideNow.Add(TransientBackoff(3)), false},
-		{"transient gives up", lastTry, DeliveryTransient, OutcomeFailed, "failed", store.SendFailed, TransientAttemptsMaxDefault, decideNow.Add(TransientBackoff(TransientAttemptsMaxDefault)), false},
-		{"bounce suppresses", claimed(1, 7, 1), DeliveryBounced, OutcomeBounced, "bounced", store.SendFailed, 2, decideNow, true},
-		{"rejected fails", claimed(1, 7, 1), DeliveryRejected, OutcomeRejected, "failed", store.SendFailed, 2, decideNow, false},
-		{"no answer to the dot", claimed(1, 7, 1), DeliveryUnknown, OutcomeDeliveryUnknown, store.EnrollmentDeliveryUnknown, store.SendDeliveryUnknown, 2, decideNow, false},
+		{"transient backs off", claimed(1, 7, 1), DeliveryTransient, OutcomeTransient, "active", enrollment.SendFailed, 3, decideNow.Add(TransientBackoff(3)), false},
+		{"transient gives up", lastTry, DeliveryTransient, OutcomeFailed, "failed", enrollment.SendFailed, TransientAttemptsMaxDefault, decideNow.Add(TransientBackoff(TransientAttemptsMaxDefault)), false},
+		{"bounce suppresses", claimed(1, 7, 1), DeliveryBounced, OutcomeBounced, "bounced", enrollment.SendFailed, 2, decideNow, true},
+		{"rejected fails", claimed(1, 7, 1), DeliveryRejected, OutcomeRejected, "failed", enrollment.SendFailed, 2, decideNow, false},
+		{"no answer to the dot", claimed(1, 7, 1), DeliveryUnknown, OutcomeDeliveryUnknown, enrollment.DeliveryUnknown, enrollment.SendDeliveryUnknown, 2, decideNow, false},
 	}
 	for _, tc := range cases {
 		o := failedOutcome(tc.r, &DeliveryError{Kind: tc.kind, Err: errors.New("550 no")}, decideNow)
@@ -267,7 +268,7 @@ func TestFailedOutcome(t *testing.T) {
 func TestPlanPause(t *testing.T) {
 	t.Parallel()
 	rows := []store.ClaimedEnrollment{claimed(1, 7, 2), claimed(2, 7, 1), claimed(3, 7, 3)}
-	unsentNext := []store.SendResult{{EnrollmentID: 2, Step: 1, Status: store.SendFailed}}
+	unsentNext := []store.SendResult{{EnrollmentID: 2, Step: 1, Status: enrollment.SendFailed}}
 	cases := []struct {
 		kind    DeliveryKind
 		until   time.Duration // 0: disabled

@@ -12,30 +12,26 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
-
-// EnrichStatuses lists every lead_enrichment status, in lifecycle order.
-var EnrichStatuses = []string{"pending", "in_progress", "enriched", "not_found", "unreachable", "enrichment_failed"}
-
-// TickKinds lists every tick kind tick_runs records.
-var TickKinds = []string{"enrich", "email", "events", "inbox"}
 
 // Report is the whole `rindactl status` answer. Its JSON form is a stable
 // interface for scripts: the top-level keys never change.
 type Report struct {
-	GeneratedAt time.Time       `json:"generated_at"`
-	Enrich      Enrich          `json:"enrich"`
-	Email       Email           `json:"email"`
-	Breakers    []Breaker       `json:"breakers"`
-	Ticks       map[string]Tick `json:"ticks"`
-	Spend       []Spend         `json:"spend"`
+	GeneratedAt time.Time              `json:"generated_at"`
+	Enrich      Enrich                 `json:"enrich"`
+	Email       Email                  `json:"email"`
+	Breakers    []Breaker              `json:"breakers"`
+	Ticks       map[tickkind.Kind]Tick `json:"ticks"`
+	Spend       []Spend                `json:"spend"`
 }
 
 // Enrich is the enrichment queue.
 type Enrich struct {
-	// ByStatus has every status of EnrichStatuses, zeros included.
-	ByStatus map[string]int64 `json:"by_status"`
+	// ByStatus has every lead status, zeros included.
+	ByStatus map[lead.Status]int64 `json:"by_status"`
 	// DueNow counts rows a tick could claim right now.
 	DueNow  int64         `json:"due_now"`
 	Blocked EnrichBlocked `json:"blocked"`
@@ -253,7 +249,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		if ticks, err = store.OpsTicks(gctx, db, now); err != nil {
 			return err
 		}
-		if samples, err = store.OpsRecentTicks(gctx, db, "email", now, cadenceSamples); err != nil {
+		if samples, err = store.OpsRecentTicks(gctx, db, tickkind.Email, now, cadenceSamples); err != nil {
 			return err
 		}
 		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
@@ -269,7 +265,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 	r := &Report{
 		GeneratedAt: now.UTC(),
 		Breakers:    make([]Breaker, 0, len(breakers)),
-		Ticks:       make(map[string]Tick, len(TickKinds)),
+		Ticks:       make(map[tickkind.Kind]Tick, len(tickkind.All)),
 		Spend:       make([]Spend, 0, len(spend)),
 	}
 	for _, b := range breakers {
@@ -292,8 +288,8 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 }
 
 func enrichFrom(counts []store.OpsEnrichCounts, breakers []store.OpsBreaker, ceilingReached map[int64]bool, now time.Time) Enrich {
-	e := Enrich{ByStatus: make(map[string]int64, len(EnrichStatuses))}
-	for _, s := range EnrichStatuses {
+	e := Enrich{ByStatus: make(map[lead.Status]int64, len(lead.Statuses))}
+	for _, s := range lead.Statuses {
 		e.ByStatus[s] = 0
 	}
 	open := map[int64]bool{}
@@ -340,7 +336,7 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 		mbIndex[m.ID] = i
 	}
 	cIndex := make(map[int64]int, len(campaigns))
-	windows := make(map[int64]*window, len(campaigns))
+	windows := make(map[int64]window, len(campaigns))
 	oldest := make([]time.Time, len(campaigns))
 	for i, c := range campaigns {
 		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active, DeliveryUnknown: c.DeliveryUnknown})
@@ -429,14 +425,14 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// SortedKinds returns the report's tick kinds in TickKinds order.
-func (r *Report) SortedKinds() []string {
-	kinds := make([]string, 0, len(r.Ticks))
+// SortedKinds returns the report's tick kinds in tickkind.All order.
+func (r *Report) SortedKinds() []tickkind.Kind {
+	kinds := make([]tickkind.Kind, 0, len(r.Ticks))
 	for k := range r.Ticks {
 		kinds = append(kinds, k)
 	}
-	order := map[string]int{}
-	for i, k := range TickKinds {
+	order := map[tickkind.Kind]int{}
+	for i, k := range tickkind.All {
 		order[k] = i
 	}
 	sort.Slice(kinds, func(i, j int) bool { return order[kinds[i]] < order[kinds[j]] })

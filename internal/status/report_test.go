@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -79,7 +80,7 @@ func TestStatusColorOnlyWhenAsked(t *testing.T) {
 func TestStatusCounts(t *testing.T) {
 	t.Parallel()
 	r := incidentReport(t, status.Filter{})
-	wantStatus := map[string]int64{"pending": 20, "in_progress": 1, "enriched": 10, "not_found": 4, "unreachable": 20, "enrichment_failed": 2}
+	wantStatus := map[lead.Status]int64{"pending": 20, "in_progress": 1, "enriched": 10, "not_found": 4, "unreachable": 20, "enrichment_failed": 2}
 	for s, n := range wantStatus {
 		if r.Enrich.ByStatus[s] != n {
 			t.Errorf("by_status[%s] = %d, want %d", s, r.Enrich.ByStatus[s], n)

@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
 	"github.com/muesli/termenv"
+
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // TableOptions control how a report is drawn for people.
@@ -94,9 +96,9 @@ func (p *painter) writeFull(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "rindactl status at %s\n", stamp(now))
 
 	p.section(b, "ENRICHMENT")
-	rows := make([][]string, 0, len(EnrichStatuses))
-	for _, s := range EnrichStatuses {
-		rows = append(rows, []string{s, Thousands(r.Enrich.ByStatus[s])})
+	rows := make([][]string, 0, len(lead.Statuses))
+	for _, s := range lead.Statuses {
+		rows = append(rows, []string{string(s), Thousands(r.Enrich.ByStatus[s])})
 	}
 	b.WriteString(p.table([]string{"status", "leads"}, rows, 1) + "\n")
 	fmt.Fprintf(b, "due now %s; blocked: breaker open %s, negative cache %s, ceiling %s, rate limited %s\n",
@@ -137,7 +139,7 @@ func (p *painter) writeFull(b *strings.Builder, r *Report) {
 		if t.LastFailureError != "" {
 			failure += ": " + t.LastFailureError
 		}
-		rows = append(rows, []string{kind, last, optAgo(t.LastSuccessAt, now), failure, Thousands(t.Runs24h), Thousands(t.Failures24h)})
+		rows = append(rows, []string{string(kind), last, optAgo(t.LastSuccessAt, now), failure, Thousands(t.Runs24h), Thousands(t.Failures24h)})
 	}
 	b.WriteString(p.table([]string{"kind", "last start", "last success", "last failure", "runs 24h", "failed 24h"}, rows, 4, 5) + "\n")
 

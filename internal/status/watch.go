@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -50,8 +51,8 @@ func WriteWatch(w io.Writer, f *WatchFrame) error {
 	add("email   overdue %s  oldest %s  sent/min %s  blocked %s",
 		Thousands(r.Email.Overdue), oldest, Thousands(f.SentLastMinute), Thousands(r.Email.Blocked.Total()))
 	add("enrich  due %s  pending %s  enriched %s  failed %s",
-		Thousands(r.Enrich.DueNow), Thousands(r.Enrich.ByStatus["pending"]), Thousands(r.Enrich.ByStatus["enriched"]),
-		Thousands(r.Enrich.ByStatus["enrichment_failed"]))
+		Thousands(r.Enrich.DueNow), Thousands(r.Enrich.ByStatus[lead.Pending]), Thousands(r.Enrich.ByStatus[lead.Enriched]),
+		Thousands(r.Enrich.ByStatus[lead.EnrichmentFailed]))
 
 	var open []string
 	for _, b := range r.Breakers {

@@ -3,10 +3,14 @@ package status
 import (
 	"context"
 	"fmt"
-	"github.com/rindactl/rindactl/internal/cliio"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/tickkind"
 
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -85,7 +89,7 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 	}
 	x := &LeadExplanation{
 		LeadID: l.ID, ExternalID: l.ExternalID, Workspace: l.Workspace, Email: l.Email,
-		Status: l.Status, Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
+		Status: string(l.Status), Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
 		Provider: l.Provider, LastError: Redact(l.LastError), Holds: []Hold{},
 	}
@@ -138,26 +142,26 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 	if !l.HasEnrichment {
 		return unenrichedLead(l)
 	}
-	row := leadRow{status: l.Status, guarded: true}
+	row := leadRow{status: string(l.Status), guarded: true}
 	switch l.Status {
-	case "enriched":
+	case lead.Enriched:
 		row.summary = fmt.Sprintf("enriched: address found by %s; nothing holds it", orUnknown(l.Provider))
-	case "not_found":
+	case lead.NotFound:
 		row.summary = "not_found: every provider answered and none found an address; this is final"
-	case "enrichment_failed":
+	case lead.EnrichmentFailed:
 		// Only requeue moves it: no guard matters.
 		row.guarded = false
 		row.holds = []Hold{{Code: "failed", Detail: fmt.Sprintf(
 			"enrichment gave up after %d attempt(s); only 'rindactl requeue --status=enrichment_failed' brings it back", l.Attempts)}}
-	case "in_progress":
-		row.holds = []Hold{leaseHold(l.LockedBy, l.LockedUntil, now, "enrich")}
-	case "unreachable":
+	case lead.InProgress:
+		row.holds = []Hold{leaseHold(l.LockedBy, l.LockedUntil, now, tickkind.Enrich)}
+	case lead.Unreachable:
 		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
 			row.holds = []Hold{{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
 				"unreachable: %s blocked it (quota or auth); negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
 				orUnknown(l.Provider), stamp(*l.NegativeCacheUntil))}}
 		}
-	case "pending":
+	case lead.Pending:
 		if l.NextAttemptAt != nil && l.NextAttemptAt.After(now) {
 			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: fmt.Sprintf(
 				"backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))}}
@@ -247,7 +251,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		return nil, &NotFoundError{fmt.Sprintf("no enrollment %d (see 'rindactl status --output json' for campaigns)", id)}
 	}
 	x := &EnrollmentExplanation{
-		EnrollmentID: e.ID, Workspace: e.Workspace, Campaign: e.Campaign, LeadID: e.LeadID, Status: e.Status,
+		EnrollmentID: e.ID, Workspace: e.Workspace, Campaign: e.Campaign, LeadID: e.LeadID, Status: string(e.Status),
 		Step: e.CurrentStep, Steps: e.Steps, NextSendAt: e.NextSendAt.UTC(), Attempts: e.Attempts,
 		Mailbox: e.MailboxAddress, LockedBy: e.LockedBy, LockedUntil: utc(e.LockedUntil),
 		LastError: Redact(e.LastError), Holds: []Hold{},
@@ -265,10 +269,10 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 // enrollmentFinal is the summary of an enrollment whose sequence ended.
 func enrollmentFinal(e store.OpsEnrollment) (string, bool) {
 	switch e.Status {
-	case "completed":
+	case enrollment.Completed:
 		return fmt.Sprintf("completed: all %d step(s) went out; nothing more to send", e.Steps), true
-	case "bounced", "replied", "unsubscribed":
-		return e.Status + ": the sequence stopped for good for this lead", true
+	case enrollment.Bounced, enrollment.Replied, enrollment.Unsubscribed:
+		return string(e.Status) + ": the sequence stopped for good for this lead", true
 	}
 	return "", false
 }
@@ -284,7 +288,7 @@ func enrollmentHolds(e store.OpsEnrollment, now time.Time) []Hold {
 		holds = append(holds, Hold{Code: "outside_window", Detail: fmt.Sprintf(
 			"outside the sending window (%s): it is %s there", w, local.Format("Mon 15:04 MST"))})
 	}
-	if e.LastSendStatus == "failed" {
+	if e.LastSendStatus == enrollment.SendFailed {
 		holds = append(holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, Redact(e.LastSendError))})
 	}
 	return holds
@@ -293,11 +297,11 @@ func enrollmentHolds(e store.OpsEnrollment, now time.Time) []Hold {
 // statusHolds: the states only an operator moves on.
 func statusHolds(e store.OpsEnrollment) []Hold {
 	switch e.Status {
-	case "failed":
+	case enrollment.Failed:
 		return []Hold{{Code: "failed", Detail: fmt.Sprintf(
 			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)}}
-	case "delivery_unknown":
-		return []Hold{{Code: "delivery_unknown", Detail: fmt.Sprintf(
+	case enrollment.DeliveryUnknown:
+		return []Hold{{Code: string(enrollment.DeliveryUnknown), Detail: fmt.Sprintf(
 			"step %d went out through the final dot without an answer: the server may have it, so no tick sends it again; "+
 				"check mailbox %s's Sent folder for its Message-ID, then 'rindactl requeue --status=delivery_unknown' to send it again, or leave it",
 			e.CurrentStep, e.MailboxAddress)}}
@@ -312,8 +316,8 @@ func scheduleHolds(e store.OpsEnrollment, now time.Time) []Hold {
 		holds = append(holds, Hold{Code: "campaign_paused", Detail: fmt.Sprintf("campaign %s is %s", e.Campaign, e.CampaignStatus)})
 	}
 	if e.LockedUntil != nil && e.LockedUntil.After(now) {
-		holds = append(holds, leaseHold(e.LockedBy, e.LockedUntil, now, "email"))
-	} else if e.Status == "active" && e.NextSendAt.After(now) {
+		holds = append(holds, leaseHold(e.LockedBy, e.LockedUntil, now, tickkind.Email))
+	} else if e.Status == enrollment.Active && e.NextSendAt.After(now) {
 		at := e.NextSendAt.UTC()
 		holds = append(holds, Hold{Code: "not_due", Until: &at, Detail: fmt.Sprintf("step %d is scheduled for %s", e.CurrentStep, stamp(at))})
 	}
@@ -361,7 +365,7 @@ func enrollmentSummary(x *EnrollmentExplanation) string {
 	return fmt.Sprintf("due now: the next 'rindactl email tick' sends step %d", x.Step)
 }
 
-func leaseHold(by string, until *time.Time, now time.Time, kind string) Hold {
+func leaseHold(by string, until *time.Time, now time.Time, kind tickkind.Kind) Hold {
 	if by == "" {
 		by = "unknown"
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -144,10 +145,10 @@ func TestEnrollmentHolds(t *testing.T) {
 
 func TestEnrollmentFinal(t *testing.T) {
 	t.Parallel()
-	for status, final := range map[string]bool{"completed": true, "bounced": true, "replied": true, "unsubscribed": true,
+	for status, final := range map[enrollment.Status]bool{"completed": true, "bounced": true, "replied": true, "unsubscribed": true,
 		"active": false, "failed": false, "delivery_unknown": false} {
 		summary, got := enrollmentFinal(store.OpsEnrollment{Status: status, Steps: 3})
-		if got != final || (final && !strings.HasPrefix(summary, status+":")) {
+		if got != final || (final && !strings.HasPrefix(summary, string(status)+":")) {
 			t.Errorf("%s: final %v summary %q, want final %v", status, got, summary, final)
 		}
 	}

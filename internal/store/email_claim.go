@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/enrollment"
 )
 
 // ClaimedEnrollment is a due enrollment leased to one tick, with what it
@@ -26,7 +28,7 @@ type ClaimedEnrollment struct {
 	Thread []string
 	// StepSend is the status of a sends row already present for this step
 	// ("sending" after a crash), or empty.
-	StepSend string
+	StepSend enrollment.SendStatus
 	// Suppressed is the suppression reason of the lead's address, if any.
 	Suppressed string
 }
@@ -49,7 +51,7 @@ func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Durati
 			&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
 			&c.Thread, &stepSend, &suppressed)
 		if stepSend != nil {
-			c.StepSend = *stepSend
+			c.StepSend = enrollment.SendStatus(*stepSend)
 		}
 		if suppressed != nil {
 			c.Suppressed = *suppressed

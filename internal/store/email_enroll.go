@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// MailboxLoad is a campaign mailbox as the sender binder sees it.
+// MailboxLoad is a campaign mailbox as the sender binder
+// (sequence.BindSenders) sees it: how many active enrollments are bound to
+// it, and whether it may take more.
 type MailboxLoad struct {
 	ID      int64
 	Address string

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/enrollment"
 )
 
 // SendStart is a message about to be handed to SMTP.
@@ -59,33 +61,20 @@ func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]Sen
 	return out, nil
 }
 
-// Send statuses a settlement may set. A failed send was refused by the
-// server: nothing was delivered, and a retry takes the row over. A
-// delivery_unknown send may have been delivered: no tick takes it over.
-const (
-	SendSent            = "sent"
-	SendFailed          = "failed"
-	SendDeliveryUnknown = "delivery_unknown"
-)
-
-// EnrollmentDeliveryUnknown is the enrollment status of a step whose
-// delivery is unknown: only an operator moves it (requeue).
-const EnrollmentDeliveryUnknown = "delivery_unknown"
-
 // Metrics a settled send adds to its mailbox's running totals
 // (email_mailbox_totals); empty adds nothing (the send was never tried).
 const (
 	MetricSent            = "sent"
 	MetricFailed          = "failed"   // refused for good
 	MetricDeferred        = "deferred" // refused for now; retried later
-	MetricDeliveryUnknown = "delivery_unknown"
+	MetricDeliveryUnknown = string(enrollment.DeliveryUnknown)
 )
 
 // SendResult settles one 'sending' row.
 type SendResult struct {
 	EnrollmentID int64
 	Step         int
-	Status       string // SendSent, SendFailed or SendDeliveryUnknown
+	Status       enrollment.SendStatus // sent, failed or delivery_unknown
 	SentAt       time.Time
 	Error        string
 	Metric       string
@@ -94,7 +83,7 @@ type SendResult struct {
 // EnrollmentUpdate is an enrollment's state after a tick worked on it.
 type EnrollmentUpdate struct {
 	ID          int64
-	Status      string
+	Status      enrollment.Status
 	CurrentStep int
 	NextSendAt  time.Time
 	MailboxID   int64 // 0 keeps the current mailbox
@@ -125,13 +114,13 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 	n := len(s.Sends)
 	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
 	for i, r := range s.Sends {
-		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), r.Status, r.SentAt, r.Error, r.Metric
+		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), string(r.Status), r.SentAt, r.Error, r.Metric
 	}
 	n = len(s.Enrollments)
 	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
 	uMB, uAttempts, uErr := make([]int64, n), make([]int32, n), make([]string, n)
 	for i, u := range s.Enrollments {
-		uID[i], uStatus[i], uStep[i], uNext[i] = u.ID, u.Status, int32(u.CurrentStep), u.NextSendAt
+		uID[i], uStatus[i], uStep[i], uNext[i] = u.ID, string(u.Status), int32(u.CurrentStep), u.NextSendAt
 		uMB[i], uAttempts[i], uErr[i] = u.MailboxID, int32(u.Attempts), u.LastError
 	}
 	n = len(s.Suppressions)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // EnrichClaim says what one claim round takes.
@@ -29,7 +31,7 @@ type ClaimedLead struct {
 	Attempts int
 	// PrevStatus and PrevDue are the row's state before the claim, so an
 	// unstarted lead can be released exactly as it was.
-	PrevStatus string
+	PrevStatus lead.Status
 	PrevDue    time.Time
 	FirstName  string
 	LastName   string

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // EnrichOutcome is the new state of one claimed lead.
 type EnrichOutcome struct {
 	LeadID int64
-	// Status is pending, enriched, not_found, unreachable or
-	// enrichment_failed.
-	Status string
+	// Status is where enrich.decide() moved the claimed (in_progress) lead.
+	Status lead.Status
 	// DueAt, when set, is the next attempt time; otherwise it is now()+Delay
 	// in database time (so hosts' clocks do not matter). For unreachable it
 	// is also the negative cache's end.
@@ -43,7 +44,7 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		emails   = make([]*string, n)
 	)
 	for i, o := range outs {
-		ids[i], statuses[i], delays[i] = o.LeadID, o.Status, o.Delay.Milliseconds()
+		ids[i], statuses[i], delays[i] = o.LeadID, string(o.Status), o.Delay.Milliseconds()
 		if !o.DueAt.IsZero() {
 			dues[i] = &o.DueAt
 		}

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/rindactl/rindactl/internal/enrollment"
+)
 
 // EnrollmentMarks is what MarkEnrollments changed.
 type EnrollmentMarks struct {
@@ -11,10 +15,10 @@ type EnrollmentMarks struct {
 	Suppressed int64 `json:"suppressed"`
 }
 
-// MarkEnrollments ends the given enrollments as "replied", "unsubscribed"
-// or "bounced" in one statement, and suppresses their addresses with the
+// MarkEnrollments ends the given enrollments as replied, unsubscribed or
+// bounced in one statement, and suppresses their addresses with the
 // reason suppress unless it is empty; see queries/ops_enrollment_mark.sql.
-func MarkEnrollments(ctx context.Context, db DBTX, ids []int64, status, suppress string) (EnrollmentMarks, error) {
+func MarkEnrollments(ctx context.Context, db DBTX, ids []int64, status enrollment.Status, suppress string) (EnrollmentMarks, error) {
 	var m EnrollmentMarks
 	err := db.QueryRow(ctx, query("ops_enrollment_mark"), ids, status, suppress).Scan(&m.Found, &m.Marked, &m.Suppressed)
 	return m, err

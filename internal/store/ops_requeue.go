@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // OpsRequeueFilter narrows a requeue. Nil fields do not filter.
@@ -28,26 +31,26 @@ type OpsRequeueGroup struct {
 }
 
 // OpsCountRequeueLeads counts leads in status matching f.
-func OpsCountRequeueLeads(ctx context.Context, db DBTX, status string, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
+func OpsCountRequeueLeads(ctx context.Context, db DBTX, status lead.Status, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
 	return collectGroups(db.Query(ctx, query("ops_requeue_leads_count"), status, f.WorkspaceID, f.Provider, f.OlderThan))
 }
 
 // OpsRequeueLeadsBatch moves up to limit leads in status matching f back to
 // pending, due now. Run it in its own transaction: it holds the row locks
 // of one batch until commit.
-func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status string, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
+func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status lead.Status, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
 	return collectGroups(db.Query(ctx, query("ops_requeue_leads_batch"), status, f.WorkspaceID, f.Provider, f.OlderThan, limit))
 }
 
 // OpsCountRequeueEnrollments counts enrollments in status (failed or
 // delivery_unknown) matching f.
-func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, status string, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
+func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, status enrollment.Status, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
 	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_count"), f.WorkspaceID, f.CampaignID, f.OlderThan, status))
 }
 
 // OpsRequeueEnrollmentsBatch makes up to limit enrollments in status
 // matching f active and due now. Run it in its own transaction.
-func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, status string, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
+func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, status enrollment.Status, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
 	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_batch"), f.WorkspaceID, f.CampaignID, f.OlderThan, limit, status))
 }
 

@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // OpsEnrichCounts is one workspace's enrichment state at a moment.
 type OpsEnrichCounts struct {
 	WorkspaceID int64
-	ByStatus    map[string]int64
+	ByStatus    map[lead.Status]int64
 	// DueNow: claimable rows whose due clock has passed.
 	DueNow int64
 	// NegativeCache: unreachable rows still inside their negative cache.
@@ -35,9 +38,9 @@ func OpsEnrichStatusCounts(ctx context.Context, db DBTX, now time.Time, workspac
 		var pending, inProgress, enriched, notFound, unreachable, failed int64
 		err := r.Scan(&c.WorkspaceID, &pending, &inProgress, &enriched, &notFound, &unreachable, &failed,
 			&c.DueNow, &c.NegativeCache, &c.Waiting, &c.RateLimited)
-		c.ByStatus = map[string]int64{
-			"pending": pending, "in_progress": inProgress, "enriched": enriched,
-			"not_found": notFound, "unreachable": unreachable, "enrichment_failed": failed,
+		c.ByStatus = map[lead.Status]int64{
+			lead.Pending: pending, lead.InProgress: inProgress, lead.Enriched: enriched,
+			lead.NotFound: notFound, lead.Unreachable: unreachable, lead.EnrichmentFailed: failed,
 		}
 		return c, err
 	})
@@ -89,7 +92,7 @@ func OpsBreakers(ctx context.Context, db DBTX, workspaceID *int64) ([]OpsBreaker
 
 // OpsTickKind sums up one tick kind's history.
 type OpsTickKind struct {
-	Kind string
+	Kind tickkind.Kind
 
 	LastTickID     string
 	LastHost       string
@@ -141,7 +144,7 @@ type OpsTickSample struct {
 
 // OpsRecentTicks returns up to limit successful ticks of kind started at or
 // before now, newest first.
-func OpsRecentTicks(ctx context.Context, db DBTX, kind string, now time.Time, limit int) ([]OpsTickSample, error) {
+func OpsRecentTicks(ctx context.Context, db DBTX, kind tickkind.Kind, now time.Time, limit int) ([]OpsTickSample, error) {
 	rows, err := db.Query(ctx, query("ops_tick_recent"), kind, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent %s ticks: %w", kind, err)

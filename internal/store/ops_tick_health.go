@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // TickHealth is what tick_runs says about one kind of tick.
 type TickHealth struct {
-	Kind string
+	Kind tickkind.Kind
 	// SinceSuccess is the time since the last successful run finished; nil
 	// when no run succeeded.
 	SinceSuccess *time.Duration
@@ -22,7 +24,7 @@ type TickHealth struct {
 }
 
 // TickHealthOf reads the health of each kind on the database's clock.
-func TickHealthOf(ctx context.Context, db DBTX, kinds []string, lease, crashWindow time.Duration) ([]TickHealth, error) {
+func TickHealthOf(ctx context.Context, db DBTX, kinds []tickkind.Kind, lease, crashWindow time.Duration) ([]TickHealth, error) {
 	rows, err := db.Query(ctx, query("ops_tick_health"), lease.Seconds(), crashWindow.Seconds(), kinds)
 	if err != nil {
 		return nil, err

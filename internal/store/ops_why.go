@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/lead"
 )
 
 // OpsLead is a lead with its enrichment state, for `why lead`.
@@ -21,7 +24,7 @@ type OpsLead struct {
 
 	// HasEnrichment is false when the lead never needed enrichment.
 	HasEnrichment      bool
-	Status             string
+	Status             lead.Status
 	Attempts           int
 	NextAttemptAt      *time.Time
 	LockedUntil        *time.Time
@@ -75,7 +78,7 @@ func OpsBusyRateLimits(ctx context.Context, db DBTX, now time.Time, workspaceID 
 // step back, for `why enrollment`.
 type OpsEnrollment struct {
 	ID          int64
-	Status      string
+	Status      enrollment.Status
 	CurrentStep int
 	NextSendAt  time.Time
 	Attempts    int
@@ -111,7 +114,7 @@ type OpsEnrollment struct {
 	Suppressed string
 
 	LastSendStep   int
-	LastSendStatus string
+	LastSendStatus enrollment.SendStatus
 	LastSendError  string
 }
 

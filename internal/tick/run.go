@@ -13,14 +13,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/store"
-)
-
-// Kinds of tick, as stored in tick_runs.kind.
-const (
-	KindEnrich = "enrich"
-	KindEmail  = "email"
-	KindEvents = "events"
-	KindInbox  = "inbox"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // recordTimeout bounds the writes a tick makes after it was told to stop:
@@ -42,7 +35,7 @@ func NewID() string {
 // Run is one tick's row in tick_runs.
 type Run struct {
 	ID      string
-	Kind    string
+	Kind    tickkind.Kind
 	Started time.Time
 	db      store.DBTX
 }
@@ -59,7 +52,7 @@ type Result struct {
 
 // Start records a tick's start. The row's finished_at stays NULL until
 // Finish, so a crashed tick is visible as one that never finished.
-func Start(ctx context.Context, db store.DBTX, kind, id string) (*Run, error) {
+func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
 	err := db.QueryRow(ctx,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 func TestRunRecordsStartAndFinishEvenAfterCancel(t *testing.T) {
@@ -14,7 +15,7 @@ func TestRunRecordsStartAndFinishEvenAfterCancel(t *testing.T) {
 	db := storetest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	id := tick.NewID()
-	run, err := tick.Start(ctx, db.Pool, tick.KindEnrich, id)
+	run, err := tick.Start(ctx, db.Pool, tickkind.Enrich, id)
 	if err != nil {
 		t.Fatal(err)
 	}
