@@ -1,3 +1,4 @@
+-- name: EmailEnrollCandidates :many
 -- Leads of the workspace not yet in the campaign: all of them when $3 is
 -- NULL, else those whose external id or (normalised) email is listed. A
 -- lead whose normalised address is already enrolled in the campaign through
@@ -22,4 +23,4 @@ SELECT c.id, c.timezone,
        c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
            OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1) AS duplicate
 FROM candidates c
-ORDER BY c.id
+ORDER BY c.id;

@@ -1,3 +1,4 @@
+-- name: EmailMailboxLoads :many
 -- The campaign's mailboxes with their binder view: active enrollments bound
 -- to each, and whether it may take more now.
 SELECT m.id, m.address,
@@ -8,4 +9,4 @@ JOIN mailboxes m ON m.id = cm.mailbox_id
 LEFT JOIN enrollments e ON e.campaign_id = cm.campaign_id AND e.mailbox_id = m.id AND e.status = 'active'
 WHERE cm.campaign_id = $1
 GROUP BY m.id
-ORDER BY m.id
+ORDER BY m.id;

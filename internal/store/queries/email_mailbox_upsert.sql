@@ -1,3 +1,4 @@
+-- name: EmailMailboxUpsert :one
 -- Creates or updates a workspace mailbox by address. Pause and disable state
 -- is left alone: re-importing a file does not un-pause a limited mailbox.
 -- A ramp starts (level 0, first growth one period away) when the mailbox
@@ -24,4 +25,4 @@ SET display_name = EXCLUDED.display_name,
     gap_min      = EXCLUDED.gap_min,
     gap_max      = EXCLUDED.gap_max,
     updated_at   = now()
-RETURNING id
+RETURNING id;

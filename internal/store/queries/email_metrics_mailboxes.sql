@@ -1,3 +1,4 @@
+-- name: EmailMetricsMailboxes :many
 -- Every mailbox with its running email totals (email_mailbox_totals, kept
 -- by the email tick's settlements) and whether it sends nothing now
 -- (disabled, or paused until later), for the metrics textfile.
@@ -7,4 +8,4 @@ SELECT w.name, m.address,
 FROM mailboxes m
 JOIN workspaces w ON w.id = m.workspace_id
 LEFT JOIN email_mailbox_totals t ON t.mailbox_id = m.id
-ORDER BY w.name, m.address
+ORDER BY w.name, m.address;

@@ -1,3 +1,4 @@
+-- name: GuardAdmit :one
 -- Admit one provider call in one statement: the breaker gate (claiming the
 -- half-open probe once the breaker has expired), a ceiling pre-check, the
 -- GCRA token, the spend reservation and the ledger row. Each step runs only
@@ -92,4 +93,4 @@ SELECT gate.breaker,
        (SELECT id FROM call),
        ((SELECT month FROM ws) + interval '1 month')::timestamp AT TIME ZONE 'UTC',
        now()
-FROM gate
+FROM gate;

@@ -1,3 +1,4 @@
+-- name: GuardWorkspaceList :many
 -- Workspaces with their ceiling, month-to-date spend and calls (UTC month).
 SELECT w.id, w.name, w.monthly_usd_ceiling::float8, coalesce(s.spent_usd, 0)::float8,
        (SELECT count(*) FROM provider_calls c
@@ -6,4 +7,4 @@ SELECT w.id, w.name, w.monthly_usd_ceiling::float8, coalesce(s.spent_usd, 0)::fl
 FROM workspaces w
 LEFT JOIN workspace_spend s ON s.workspace_id = w.id
      AND s.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
-ORDER BY w.name
+ORDER BY w.name;

@@ -1,3 +1,4 @@
+-- name: GuardWorkspaceSetCeiling :one
 -- Set (or clear, with NULL) a workspace's monthly USD ceiling and record
 -- who did it, in one statement.
 -- $1 workspace name, $2 ceiling (NULL = none), $3 actor.
@@ -11,4 +12,4 @@ WITH up AS (
            jsonb_build_object('workspace', up.name, 'monthly_usd_ceiling', up.monthly_usd_ceiling), 1
     FROM up
 )
-SELECT id, name, monthly_usd_ceiling::float8 FROM up
+SELECT id, name, monthly_usd_ceiling::float8 FROM up;

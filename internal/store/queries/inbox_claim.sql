@@ -1,3 +1,4 @@
+-- name: InboxClaim :one
 -- Leases one mailbox's inbox ($2 for tick $3): the one read longest ago,
 -- not leased by another tick and not read since this tick started ($1), so
 -- a tick visits each mailbox at most once and ticks on several hosts split
@@ -16,4 +17,4 @@ WHERE m.id = c.mailbox_id
     ORDER BY c2.checked_at NULLS FIRST, c2.mailbox_id
     LIMIT 1
     FOR UPDATE OF c2 SKIP LOCKED)
-RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid
+RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid;
