@@ -11,16 +11,19 @@ import (
 )
 
 const demoReportBreakerOpened = `-- name: DemoReportBreakerOpened :one
-SELECT min(created_at)::timestamptz AS opened
+SELECT created_at
 FROM events
 WHERE provider = 'findymail' AND kind IN ('breaker_opened', 'quota_exhausted')
+ORDER BY created_at
+LIMIT 1
 `
 
 // When findymail's breaker first opened: the first breaker_opened (or
 // quota_exhausted) event is written in the transaction that opened it.
+// No row: it never opened.
 func (q *Queries) DemoReportBreakerOpened(ctx context.Context) (time.Time, error) {
 	row := q.db.QueryRow(ctx, demoReportBreakerOpened)
-	var opened time.Time
-	err := row.Scan(&opened)
-	return opened, err
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
 }
