@@ -5,7 +5,7 @@ UPDATE inbox_checkpoints
 SET uid_validity = $2,
     last_uid     = $3,
     checked_at   = now(),
-    last_error   = NULLIF($4, ''),
-    locked_until = CASE WHEN $6 THEN NULL ELSE locked_until END,
-    locked_by    = CASE WHEN $6 THEN NULL ELSE locked_by END
-WHERE mailbox_id = $1 AND locked_by = $5;
+    last_error   = NULLIF($4::text, ''),
+    locked_until = CASE WHEN $6::boolean THEN NULL ELSE locked_until END,
+    locked_by    = CASE WHEN $6::boolean THEN NULL ELSE locked_by END
+WHERE mailbox_id = $1 AND locked_by = $5::text;

@@ -7,7 +7,6 @@ package sqlcdb
 
 import (
 	"context"
-	"time"
 )
 
 const inboxCheckpointSave = `-- name: InboxCheckpointSave :exec
@@ -15,19 +14,19 @@ UPDATE inbox_checkpoints
 SET uid_validity = $2,
     last_uid     = $3,
     checked_at   = now(),
-    last_error   = NULLIF($4, ''),
-    locked_until = CASE WHEN $6 THEN NULL ELSE locked_until END,
-    locked_by    = CASE WHEN $6 THEN NULL ELSE locked_by END
-WHERE mailbox_id = $1 AND locked_by = $5
+    last_error   = NULLIF($4::text, ''),
+    locked_until = CASE WHEN $6::boolean THEN NULL ELSE locked_until END,
+    locked_by    = CASE WHEN $6::boolean THEN NULL ELSE locked_by END
+WHERE mailbox_id = $1 AND locked_by = $5::text
 `
 
 type InboxCheckpointSaveParams struct {
 	MailboxID   int64
 	UidValidity int64
 	LastUid     int64
-	Column4     interface{}
-	LockedBy    *string
-	LockedUntil *time.Time
+	Column4     string
+	Column5     string
+	Column6     bool
 }
 
 // Records how far tick $5 read mailbox $1 (UIDVALIDITY $2, last UID $3) and
@@ -38,8 +37,8 @@ func (q *Queries) InboxCheckpointSave(ctx context.Context, arg InboxCheckpointSa
 		arg.UidValidity,
 		arg.LastUid,
 		arg.Column4,
-		arg.LockedBy,
-		arg.LockedUntil,
+		arg.Column5,
+		arg.Column6,
 	)
 	return err
 }
