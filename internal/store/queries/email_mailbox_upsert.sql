@@ -5,8 +5,8 @@
 -- first gets one; re-importing the same ramp keeps its progress.
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
                        imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max)
-VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6,
-        NULLIF($7, ''), $8, $9, $10::interval, $11,
+VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
+        NULLIF($7::text, ''), $8, $9, $10::interval, $11,
         CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval)
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,

@@ -1,4 +1,4 @@
--- name: EmailRampGrow :exec
+-- name: EmailRampGrow :execrows
 -- Grows the warm-up ramps whose next step is due: one level per period,
 -- until the cap reaches ramp_max. A mailbox that bounced (an enrollment it
 -- sent to ended 'bounced', by SMTP or by a DSN the inbox tick read) or was

@@ -10,9 +10,9 @@ import (
 )
 
 const emailCampaignGet = `-- name: EmailCampaignGet :one
-SELECT c.id, c.workspace_id, w.name, c.name, coalesce(c.window_timezone, ''), coalesce(c.window_days, '{}'),
-       coalesce(to_char(c.window_start, 'HH24:MI'), ''), coalesce(to_char(c.window_end, 'HH24:MI'), ''),
-       coalesce(c.unsubscribe_url, ''), c.status, c.follow_ups_first
+SELECT c.id, c.workspace_id, w.name AS workspace, c.name, coalesce(c.window_timezone, '')::text AS window_timezone, coalesce(c.window_days, '{}')::text[] AS window_days,
+       coalesce(to_char(c.window_start, 'HH24:MI'), '')::text AS window_start, coalesce(to_char(c.window_end, 'HH24:MI'), '')::text AS window_end,
+       coalesce(c.unsubscribe_url, '')::text AS unsubscribe_url, c.status, c.follow_ups_first
 FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
 WHERE c.id = $1
@@ -21,12 +21,12 @@ WHERE c.id = $1
 type EmailCampaignGetRow struct {
 	ID             int64
 	WorkspaceID    int64
+	Workspace      string
 	Name           string
-	Name_2         string
 	WindowTimezone string
 	WindowDays     []string
-	Coalesce       interface{}
-	Coalesce_2     interface{}
+	WindowStart    string
+	WindowEnd      string
 	UnsubscribeUrl string
 	Status         string
 	FollowUpsFirst bool
@@ -38,12 +38,12 @@ func (q *Queries) EmailCampaignGet(ctx context.Context, id int64) (EmailCampaign
 	err := row.Scan(
 		&i.ID,
 		&i.WorkspaceID,
+		&i.Workspace,
 		&i.Name,
-		&i.Name_2,
 		&i.WindowTimezone,
 		&i.WindowDays,
-		&i.Coalesce,
-		&i.Coalesce_2,
+		&i.WindowStart,
+		&i.WindowEnd,
 		&i.UnsubscribeUrl,
 		&i.Status,
 		&i.FollowUpsFirst,

@@ -7,13 +7,11 @@ package sqlcdb
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const emailCampaignUpsert = `-- name: EmailCampaignUpsert :one
 INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first)
-VALUES ($1, $2, $3, $4, $5::time, $6::time, $7, $8)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (workspace_id, name) DO UPDATE
 SET window_timezone  = EXCLUDED.window_timezone,
     window_days      = EXCLUDED.window_days,
@@ -30,8 +28,8 @@ type EmailCampaignUpsertParams struct {
 	Name           string
 	WindowTimezone *string
 	WindowDays     []string
-	Column5        pgtype.Time
-	Column6        pgtype.Time
+	WindowStart    *string
+	WindowEnd      *string
 	UnsubscribeUrl *string
 	FollowUpsFirst bool
 }
@@ -48,8 +46,8 @@ func (q *Queries) EmailCampaignUpsert(ctx context.Context, arg EmailCampaignUpse
 		arg.Name,
 		arg.WindowTimezone,
 		arg.WindowDays,
-		arg.Column5,
-		arg.Column6,
+		arg.WindowStart,
+		arg.WindowEnd,
 		arg.UnsubscribeUrl,
 		arg.FollowUpsFirst,
 	)

@@ -24,8 +24,8 @@ candidates AS (
       AND ($3::text[] IS NULL OR l.external_id = ANY ($3) OR lower(btrim(l.email)) = ANY ($3))
 )
 SELECT c.id, c.timezone,
-       c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
-           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1) AS duplicate
+       (c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
+           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1))::boolean AS duplicate
 FROM candidates c
 ORDER BY c.id
 `
@@ -39,7 +39,7 @@ type EmailEnrollCandidatesParams struct {
 type EmailEnrollCandidatesRow struct {
 	ID        int64
 	Timezone  string
-	Duplicate *bool
+	Duplicate bool
 }
 
 // Leads of the workspace not yet in the campaign: all of them when $3 is

@@ -11,7 +11,7 @@ import (
 
 const emailMailboxLoads = `-- name: EmailMailboxLoads :many
 SELECT m.id, m.address,
-       m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now()) AS healthy,
+       (m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now()))::boolean AS healthy,
        count(e.id) AS load
 FROM campaign_mailboxes cm
 JOIN mailboxes m ON m.id = cm.mailbox_id
@@ -24,7 +24,7 @@ ORDER BY m.id
 type EmailMailboxLoadsRow struct {
 	ID      int64
 	Address string
-	Healthy *bool
+	Healthy bool
 	Load    int64
 }
 

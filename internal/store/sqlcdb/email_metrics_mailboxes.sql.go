@@ -10,9 +10,10 @@ import (
 )
 
 const emailMetricsMailboxes = `-- name: EmailMetricsMailboxes :many
-SELECT w.name, m.address,
-       coalesce(t.sent, 0), coalesce(t.failed, 0), coalesce(t.deferred, 0), coalesce(t.delivery_unknown, 0),
-       m.status <> 'active' OR coalesce(m.paused_until > now(), false)
+SELECT w.name AS workspace, m.address,
+       coalesce(t.sent, 0) AS sent, coalesce(t.failed, 0) AS failed, coalesce(t.deferred, 0) AS deferred,
+       coalesce(t.delivery_unknown, 0) AS delivery_unknown,
+       (m.status <> 'active' OR coalesce(m.paused_until > now(), false))::boolean AS paused
 FROM mailboxes m
 JOIN workspaces w ON w.id = m.workspace_id
 LEFT JOIN email_mailbox_totals t ON t.mailbox_id = m.id
@@ -20,13 +21,13 @@ ORDER BY w.name, m.address
 `
 
 type EmailMetricsMailboxesRow struct {
-	Name            string
+	Workspace       string
 	Address         string
 	Sent            int64
 	Failed          int64
 	Deferred        int64
 	DeliveryUnknown int64
-	Column7         *bool
+	Paused          bool
 }
 
 // Every mailbox with its running email totals (email_mailbox_totals, kept
@@ -42,13 +43,13 @@ func (q *Queries) EmailMetricsMailboxes(ctx context.Context) ([]EmailMetricsMail
 	for rows.Next() {
 		var i EmailMetricsMailboxesRow
 		if err := rows.Scan(
-			&i.Name,
+			&i.Workspace,
 			&i.Address,
 			&i.Sent,
 			&i.Failed,
 			&i.Deferred,
 			&i.DeliveryUnknown,
-			&i.Column7,
+			&i.Paused,
 		); err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 	"context"
 )
 
-const emailRampGrow = `-- name: EmailRampGrow :exec
+const emailRampGrow = `-- name: EmailRampGrow :execrows
 UPDATE mailboxes m
 SET ramp_level   = m.ramp_level + CASE WHEN t.troubled THEN 0 ELSE 1 END,
     ramp_next_at = CASE WHEN t.troubled THEN now() + m.ramp_every ELSE m.ramp_next_at + m.ramp_every END,
@@ -41,7 +41,10 @@ RETURNING m.id
 // paused during the period does not grow: its period starts over, so the
 // ramp waits for one clean period. A ramp far behind (no tick for days)
 // catches up one level per tick.
-func (q *Queries) EmailRampGrow(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, emailRampGrow)
-	return err
+func (q *Queries) EmailRampGrow(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, emailRampGrow)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -39,8 +39,8 @@ type Campaign struct {
 	Name           string
 	WindowTimezone *string
 	WindowDays     []string
-	WindowStart    pgtype.Time
-	WindowEnd      pgtype.Time
+	WindowStart    *string
+	WindowEnd      *string
 	UnsubscribeUrl *string
 	Status         string
 	CreatedAt      time.Time
