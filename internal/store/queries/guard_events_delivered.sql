@@ -1,4 +1,4 @@
--- name: GuardEventsDelivered :exec
+-- name: GuardEventsDelivered :execrows
 -- Mark a claimed event delivered. The lease value identifies the claim, so
 -- a deliverer whose lease ran out cannot mark another's claim.
 -- $1 event id, $2 lease (locked_until as claimed).

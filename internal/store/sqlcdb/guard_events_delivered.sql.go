@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-const guardEventsDelivered = `-- name: GuardEventsDelivered :exec
+const guardEventsDelivered = `-- name: GuardEventsDelivered :execrows
 UPDATE events
 SET delivered_at = now(), attempts = attempts + 1, locked_until = NULL, last_error = NULL
 WHERE id = $1::bigint AND delivered_at IS NULL AND locked_until = $2::timestamptz
@@ -24,7 +24,10 @@ type GuardEventsDeliveredParams struct {
 // Mark a claimed event delivered. The lease value identifies the claim, so
 // a deliverer whose lease ran out cannot mark another's claim.
 // $1 event id, $2 lease (locked_until as claimed).
-func (q *Queries) GuardEventsDelivered(ctx context.Context, arg GuardEventsDeliveredParams) error {
-	_, err := q.db.Exec(ctx, guardEventsDelivered, arg.Column1, arg.Column2)
-	return err
+func (q *Queries) GuardEventsDelivered(ctx context.Context, arg GuardEventsDeliveredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, guardEventsDelivered, arg.Column1, arg.Column2)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 const guardEventsList = `-- name: GuardEventsList :many
-SELECT e.id, e.kind, coalesce(w.name, ''), coalesce(e.provider, ''), e.dedupe_key, e.payload,
+SELECT e.id, e.kind, coalesce(w.name, '') AS workspace, coalesce(e.provider, ''), e.dedupe_key, e.payload,
        e.created_at, e.attempts, e.next_attempt_at, e.delivered_at, coalesce(e.last_error, ''), e.alert
 FROM events e
 LEFT JOIN workspaces w ON w.id = e.workspace_id
@@ -28,7 +28,7 @@ type GuardEventsListParams struct {
 type GuardEventsListRow struct {
 	ID            int64
 	Kind          string
-	Name          string
+	Workspace     string
 	Provider      string
 	DedupeKey     string
 	Payload       []byte
@@ -53,7 +53,7 @@ func (q *Queries) GuardEventsList(ctx context.Context, arg GuardEventsListParams
 		if err := rows.Scan(
 			&i.ID,
 			&i.Kind,
-			&i.Name,
+			&i.Workspace,
 			&i.Provider,
 			&i.DedupeKey,
 			&i.Payload,

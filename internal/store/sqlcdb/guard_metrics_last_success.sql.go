@@ -7,16 +7,21 @@ package sqlcdb
 
 import (
 	"context"
+	"time"
 )
 
 const guardMetricsLastSuccess = `-- name: GuardMetricsLastSuccess :one
-SELECT max(finished_at) FROM tick_runs WHERE kind = $1::text AND exit_status = 0
+SELECT finished_at FROM tick_runs
+WHERE kind = $1::text AND exit_status = 0 AND finished_at IS NOT NULL
+ORDER BY finished_at DESC
+LIMIT 1
 `
 
-// When a tick of kind $1 last finished successfully, on any host.
-func (q *Queries) GuardMetricsLastSuccess(ctx context.Context, dollar_1 string) (interface{}, error) {
+// When a tick of kind $1 last finished successfully, on any host; no row
+// when never.
+func (q *Queries) GuardMetricsLastSuccess(ctx context.Context, dollar_1 string) (*time.Time, error) {
 	row := q.db.QueryRow(ctx, guardMetricsLastSuccess, dollar_1)
-	var max interface{}
-	err := row.Scan(&max)
-	return max, err
+	var finished_at *time.Time
+	err := row.Scan(&finished_at)
+	return finished_at, err
 }

@@ -10,15 +10,15 @@ import (
 )
 
 const guardMetricsSpend = `-- name: GuardMetricsSpend :many
-SELECT w.name, coalesce(s.spent_usd, 0)::float8
+SELECT w.name, coalesce(s.spent_usd, 0)::float8 AS spent_usd
 FROM workspaces w
 LEFT JOIN workspace_spend s ON s.workspace_id = w.id
      AND s.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
 `
 
 type GuardMetricsSpendRow struct {
-	Name    string
-	Column2 float64
+	Name     string
+	SpentUsd float64
 }
 
 // Month-to-date spend per workspace (UTC month).
@@ -31,7 +31,7 @@ func (q *Queries) GuardMetricsSpend(ctx context.Context) ([]GuardMetricsSpendRow
 	var items []GuardMetricsSpendRow
 	for rows.Next() {
 		var i GuardMetricsSpendRow
-		if err := rows.Scan(&i.Name, &i.Column2); err != nil {
+		if err := rows.Scan(&i.Name, &i.SpentUsd); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -10,7 +10,7 @@ import (
 )
 
 const guardWorkspaceList = `-- name: GuardWorkspaceList :many
-SELECT w.id, w.name, w.monthly_usd_ceiling::float8, coalesce(s.spent_usd, 0)::float8,
+SELECT w.id, w.name, w.monthly_usd_ceiling, coalesce(s.spent_usd, 0)::float8 AS spent_usd,
        (SELECT count(*) FROM provider_calls c
         WHERE c.workspace_id = w.id AND c.state <> 'refunded'
           AND c.created_at >= (date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'))
@@ -21,11 +21,11 @@ ORDER BY w.name
 `
 
 type GuardWorkspaceListRow struct {
-	ID                 int64
-	Name               string
-	WMonthlyUsdCeiling float64
-	Column4            float64
-	Count              int64
+	ID                int64
+	Name              string
+	MonthlyUsdCeiling *float64
+	SpentUsd          float64
+	Count             int64
 }
 
 // Workspaces with their ceiling, month-to-date spend and calls (UTC month).
@@ -41,8 +41,8 @@ func (q *Queries) GuardWorkspaceList(ctx context.Context) ([]GuardWorkspaceListR
 		if err := rows.Scan(
 			&i.ID,
 			&i.Name,
-			&i.WMonthlyUsdCeiling,
-			&i.Column4,
+			&i.MonthlyUsdCeiling,
+			&i.SpentUsd,
 			&i.Count,
 		); err != nil {
 			return nil, err

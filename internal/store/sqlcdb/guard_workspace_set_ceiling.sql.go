@@ -11,7 +11,7 @@ import (
 
 const guardWorkspaceSetCeiling = `-- name: GuardWorkspaceSetCeiling :one
 WITH up AS (
-    UPDATE workspaces SET monthly_usd_ceiling = $2::numeric, updated_at = now()
+    UPDATE workspaces SET monthly_usd_ceiling = $2, updated_at = now()
     WHERE name = $1::text
     RETURNING id, name, monthly_usd_ceiling
 ), audit AS (
@@ -20,26 +20,26 @@ WITH up AS (
            jsonb_build_object('workspace', up.name, 'monthly_usd_ceiling', up.monthly_usd_ceiling), 1
     FROM up
 )
-SELECT id, name, monthly_usd_ceiling::float8 FROM up
+SELECT id, name, monthly_usd_ceiling FROM up
 `
 
 type GuardWorkspaceSetCeilingParams struct {
-	Column1 string
-	Column2 float64
-	Column3 string
+	Column1           string
+	MonthlyUsdCeiling *float64
+	Column3           string
 }
 
 type GuardWorkspaceSetCeilingRow struct {
 	ID                int64
 	Name              string
-	MonthlyUsdCeiling float64
+	MonthlyUsdCeiling *float64
 }
 
 // Set (or clear, with NULL) a workspace's monthly USD ceiling and record
 // who did it, in one statement.
 // $1 workspace name, $2 ceiling (NULL = none), $3 actor.
 func (q *Queries) GuardWorkspaceSetCeiling(ctx context.Context, arg GuardWorkspaceSetCeilingParams) (GuardWorkspaceSetCeilingRow, error) {
-	row := q.db.QueryRow(ctx, guardWorkspaceSetCeiling, arg.Column1, arg.Column2, arg.Column3)
+	row := q.db.QueryRow(ctx, guardWorkspaceSetCeiling, arg.Column1, arg.MonthlyUsdCeiling, arg.Column3)
 	var i GuardWorkspaceSetCeilingRow
 	err := row.Scan(&i.ID, &i.Name, &i.MonthlyUsdCeiling)
 	return i, err

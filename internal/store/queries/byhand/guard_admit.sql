@@ -1,4 +1,3 @@
--- name: GuardAdmit :one
 -- Admit one provider call in one statement: the breaker gate (claiming the
 -- half-open probe once the breaker has expired), a ceiling pre-check, the
 -- GCRA token, the spend reservation and the ledger row. Each step runs only
