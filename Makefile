@@ -13,18 +13,23 @@ demo: build
 	scripts/demo.sh
 
 # The whole test suite against one throwaway Postgres cluster (each test
-# clones its own database from a migrated template).
+# clones its own database from a migrated template), then the benchmark
+# peers' module (bench/, which alone depends on River) on the same cluster.
 test:
-	scripts/pg run -- $(GO) test -count=1 ./...
+	scripts/pg run -- sh -c '$(GO) test -count=1 ./... && cd bench && $(GO) test -count=1 ./...'
 
 # Throughput and memory figures of docs/benchmarks.md on a throwaway
-# Postgres: claim pipeline vs the raw-SQL floor (pgbench), email tick vs a
-# bare go-mail loop, peak memory at 10k vs 1M due rows. Takes a few minutes.
+# Postgres, as interleaved pairs (BENCH_PAIRS, default 5): claim pipeline vs
+# the raw-SQL floor (pgbench) and River (bench/, its own Go module), email
+# tick vs its SQL floor and a bare go-mail loop, the scale line and peak
+# memory. Takes about 20 minutes on 2 cores; scripts/bench.sh lists the knobs.
 bench: build
+	cd bench && $(GO) test -count=1 ./...
 	scripts/pg run -- scripts/bench.sh
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

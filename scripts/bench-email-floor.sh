@@ -13,8 +13,9 @@
 # can only be higher; the figure bounds what any implementation of the
 # email tick can reach (docs/benchmarks.md). Prints one JSON line:
 # {"steps":N,"mailboxes":M,"clients":C,"seconds":S,"sends_per_sec":R,
-# "postgres_cpu_us_per_send":P}; P (all postgres processes on this machine
-# during the run) is left out when none is visible here.
+# "postgres_cpu_us_per_send":P}; P (the CPU of the server's
+# postgres processes during the run) is left out when the server is not on
+# this machine.
 #
 #   DATABASE_URL=postgres://... scripts/bench-email-floor.sh [STEPS] [MAILBOXES] [CLIENTS]
 set -euo pipefail
@@ -75,11 +76,11 @@ per_client=$(( (steps + batch * clients - 1) / (batch * clients) + 1 ))
 # Let the setup's sessions end first: one reaped while being read would
 # count twice in the first sample.
 sleep 0.5
-cpu0=$(pgcpu)
+cpu0=$(pgcpu "$pm")
 t0=$(date +%s.%N)
 out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -t "$per_client" -f "$work/floor.sql" "$url" 2>&1) || { echo "$out" >&2; exit 1; }
 t1=$(date +%s.%N)
-cpu1=$(pgcpu)
+cpu1=$(pgcpu "$pm")
 sent=$(psql "$url" -qXAt -c "SELECT count(*) FROM sends WHERE status = 'sent'")
 [ "$sent" = "$steps" ] || { echo "bench-email-floor: $sent of $steps steps sent; the floor did not drain the queue" >&2; exit 1; }
 awk -v n="$steps" -v m="$mailboxes" -v c="$clients" -v t0="$t0" -v t1="$t1" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {

@@ -5,8 +5,9 @@
 # array, on the same tables (the migrations applied in a scratch schema),
 # the same data and the same database. Nothing else: no Go, no outcome
 # grouping. Prints one JSON line: {"rows":N,"clients":C,"seconds":S,
-# "rows_per_sec":R,"postgres_cpu_us_per_row":P}; P (all postgres processes
-# on this machine during the run) is left out when none is visible here.
+# "rows_per_sec":R,"postgres_cpu_us_per_row":P}; P (the CPU of the
+# server's postgres processes during the run) is left out when the server
+# is not on this machine.
 #
 #   DATABASE_URL=postgres://... scripts/bench-floor.sh [ROWS] [CLIENTS]
 set -euo pipefail
@@ -46,9 +47,9 @@ per_client=$(( (rows + batch * clients - 1) / (batch * clients) ))
 # Let the setup's sessions end first: one reaped while being read would
 # count twice in the first sample.
 sleep 0.5
-cpu0=$(pgcpu)
+cpu0=$(pgcpu "$pm")
 out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -t "$per_client" -f "$work/floor.sql" "$url" 2>&1) || { echo "$out" >&2; exit 1; }
-cpu1=$(pgcpu)
+cpu1=$(pgcpu "$pm")
 tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out")
 left=$(psql "$url" -qXAt -c "SELECT count(*) FROM lead_enrichment WHERE status <> 'not_found'")
 [ "$left" = 0 ] || { echo "bench-floor: $left rows not completed; the floor did not drain the queue" >&2; exit 1; }

@@ -3,7 +3,8 @@
 #
 # floor_setup NAME: checks pgbench, builds bin/rindactl, creates a scratch
 # schema migrated by rindactl and dropped on exit; sets $pgbench, $schema,
-# $url (DATABASE_URL with search_path set to the schema) and $work (a
+# $url (DATABASE_URL with search_path set to the schema), $pm (the local
+# postmaster's pid, empty when the server is elsewhere) and $work (a
 # temporary directory removed on exit).
 floor_setup() {
 	: "${DATABASE_URL:?set DATABASE_URL (make bench provides a throwaway cluster)}"
@@ -20,6 +21,7 @@ floor_setup() {
 	[[ $DATABASE_URL == *\?* ]] && sep='&'
 	url="${DATABASE_URL}${sep}options=-csearch_path%3D${schema}"
 	bin/rindactl migrate --database-url "$url" >/dev/null
+	pm=$(postmaster)
 }
 
 # floor_count SCRIPT NAME VALUE exits with a one-line error unless VALUE is
@@ -33,14 +35,31 @@ floor_cleanup() {
 	rm -rf "$work"
 }
 
-# pgcpu prints the CPU ticks (1/100 s) of every postgres process, counting
-# ended backends through the postmaster's cutime/cstime; empty when none is
-# visible here.
+# postmaster prints the pid of the local postmaster serving DATABASE_URL
+# (the parent of a backend, read while its session is open), or nothing
+# when the server is not on this machine.
+postmaster() {
+	local backend pm=""
+	coproc PSQL { psql "$DATABASE_URL" -XAtq; }
+	echo 'SELECT pg_backend_pid();' >&"${PSQL[1]}"
+	read -r backend <&"${PSQL[0]}"
+	if [ -r "/proc/$backend/stat" ] && [ "$(awk '{ print $2 }' "/proc/$backend/stat")" = "(postgres)" ]; then
+		pm=$(awk '{ print $4 }' "/proc/$backend/stat")
+	fi
+	echo '\q' >&"${PSQL[1]}"
+	wait "$PSQL_PID" 2>/dev/null || true
+	echo "$pm"
+}
+
+# pgcpu PM prints the CPU ticks (1/100 s) of the cluster whose postmaster
+# is PM: the postmaster (with its ended backends, through cutime/cstime)
+# and its live backends. Other clusters on the machine do not count: they
+# start and stop during a run. Empty when PM is empty or not running.
 pgcpu() {
 	local f
+	[ -n "$1" ] && [ -r "/proc/$1/stat" ] || return 0
 	f=$(grep -ls '^[0-9]* (postgres) ' /proc/[0-9]*/stat || true)
-	[ -n "$f" ] || return 0
 	# A backend may end between grep and cat: cat skips it, awk still sums.
 	# shellcheck disable=SC2086
-	{ cat $f 2>/dev/null || true; } | awk '{ t += $14 + $15 + $16 + $17 } END { print t }'
+	{ cat $f 2>/dev/null || true; } | awk -v pm="$1" '$1 == pm || $4 == pm { t += $14 + $15 + $16 + $17 } END { print t }'
 }

@@ -1,23 +1,46 @@
 #!/usr/bin/env bash
 # `make bench`: the figures of docs/benchmarks.md, on the database in
 # DATABASE_URL (make bench starts a throwaway cluster with scripts/pg).
-# Each throughput is the median of BENCH_RUNS runs, interleaved, because a
-# shared 2-core machine is noisy. Each run also measures the email SQL
-# floor (scripts/bench-email-floor.sh) and from it the email ceiling: the
-# ratio a tick would reach if it cost no CPU beyond the bare loop's and the
-# floor's Postgres work, with every core busy. Then one email run per
-# BENCH_SMTP_DELAYS entry: the same drain against a server that takes that
-# long to accept each message, as a real provider does.
-#   BENCH_ROWS=200000 BENCH_STEPS=30339 BENCH_RUNS=3 BENCH_SMTP_DELAYS="1ms 5ms" scripts/bench.sh
+#
+# A shared 2-core machine drifts by tens of percent within minutes, so every
+# comparison runs as BENCH_PAIRS interleaved pairs — the reference, then the
+# subject, back to back — and reports the median of the per-pair ratios with
+# their min and max (bin/rindabench pairs). Each pair runs, in order:
+#   claim:  the raw-SQL floor (1 and 4 clients; the better one is the
+#           reference), rindactl's claim pipeline, then River (bench/, its
+#           own module) at each BENCH_RIVER_PEERS entry, WORKERS:JOBS;
+#   email:  rindactl bench email (the tick, then a bare go-mail loop, same
+#           process) and the email SQL floor; then `bench email` again with
+#           the SMTP server taking each BENCH_SMTP_DELAYS entry per message
+#           (BENCH_DELAY_STEPS steps).
+# Then, once each: the scale line (bench claim at each BENCH_SCALE size,
+# with its peak RSS; 10,000 rows for the RSS ratio) and `status --overdue`
+# over BENCH_OVERDUE leads and as many enrollments.
+#   BENCH_PAIRS=5 BENCH_ROWS=200000 BENCH_RIVER_PEERS="4:20000 100:200000" \
+#   BENCH_STEPS=30339 BENCH_SMTP_DELAYS="5ms 50ms" BENCH_DELAY_STEPS=5000 \
+#   BENCH_SCALE="100000 1000000" BENCH_OVERDUE=1000000 scripts/bench.sh
+# Add 5000000 to BENCH_SCALE for the 5M line (loading takes minutes); set
+# BENCH_SCALE or BENCH_OVERDUE empty to skip those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DATABASE_URL:?set DATABASE_URL, or run: scripts/pg run -- scripts/bench.sh}"
+pairs=${BENCH_PAIRS:-5}
 rows=${BENCH_ROWS:-200000}
+river_peers=${BENCH_RIVER_PEERS-4:$((rows / 10)) 100:$rows}
 steps=${BENCH_STEPS:-30339}
-runs=${BENCH_RUNS:-3}
-delays=${BENCH_SMTP_DELAYS-1ms 5ms}
+delays=${BENCH_SMTP_DELAYS-5ms 50ms}
+delay_steps=${BENCH_DELAY_STEPS:-5000}
+scale=${BENCH_SCALE-100000 1000000}
+overdue=${BENCH_OVERDUE-1000000}
+for v in "BENCH_PAIRS:$pairs" "BENCH_ROWS:$rows" "BENCH_STEPS:$steps" "BENCH_DELAY_STEPS:$delay_steps"; do
+	[[ ${v#*:} =~ ^[1-9][0-9]*$ ]] || { echo "bench: invalid ${v%%:*} '${v#*:}': use a whole number of at least 1" >&2; exit 2; }
+done
+for p in $river_peers; do
+	[[ $p =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_RIVER_PEERS entry '$p': use WORKERS:JOBS, e.g. 100:200000" >&2; exit 2; }
+done
 bin=bin/rindactl
 make -s build # cached: cheap, and never a stale binary
+(cd bench && go build -o ../bin/rindabench .)
 
 if [ ! -x /usr/bin/time ]; then
 	if [ "$(id -u)" = 0 ]; then
@@ -27,70 +50,143 @@ if [ ! -x /usr/bin/time ]; then
 		exit 1
 	fi
 fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 # field NAME reads a number from one JSON document on stdin, rounded; "?"
-# when the document does not have it.
+# when the document does not have it. fieldf keeps the decimals.
 field() { fieldf "$1" | awk '{ if ($1 == "?") print; else printf "%.0f\n", $1 }'; }
 fieldf() { tr -d '\n' | sed -n "s/.*\"$1\": *\([0-9.e+-]*\).*/\1/p" | awk '{ print $1 } END { if (NR == 0) print "?" }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b == 0) print "?"; else printf "%.2f", a / b }'; }
+# pair FILE SUBJECT REFERENCE records one pair (skipped when a figure is
+# missing: the server is not local).
+pair() { [ "$2" = "?" ] || [ "$3" = "?" ] || echo "$2 $3" >>"$work/$1"; }
+# summary LABEL FILE TARGET: the pairs' median, min and max ratio, each
+# pair's ratio, and TARGET (e.g. ">= 0.70") with whether the median meets it.
+summary() {
+	local s med lo hi met=""
+	[ -s "$work/$2" ] || { printf '%-44s (no pairs: figure not available here)\n' "$1"; return; }
+	s=$(bin/rindabench pairs <"$work/$2" 2>&1) || { printf '%-44s %s\n' "$1" "$s"; return; }
+	med=$(fieldf median <<<"$s") lo=$(fieldf min <<<"$s") hi=$(fieldf max <<<"$s")
+	if [ -n "$3" ]; then
+		met=$(awk -v m="$med" -v op="${3%% *}" -v t="${3#* }" 'BEGIN { ok = (op == ">=") ? m >= t : m <= t; print ok ? "met" : "NOT met" }')
+		met="target $3: $met"
+	fi
+	printf '%-44s median %5.2f  min %5.2f  max %5.2f  %s\n' "$1" "$med" "$lo" "$hi" "$met"
+	printf '%-44s %s\n' "" "per pair: $(sed -n 's/.*"ratios":\[\([^]]*\)\].*/\1/p' <<<"$s" | tr ',' '\n' | awk '{ printf "%s%.2f", (NR > 1 ? " · " : ""), $1 }')"
+}
+# busy JSON: how many cores a run kept busy, from its rate and CPU per row
+# (this process's, when given, and postgres's).
+busy() {
+	awk -v r="$(fieldf rows_per_sec <<<"$1")" -v c="$(fieldf cpu_us_per_row <<<"$1")" -v p="$(fieldf postgres_cpu_us_per_row <<<"$1")" \
+		'BEGIN { if (p == "?") print "?"; else printf "%.2f", r * ((c == "?" ? 0 : c) + p) / 1e6 }'
+}
+# each FILE [COLUMN]: that column of a pairs file, one figure per pair;
+# without COLUMN, both as "subject/reference".
+each() {
+	awk -v c="${2:-0}" '{ printf "%s", (NR > 1 ? " · " : "")
+		if (c) printf "%.0f", $c; else printf "%.0f/%.0f", $1, $2 }' "$work/$1"
+}
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 echo "postgres: $(psql "$DATABASE_URL" -XAtc 'SHOW server_version'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "commit: $(git describe --always --dirty 2>/dev/null || echo unknown); $pairs pairs; started $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 
-pipe=() floor1=() floor4=() email=() bare=() cpu_pipe=() cpu_floor=() cpu_email=() efloor=() ceiling=()
-for i in $(seq "$runs"); do
-	echo "run $i/$runs: claim pipeline, floor (1 and 4 clients), email drain, email floor" >&2
+ceiling=()
+for i in $(seq "$pairs"); do
+	echo "pair $i/$pairs: claim floor (1, 4 clients), claim pipeline, River ($river_peers)" >&2
+	f1=$(scripts/bench-floor.sh "$rows" 1)
+	f4=$(scripts/bench-floor.sh "$rows" 4)
 	out=$($bin bench claim --rows "$rows" --output json)
-	pipe+=("$(field rows_per_sec <<<"$out")")
-	cpu_pipe+=("$(field cpu_us_per_row <<<"$out")+$(field postgres_cpu_us_per_row <<<"$out")")
-	floor1+=("$(scripts/bench-floor.sh "$rows" 1 | field rows_per_sec)")
-	out=$(scripts/bench-floor.sh "$rows" 4)
-	floor4+=("$(field rows_per_sec <<<"$out")")
-	cpu_floor+=("$(field postgres_cpu_us_per_row <<<"$out")")
+	P=$(fieldf rows_per_sec <<<"$out")
+	F=$(awk -v a="$(fieldf rows_per_sec <<<"$f1")" -v b="$(fieldf rows_per_sec <<<"$f4")" 'BEGIN { print (a > b) ? a : b }')
+	pair claim_floor "$P" "$F"
+	pair claim_floors "$(fieldf rows_per_sec <<<"$f1")" "$(fieldf rows_per_sec <<<"$f4")"
+	pair claim_floors_cpu "$(fieldf postgres_cpu_us_per_row <<<"$f1")" "$(fieldf postgres_cpu_us_per_row <<<"$f4")"
+	pair claim_cpu "$(fieldf cpu_us_per_row <<<"$out")" "$(fieldf postgres_cpu_us_per_row <<<"$out")"
+	pair claim_busy "$(busy "$out")" "$(busy "$f4")"
+	progress="rindactl $(field rows_per_sec <<<"$out"), floor $(field rows_per_sec <<<"$f1")/$(field rows_per_sec <<<"$f4")"
+	for p in $river_peers; do
+		r=$(bin/rindabench river --workers "${p%%:*}" --jobs "${p#*:}")
+		pair "claim_river_${p%%:*}" "$P" "$(fieldf rows_per_sec <<<"$r")"
+		pair "river_cpu_${p%%:*}" "$(fieldf cpu_us_per_row <<<"$r")" "$(fieldf postgres_cpu_us_per_row <<<"$r")"
+		progress+=", River ${p%%:*} $(field rows_per_sec <<<"$r")"
+	done
+	echo "pair $i/$pairs: rows/s $progress" >&2
+
+	echo "pair $i/$pairs: email tick + bare loop, email floor, delays ($delays)" >&2
 	out=$($bin bench email --steps "$steps" --mailboxes 18 --output json)
-	email+=("$(field sends_per_sec <<<"$out")")
-	bare+=("$(field bare_sends_per_sec <<<"$out")")
-	cpu_email+=("$(field tick_cpu_us_per_send <<<"$out")+$(field postgres_cpu_us_per_send <<<"$out") / $(field bare_cpu_us_per_send <<<"$out");")
-	floor_out=$(scripts/bench-email-floor.sh "$steps" 18 1)
-	efloor+=("$(field sends_per_sec <<<"$floor_out")/s,$(field postgres_cpu_us_per_send <<<"$floor_out")µs")
+	ef=$(scripts/bench-email-floor.sh "$steps" 18 1)
+	pair email_bare "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"
+	pair email_pgcpu "$(fieldf postgres_cpu_us_per_send <<<"$out")" "$(fieldf postgres_cpu_us_per_send <<<"$ef")"
+	pair email_cpu "$(fieldf tick_cpu_us_per_send <<<"$out")" "$(fieldf bare_cpu_us_per_send <<<"$out")"
+	# The email ceiling: the ratio a tick would reach if it cost no CPU
+	# beyond the bare loop's and the floor's Postgres work, every core busy.
 	ceiling+=("$(awk -v cores="$(nproc)" -v n="$steps" -v t="$(fieldf bare_seconds <<<"$out")" \
-		-v b="$(fieldf bare_cpu_us_per_send <<<"$out")" -v f="$(fieldf postgres_cpu_us_per_send <<<"$floor_out")" \
+		-v b="$(fieldf bare_cpu_us_per_send <<<"$out")" -v f="$(fieldf postgres_cpu_us_per_send <<<"$ef")" \
 		'BEGIN { if (b == "?" || f == "?") print "?"; else printf "%.2f", cores * t * 1e6 / (n * (b + f)) }')")
+	progress="tick/bare $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"), postgres µs per send tick $(field postgres_cpu_us_per_send <<<"$out") floor $(field postgres_cpu_us_per_send <<<"$ef")"
+	for d in $delays; do
+		out=$($bin bench email --steps "$delay_steps" --mailboxes 18 --smtp-delay "$d" --output json)
+		pair "email_delay_$d" "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"
+		progress+=", tick/bare at $d $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")")"
+	done
+	echo "pair $i/$pairs: $progress" >&2
 done
-delayed=()
+
+echo "claim pipeline vs the raw-SQL floor and River, $rows rows (batch 100, concurrency 4); ratios of rows/s"
+summary "rindactl / best floor (1 or 4 clients)" claim_floor ">= 0.70"
+printf '%-44s %s\n' "  rindactl rows/s" "$(each claim_floor 1)"
+printf '%-44s %s\n' "  best floor rows/s" "$(each claim_floor 2)"
+printf '%-44s %s\n' "  floor 1 / 4 clients rows/s" "$(each claim_floors)"
+for p in $river_peers; do
+	summary "rindactl / River, ${p%%:*} workers (${p#*:} jobs)" "claim_river_${p%%:*}" ">= 1.50"
+	printf '%-44s %s\n' "  River ${p%%:*} workers jobs/s" "$(each "claim_river_${p%%:*}" 2)"
+done
+printf '%-44s %s\n' "cpu µs per row: rindactl / its postgres" "$(each claim_cpu)"
+printf '%-44s %s\n' "  floor 1 / 4 clients, postgres" "$(each claim_floors_cpu)"
+for p in $river_peers; do
+	printf '%-44s %s\n' "  River ${p%%:*} workers / its postgres" "$(each "river_cpu_${p%%:*}")"
+done
+printf '%-44s %s\n' "cores busy: rindactl+postgres / floor 4 pg" "$(awk '{ printf "%s%.2f/%.2f", (NR > 1 ? " · " : ""), $1, $2 }' "$work/claim_busy")"
+echo
+echo "email, $steps steps over 18 mailboxes"
+summary "(a) postgres cpu per send: tick / floor" email_pgcpu "<= 1.30"
+printf '%-44s %s\n' "  tick postgres µs per send" "$(each email_pgcpu 1)"
+printf '%-44s %s\n' "  floor postgres µs per send" "$(each email_pgcpu 2)"
 for d in $delays; do
-	echo "email drain with the SMTP server taking $d per message" >&2
-	out=$($bin bench email --steps "$steps" --mailboxes 18 --smtp-delay "$d" --output json)
-	delayed+=("$(printf '%-34s %10s          (tick %s/s, bare %s/s)' "email / bare, server takes $d" \
-		"$(ratio "$(field sends_per_sec <<<"$out")" "$(field bare_sends_per_sec <<<"$out")")" \
-		"$(field sends_per_sec <<<"$out")" "$(field bare_sends_per_sec <<<"$out")")")
+	summary "(b) tick / bare loop, server takes $d" "email_delay_$d" ">= 0.90"
+	printf '%-44s %s\n' "  tick / bare sends/s ($delay_steps steps)" "$(each email_delay_$d)"
 done
-P=$(printf '%s\n' "${pipe[@]}" | median)
-F1=$(printf '%s\n' "${floor1[@]}" | median)
-F4=$(printf '%s\n' "${floor4[@]}" | median)
-F=$(awk -v a="$F1" -v b="$F4" 'BEGIN { print (a > b) ? a : b }')
-E=$(printf '%s\n' "${email[@]}" | median)
-B=$(printf '%s\n' "${bare[@]}" | median)
+summary "(c) tick / bare loop, server at once" email_bare ""
+printf '%-44s %s\n' "  tick / bare sends/s" "$(each email_bare)"
+printf '%-44s %s\n' "  rindactl cpu µs per send: tick / bare" "$(each email_cpu)"
+printf '%-44s %s\n' "  email ceiling at the floor (each pair)" "$(IFS=/; echo "${ceiling[*]}" | sed 's|/| · |g')"
+echo
 
-echo "peak memory: bench claim over 10,000 and 1,000,000 due rows" >&2
-rss() { /usr/bin/time -v "$bin" bench claim --rows "$1" 2>&1 >/dev/null | sed -n 's/.*Maximum resident set size (kbytes): //p'; }
-M10K=$(rss 10000)
-M1M=$(rss 1000000)
-
-printf '%-34s %10.0f rows/s   (runs: %s)\n' "claim pipeline (batch 100, conc 4)" "$P" "${pipe[*]}"
-printf '%-34s %10.0f rows/s   (runs: %s)\n' "raw-SQL floor, 1 client" "$F1" "${floor1[*]}"
-printf '%-34s %10.0f rows/s   (runs: %s)\n' "raw-SQL floor, 4 clients" "$F4" "${floor4[*]}"
-printf '%-34s %10s          target >= 0.70\n' "pipeline / best floor" "$(ratio "$P" "$F")"
-printf '%-34s %s\n' "cpu per row (µs, each run)" "pipeline rindactl+postgres: ${cpu_pipe[*]}; floor (4 clients) postgres: ${cpu_floor[*]}"
-printf '%-34s %10.0f sends/s  (runs: %s)\n' "email tick, $steps steps / 18 mb" "$E" "${email[*]}"
-printf '%-34s %10.0f sends/s  (runs: %s)\n' "bare go-mail loop" "$B" "${bare[*]}"
-printf '%-34s %10s          target >= 0.80\n' "email tick / bare go-mail" "$(ratio "$E" "$B")"
-printf '%-34s %s\n' "cpu per send (µs, each run)" "tick+postgres / bare loop: ${cpu_email[*]}"
-printf '%-34s %s\n' "email SQL floor, 1 client" "sends/s,postgres cpu per send (each run): ${efloor[*]}"
-printf '%-34s %s\n' "email ceiling at the floor" "(each run) ${ceiling[*]}"
-for line in "${delayed[@]}"; do printf '%s\n' "$line"; done
-printf '%-34s %10s KiB\n' "peak RSS, 10,000 due rows" "$M10K"
-printf '%-34s %10s KiB\n' "peak RSS, 1,000,000 due rows" "$M1M"
-printf '%-34s %10s          target <= 1.10\n' "peak RSS ratio 1M / 10k" "$(ratio "$M1M" "$M10K")"
+# claim_rss N: one `bench claim --rows N` under /usr/bin/time; prints its
+# JSON and then its peak RSS (KiB) on the last line.
+claim_rss() { /usr/bin/time -f '%M' "$bin" bench claim --rows "$1" --output json 2>&1 | tr -d '\n'; echo; }
+rss_of() { sed -n 's/.*}\([0-9]*\)$/\1/p'; }
+echo "scale line and peak memory (one run each)" >&2
+M10K=$(claim_rss 10000 | rss_of)
+M1M=""
+if [ -n "$scale" ]; then
+	echo "scale: claim pipeline by due leads (one run each)"
+	for n in $scale; do
+		echo "scale: bench claim --rows $n" >&2
+		out=$(claim_rss "$n")
+		[ "$n" = 1000000 ] && M1M=$(rss_of <<<"$out")
+		printf '%-44s %8.0f rows/s  cpu µs per row %s + postgres %s  peak RSS %s KiB\n' "  $n due leads" \
+			"$(fieldf rows_per_sec <<<"$out")" "$(field cpu_us_per_row <<<"$out")" "$(field postgres_cpu_us_per_row <<<"$out")" "$(rss_of <<<"$out")"
+	done
+fi
+[ -n "$M1M" ] || M1M=$(claim_rss 1000000 | rss_of)
+printf '%-44s %s KiB / %s KiB = %s  target <= 1.10\n' "peak RSS 1M / 10k due rows" "$M1M" "$M10K" "$(ratio "$M1M" "$M10K")"
+if [ -n "$overdue" ]; then
+	echo "scale: status --overdue over $overdue leads and enrollments" >&2
+	out=$(scripts/bench-overdue.sh "$overdue" "$overdue" 3)
+	printf '%-44s median %.2f s  (runs %s s)  target < 1 s\n' "status --overdue, $overdue leads / enrollments" \
+		"$(fieldf median_seconds <<<"$out")" "$(sed -n 's/.*"seconds":\[\([^]]*\)\].*/\1/p' <<<"$out" | sed 's/,/ · /g')"
+fi

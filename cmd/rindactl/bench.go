@@ -16,8 +16,10 @@ func newCmdBench(f *Factory) *cobra.Command {
 		`Benchmarks in a scratch schema of the database DATABASE_URL names: the
 enrichment claim pipeline and the email drain. The schema is created with
 the migrations applied, loaded, measured and dropped; nothing else in the
-database is touched. "make bench" runs both on a throwaway cluster beside
-the raw-SQL floor (scripts/bench-floor.sh); docs/benchmarks.md has figures.`,
+database is touched. "make bench" runs both on a throwaway cluster as
+interleaved pairs with their raw-SQL floors (scripts/bench-floor.sh,
+scripts/bench-email-floor.sh) and River (bench/); docs/benchmarks.md has
+figures.`,
 		newCmdBenchClaim(f, nil), newCmdBenchEmail(f, nil))
 }
 

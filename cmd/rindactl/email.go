@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 )
@@ -101,7 +100,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 		Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
 		Mailer: mailer, Logger: opts.f.Logger(),
 	})
-	m := guard.NewMetrics()
+	m := metrics.NewMetrics()
 	if opts.Outputs.MetricsFile != "" || opts.Outputs.PushgatewayURL != "" {
 		// Running totals from Postgres: counters that grow across ticks.
 		if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -182,13 +183,13 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		return err
 	}
 	defer pool.Close()
-	metrics := guard.NewMetrics()
+	m := metrics.NewMetrics()
 	if cfg.Guard == nil {
 		gcfg, err := guard.ConfigFromEnv(opts.f.Getenv, seen...)
 		if err != nil {
 			return usageError("%v", err)
 		}
-		cfg.Guard = guard.New(pool, gcfg, metrics)
+		cfg.Guard = guard.New(pool, gcfg, m)
 	}
 	if opts.Workspace != "" {
 		if cfg.WorkspaceID, err = store.EnrichWorkspaceID(ctx, pool, opts.Workspace); err != nil {
@@ -206,10 +207,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 	if err == nil {
 		for outcome, n := range rep.Outcomes.Map() {
-			metrics.AddLeads(outcome, n)
+			m.AddLeads(outcome, n)
 		}
 	}
-	afterTick(ctx, opts.f, pool, "enrich", metrics, started, err == nil, opts.Outputs)
+	afterTick(ctx, opts.f, pool, "enrich", m, started, err == nil, opts.Outputs)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -20,7 +20,7 @@ func newCmdEvents(f *Factory) *cobra.Command {
 	return groupCommand("events", "Domain events (quota_exhausted, breaker_opened, ...): list and deliver to Slack",
 		`Domain events are written to an outbox in the same transaction as the state
 change and posted once each to the Slack incoming webhook in
-`+guard.SlackWebhookEnv+`. Ticks deliver at their end; failed posts are
+`+events.SlackWebhookEnv+`. Ticks deliver at their end; failed posts are
 retried later with backoff.`,
 		newCmdEventsList(f, nil), newCmdEventsDeliver(f, nil))
 }
@@ -114,7 +114,7 @@ func newCmdEventsDeliver(f *Factory, runF func(context.Context, *EventsDeliverOp
 	cmd := &cobra.Command{
 		Use:   "deliver",
 		Short: "Deliver pending events to the Slack webhook now (a bounded tick)",
-		Long: `Post every due event to the Slack incoming webhook in ` + guard.SlackWebhookEnv + `,
+		Long: `Post every due event to the Slack incoming webhook in ` + events.SlackWebhookEnv + `,
 once each, even with several deliverers running. Without a webhook the
 events stay pending (see 'rindactl events list') and this exits 0.
 
@@ -140,7 +140,7 @@ records its run in tick_runs (kind events), which 'rindactl status' and
 // eventsDeliverReport is what `events deliver` prints.
 type eventsDeliverReport struct {
 	TickID string `json:"tick_id"`
-	guard.DeliveryReport
+	events.DeliveryReport
 }
 
 func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
@@ -161,8 +161,8 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 	if err != nil {
 		return err
 	}
-	rep.DeliveryReport, err = guard.DeliverEvents(ctx, pool, opts.f.Getenv(guard.SlackWebhookEnv),
-		guard.DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration)})
+	rep.DeliveryReport, err = events.DeliverEvents(ctx, pool, opts.f.Getenv(events.SlackWebhookEnv),
+		events.DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration)})
 	if errors.Is(err, context.Canceled) {
 		err = nil // SIGTERM: what was posted is recorded, the rest waits
 	}
@@ -182,7 +182,7 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 		return ios.WriteJSON(rep)
 	}
 	if rep.NoWebhook {
-		fmt.Fprintf(ios.Out, "%s is not set: events stay pending (see 'rindactl events list')\n", guard.SlackWebhookEnv)
+		fmt.Fprintf(ios.Out, "%s is not set: events stay pending (see 'rindactl events list')\n", events.SlackWebhookEnv)
 		return nil
 	}
 	fmt.Fprintf(ios.Out, "delivered %s event(s), %s failed (retried later with backoff)\n",

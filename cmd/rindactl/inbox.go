@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/inbox"
+	"github.com/rindactl/rindactl/internal/metrics"
 )
 
 func newCmdInbox(f *Factory) *cobra.Command {
@@ -81,7 +81,7 @@ func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
 		Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
 		LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
 	})
-	afterTick(ctx, opts.f, pool, "inbox", guard.NewMetrics(), started, err == nil, opts.Outputs)
+	afterTick(ctx, opts.f, pool, "inbox", metrics.NewMetrics(), started, err == nil, opts.Outputs)
 	if rep != nil {
 		if format == cliio.FormatJSON {
 			if werr := opts.f.IO.WriteJSON(rep); werr != nil && err == nil {

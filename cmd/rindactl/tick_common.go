@@ -9,7 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
-	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/events"
+	"github.com/rindactl/rindactl/internal/metrics"
 )
 
 // tickOutputs are the flags every tick shares for what it leaves behind
@@ -28,13 +29,13 @@ func (o *tickOutputs) register(fl *pflag.FlagSet) {
 // domain events (quota_exhausted, mailbox_paused, ...) to the Slack webhook
 // and exports metrics. Neither may fail the tick: the events wait in the
 // outbox for the next run, and a metrics failure is logged.
-func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string, m *guard.Metrics, started time.Time, ok bool, out tickOutputs) {
+func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string, m *metrics.Metrics, started time.Time, ok bool, out tickOutputs) {
 	// A tick stopped by SIGTERM still hands over its alerts, within bounds.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	log := f.Logger().With("component", "tick", "kind", kind)
 
-	rep, err := guard.DeliverEvents(ctx, pool, f.Getenv(guard.SlackWebhookEnv), guard.DeliverOptions{Metrics: m})
+	rep, err := events.DeliverEvents(ctx, pool, f.Getenv(events.SlackWebhookEnv), events.DeliverOptions{Metrics: m})
 	switch {
 	case err != nil:
 		log.Warn("delivering events failed; they stay in the outbox for the next run", "error", err.Error())
@@ -43,7 +44,7 @@ func afterTick(ctx context.Context, f *Factory, pool *pgxpool.Pool, kind string,
 	}
 
 	m.ObserveTick(kind, time.Since(started), ok, time.Now())
-	if err := m.Export(ctx, pool, guard.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
+	if err := m.Export(ctx, pool, metrics.ExportOptions{File: out.MetricsFile, PushgatewayURL: out.PushgatewayURL, Job: "rindactl_" + kind}, kind); err != nil {
 		log.Warn("exporting metrics failed", "error", err.Error())
 	}
 }

@@ -122,3 +122,27 @@ func BenchmarkClaimPipeline(b *testing.B) {
 		}
 	}
 }
+
+func TestPostgresCPUCountsTheBenchsOwnCluster(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	pm, err := bench.Postmaster(ctx, db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm == 0 {
+		t.Fatal("the test cluster runs on this machine: want its postmaster's pid")
+	}
+	before := bench.SampleCPU(pm)
+	if _, err := db.Pool.Exec(ctx, `SELECT sum(g) FROM generate_series(1, 3000000) g`); err != nil {
+		t.Fatal(err)
+	}
+	_, pg := before.PerItem(bench.SampleCPU(pm), 1)
+	if pg == nil || *pg <= 0 {
+		t.Fatalf("postgres CPU over a 3M-row sum: got %v, want a positive figure", pg)
+	}
+	if _, pg := before.PerItem(bench.SampleCPU(0), 1); pg != nil {
+		t.Fatalf("no postmaster given: want postgres unknown, got %v", *pg)
+	}
+}

@@ -31,8 +31,8 @@ type ClaimResult struct {
 	Rows       int     `json:"rows"`
 	Seconds    float64 `json:"seconds"`
 	RowsPerSec float64 `json:"rows_per_sec"`
-	// CPU per row in microseconds: this process, and every postgres
-	// process on this machine (absent when the server is not local).
+	// CPU per row in microseconds: this process, and the server's postgres
+	// processes (absent when the server is not on this machine).
 	CPUPerRowUS         float64  `json:"cpu_us_per_row"`
 	PostgresCPUPerRowUS *float64 `json:"postgres_cpu_us_per_row,omitempty"`
 }
@@ -69,7 +69,11 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 		return res, err
 	}
 
-	cpu0 := sampleCPU()
+	pm, err := Postmaster(ctx, s.Pool)
+	if err != nil {
+		return res, err
+	}
+	cpu0 := SampleCPU(pm)
 	start := time.Now()
 	done := 0
 	for done < cfg.Rows {
@@ -87,7 +91,7 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 	}
 	elapsed := time.Since(start).Seconds()
 	res = ClaimResult{Rows: cfg.Rows, Seconds: elapsed, RowsPerSec: float64(cfg.Rows) / elapsed}
-	res.CPUPerRowUS, res.PostgresCPUPerRowUS = cpu0.perItem(sampleCPU(), cfg.Rows)
+	res.CPUPerRowUS, res.PostgresCPUPerRowUS = cpu0.PerItem(SampleCPU(pm), cfg.Rows)
 	return res, nil
 }
 

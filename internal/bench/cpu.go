@@ -1,23 +1,30 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// cpuSample is CPU time (user + system) used so far by this process and by
-// every process named postgres on this machine. Reading both around a run
-// splits its cost between rindactl and a local database server; on a
-// 2-core machine that split, not latency, bounds the email drain.
-type cpuSample struct {
+// CPUSample is CPU time (user + system) used so far by this process and by
+// the processes of one local postgres cluster: its postmaster and its
+// backends. Reading both around a run splits its cost between the client
+// and the database server; on a 2-core machine that split, not latency,
+// bounds the email drain. Only the bench's own cluster counts: other
+// clusters on a shared machine start and stop during a run.
+type CPUSample struct {
 	self     time.Duration
 	postgres time.Duration
-	// postgresSeen is false when no postgres process is visible (the server
-	// is elsewhere, or /proc is not there): postgres is then unknown.
+	// postgresSeen is false when the cluster's postmaster is not visible
+	// (the server is elsewhere, or /proc is not there): postgres is then
+	// unknown.
 	postgresSeen bool
 }
 
@@ -25,56 +32,110 @@ type cpuSample struct {
 // Linux architecture Go supports.
 const clockTick = 10 * time.Millisecond
 
-func sampleCPU() cpuSample {
-	var s cpuSample
+// Postmaster returns the process id of the local postmaster serving pool,
+// or 0 when it is not on this machine: the parent of a backend of pool,
+// read while that backend's connection is held.
+func Postmaster(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Release()
+	var backend int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		return 0, fmt.Errorf("reading the backend's pid: %w", err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", backend))
+	if err != nil {
+		return 0, nil // the server is not on this machine
+	}
+	st, ok := parsePostgresStat(string(b))
+	if !ok {
+		return 0, nil // another machine's pid, here some other program
+	}
+	return st.ppid, nil
+}
+
+// SampleCPU reads the CPU used so far by this process and by the cluster
+// whose postmaster is pm (0: not measured).
+func SampleCPU(pm int) CPUSample {
+	var s CPUSample
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // the process ended meanwhile
-		}
-		if d, ok := postgresCPU(string(b)); ok {
-			s.postgres += d
-			s.postgresSeen = true
+	if pm == 0 {
+		return s
+	}
+	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	stats := make([]string, 0, len(paths))
+	for _, path := range paths {
+		if b, err := os.ReadFile(path); err == nil { // else the process ended meanwhile
+			stats = append(stats, string(b))
 		}
 	}
+	s.postgres, s.postgresSeen = clusterCPU(stats, pm)
 	return s
 }
 
-// postgresCPU reads one /proc/PID/stat line when the process is postgres
-// (its comm field is "(postgres)"): its own utime + stime, plus cutime +
-// cstime, the time of its children that have ended. The postmaster waits
-// for its backends, so a connection that closed during the run still
-// counts.
-func postgresCPU(stat string) (time.Duration, bool) {
+// clusterCPU sums the CPU of the cluster whose postmaster is pm over
+// /proc/PID/stat lines: the postmaster and its postgres children. seen is
+// false when the postmaster is not among them.
+func clusterCPU(stats []string, pm int) (cpu time.Duration, seen bool) {
+	for _, line := range stats {
+		if st, ok := parsePostgresStat(line); ok && (st.pid == pm || st.ppid == pm) {
+			cpu += st.cpu
+			seen = seen || st.pid == pm
+		}
+	}
+	return cpu, seen
+}
+
+// postgresStat is what SampleCPU reads from one postgres process's
+// /proc/PID/stat line.
+type postgresStat struct {
+	pid, ppid int
+	// cpu is its own utime + stime, plus cutime + cstime, the time of its
+	// children that have ended: the postmaster waits for its backends, so
+	// a connection that closed during the run still counts.
+	cpu time.Duration
+}
+
+// parsePostgresStat reads one /proc/PID/stat line when the process is
+// postgres (its comm field is "(postgres)").
+func parsePostgresStat(stat string) (postgresStat, bool) {
 	open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
 	if open < 0 || end < open || stat[open+1:end] != "postgres" {
-		return 0, false
+		return postgresStat{}, false
 	}
-	// After "comm)" comes field 3 (state); fields 14 to 17 are utime,
-	// stime, cutime and cstime.
+	pid, err := strconv.Atoi(strings.TrimSpace(stat[:open]))
+	if err != nil {
+		return postgresStat{}, false
+	}
+	// After "comm)" comes field 3 (state), then 4 (ppid); fields 14 to 17
+	// are utime, stime, cutime and cstime.
 	f := strings.Fields(stat[end+1:])
 	if len(f) < 15 {
-		return 0, false
+		return postgresStat{}, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return postgresStat{}, false
 	}
 	var ticks int64
 	for _, v := range f[11:15] {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return 0, false
+			return postgresStat{}, false
 		}
 		ticks += n
 	}
-	return time.Duration(ticks) * clockTick, true
+	return postgresStat{pid: pid, ppid: ppid, cpu: time.Duration(ticks) * clockTick}, true
 }
 
-// perItem is the CPU microseconds per item between two samples: this
+// PerItem is the CPU microseconds per item between two samples: this
 // process's, and postgres's (nil when postgres is not visible here).
-func (s cpuSample) perItem(end cpuSample, items int) (self float64, postgres *float64) {
+func (s CPUSample) PerItem(end CPUSample, items int) (self float64, postgres *float64) {
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(items) }
 	self = per(end.self - s.self)
 	if s.postgresSeen && end.postgresSeen {

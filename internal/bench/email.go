@@ -45,8 +45,9 @@ type EmailResult struct {
 	Ratio       float64 `json:"ratio"`
 	SMTPDelayMS float64 `json:"smtp_delay_ms"`
 	// CPU per message in microseconds (user + system): this process during
-	// the tick and during the bare loop, and every postgres process on this
-	// machine during the tick (absent when the server is not local). When
+	// the tick and during the bare loop, and the server's postgres
+	// processes during the tick (absent when the server is not on this
+	// machine). When
 	// their sum over the cores is near the tick's time per message, CPU is
 	// the limit, not the database's latency.
 	TickCPUPerSendUS     float64  `json:"tick_cpu_us_per_send"`
@@ -89,8 +90,12 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 		return res, err
 	}
 
+	pm, err := Postmaster(ctx, s.Pool)
+	if err != nil {
+		return res, err
+	}
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
-	cpu0 := sampleCPU()
+	cpu0 := SampleCPU(pm)
 	start := time.Now()
 	sent := 0
 	for sent < cfg.Steps {
@@ -108,16 +113,16 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	}
 	res = EmailResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds(), SMTPDelayMS: float64(cfg.SMTPDelay) / float64(time.Millisecond)}
 	res.SendsPerSec = float64(cfg.Steps) / res.Seconds
-	res.TickCPUPerSendUS, res.PostgresCPUPerSendUS = cpu0.perItem(sampleCPU(), cfg.Steps)
+	res.TickCPUPerSendUS, res.PostgresCPUPerSendUS = cpu0.PerItem(SampleCPU(pm), cfg.Steps)
 
 	before := srv.Accepted()
-	cpu0 = sampleCPU()
+	cpu0 = SampleCPU(0) // no database in the bare loop
 	start = time.Now()
 	if err := bareLoop(ctx, srv, campaign, cfg); err != nil {
 		return res, err
 	}
 	res.BareSeconds = time.Since(start).Seconds()
-	res.BareCPUPerSendUS, _ = cpu0.perItem(sampleCPU(), cfg.Steps)
+	res.BareCPUPerSendUS, _ = cpu0.PerItem(SampleCPU(0), cfg.Steps)
 	if got := srv.Accepted() - before; got != cfg.Steps {
 		return res, fmt.Errorf("bench email: the bare loop delivered %d of %d messages", got, cfg.Steps)
 	}

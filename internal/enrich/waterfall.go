@@ -91,11 +91,7 @@ func (lr *leadResult) add(provider string, s step) {
 			lr.quota = s.err
 		}
 	case stepBlocked:
-		if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
-			lr.rateBlocked.earlier(provider, s)
-		} else {
-			lr.blocked.earlier(provider, s)
-		}
+		lr.addBlock(provider, s)
 	case stepUnusable:
 		lr.unusable = s.err
 	case stepFailed:
@@ -103,6 +99,16 @@ func (lr *leadResult) add(provider string, s step) {
 			lr.transient = s.err
 		}
 	}
+}
+
+// addBlock keeps the earliest block of each sort: a rate block, or a guard
+// that could not decide, ends within seconds and never parks the lead.
+func (lr *leadResult) addBlock(provider string, s step) {
+	if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
+		lr.rateBlocked.earlier(provider, s)
+		return
+	}
+	lr.blocked.earlier(provider, s)
 }
 
 // decide maps what the waterfall met to the lead's next state. Precedence:
@@ -180,60 +186,10 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 	}
 
 	began := time.Now()
-	var lr leadResult
-waterfall:
-	for _, f := range r.cfg.Finders {
-		var found Finding
-		s := r.call(ctx, stop, l, f.Name(), func(ctx context.Context) (CallOutcome, error) {
-			var err error
-			found, err = f.FindEmail(ctx, lead)
-			switch {
-			case err != nil:
-				return CallFailed, err
-			case found.Found:
-				return CallFound, nil
-			}
-			return CallNotFound, nil
-		})
-		if s.kind == stepStopped {
-			r.release(l)
-			return
-		}
-		if s.kind != stepAnswered || s.outcome != CallFound {
-			lr.add(f.Name(), s)
-			continue
-		}
-		if r.cfg.Verifier == nil {
-			lr.email, lr.foundBy = found.Email, f.Name()
-			break
-		}
-		v := r.cfg.Verifier
-		vs := r.call(ctx, stop, l, v.Name(), func(ctx context.Context) (CallOutcome, error) {
-			verdict, err := v.Verify(ctx, found.Email)
-			switch {
-			case err != nil:
-				return CallFailed, err
-			case verdict.Deliverable():
-				return CallFound, nil
-			}
-			return CallNotFound, nil
-		})
-		switch {
-		case vs.kind == stepStopped:
-			r.release(l)
-			return
-		case vs.kind == stepAnswered && vs.outcome == CallFound:
-			lr.email, lr.foundBy = found.Email, f.Name()
-			break waterfall
-		case vs.kind == stepAnswered:
-			// Undeliverable: as if this finder had missed.
-			lr.add(f.Name(), step{kind: stepAnswered})
-		default:
-			// Without the verifier no address can be accepted, so the
-			// other finders cannot help this time.
-			lr.add(v.Name(), vs)
-			break waterfall
-		}
+	lr, worked := r.waterfall(ctx, stop, l, lead)
+	if !worked {
+		r.release(l)
+		return
 	}
 	o := r.decide(l, &lr)
 	if lr.called {
@@ -246,6 +202,74 @@ waterfall:
 			"attempts", l.Attempts, "error", o.LastError)
 	}
 	r.finish(o)
+}
+
+// waterfall tries the finders in order, each found address through the
+// verifier when there is one, and gathers what they met; false when the
+// tick stopped first (the lead goes back untouched).
+func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, lead Lead) (leadResult, bool) {
+	var lr leadResult
+	for _, f := range r.cfg.Finders {
+		var found Finding
+		s := r.call(ctx, stop, l, f.Name(), findCall(f, lead, &found))
+		switch {
+		case s.kind == stepStopped:
+			return lr, false
+		case s.kind != stepAnswered || s.outcome != CallFound:
+			lr.add(f.Name(), s)
+			continue
+		case r.cfg.Verifier == nil:
+			lr.email, lr.foundBy = found.Email, f.Name()
+			return lr, true
+		}
+		v := r.cfg.Verifier
+		vs := r.call(ctx, stop, l, v.Name(), verifyCall(v, found.Email))
+		switch {
+		case vs.kind == stepStopped:
+			return lr, false
+		case vs.kind == stepAnswered && vs.outcome == CallFound:
+			lr.email, lr.foundBy = found.Email, f.Name()
+			return lr, true
+		case vs.kind == stepAnswered:
+			// Undeliverable: as if this finder had missed.
+			lr.add(f.Name(), step{kind: stepAnswered})
+		default:
+			// Without the verifier no address can be accepted, so the
+			// other finders cannot help this time.
+			lr.add(v.Name(), vs)
+			return lr, true
+		}
+	}
+	return lr, true
+}
+
+// findCall asks finder f for lead's address, kept in found.
+func findCall(f Finder, lead Lead, found *Finding) func(context.Context) (CallOutcome, error) {
+	return func(ctx context.Context) (CallOutcome, error) {
+		var err error
+		*found, err = f.FindEmail(ctx, lead)
+		return callOutcome(err, err == nil && found.Found)
+	}
+}
+
+// verifyCall asks verifier v whether email is deliverable.
+func verifyCall(v Verifier, email string) func(context.Context) (CallOutcome, error) {
+	return func(ctx context.Context) (CallOutcome, error) {
+		verdict, err := v.Verify(ctx, email)
+		return callOutcome(err, err == nil && verdict.Deliverable())
+	}
+}
+
+// callOutcome classifies a provider's answer: hit says it found (or
+// accepted) the address.
+func callOutcome(err error, hit bool) (CallOutcome, error) {
+	switch {
+	case err != nil:
+		return CallFailed, err
+	case hit:
+		return CallFound, nil
+	}
+	return CallNotFound, nil
 }
 
 // call makes one guarded provider call for lead l, or explains why it made
@@ -277,21 +301,9 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// The tick's deadline bounds the wait for a rate slot: a slot before it
 	// is worth waiting for, one after it belongs to the next tick.
 	deadline, _ := stop.Deadline()
-	call := Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline}
-	adm, err := r.cfg.Guard.Admit(ctx, call)
-	if err != nil {
-		if ctx.Err() != nil {
-			return step{kind: stepStopped}
-		}
-		log().Error("guard could not decide; no call made", "error", err.Error())
-		return step{kind: stepBlocked, until: time.Now().Add(r.cfg.Backoff.Delay(1)), reason: reasonGuardError}
-	}
-	r.rateWait.Add(int64(adm.Waited))
-	if !adm.Allowed {
-		p.block(adm.Until, adm.Reason)
-		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason,
-			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", true, "duration_ms", 0)
-		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}
+	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline}, p, log)
+	if !ok {
+		return s
 	}
 
 	// Admit may have waited for a token; meanwhile a call ahead of this one
@@ -305,27 +317,57 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 		}
 		return s
 	}
+	return r.invoke(ctx, provider, p, adm, do, log)
+}
 
+// admit asks the guard for the call; false means no call is made and the
+// step says why.
+func (r *tickRun) admit(ctx context.Context, call Call, p *pair, log func() *slog.Logger) (Admission, step, bool) {
+	adm, err := r.cfg.Guard.Admit(ctx, call)
+	s, ok := refusal(adm, err, ctx.Err() != nil, time.Now().Add(r.cfg.Backoff.Delay(1)))
+	if err != nil {
+		if s.kind == stepBlocked {
+			log().Error("guard could not decide; no call made", "error", err.Error())
+		}
+		return adm, s, false
+	}
+	r.rateWait.Add(int64(adm.Waited))
+	if !ok {
+		p.block(adm.Until, adm.Reason)
+		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason,
+			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", true, "duration_ms", 0)
+	}
+	return adm, s, ok
+}
+
+// refusal maps the guard's answer to the step of a call not made; true
+// when the call may go out. A guard that could not decide blocks until
+// retry, like a rate block; cancelled says the tick is stopping.
+func refusal(adm Admission, err error, cancelled bool, retry time.Time) (step, bool) {
+	switch {
+	case err != nil && cancelled:
+		return step{kind: stepStopped}, false
+	case err != nil:
+		return step{kind: stepBlocked, until: retry, reason: reasonGuardError}, false
+	case !adm.Allowed:
+		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}, false
+	}
+	return step{}, true
+}
+
+// invoke makes an admitted call and settles it with the guard.
+func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admission, do func(context.Context) (CallOutcome, error), log func() *slog.Logger) step {
 	start := time.Now()
 	r.calls[provider].Add(1)
 	outcome, err := do(ctx)
 	took := time.Since(start)
-	var pe *ProviderError
-	if err != nil {
-		var ok bool
-		if pe, ok = AsProviderError(err); !ok {
-			// Adapters promise *ProviderError; anything else is treated as
-			// an outage, never as the lead's failure.
-			pe = &ProviderError{Provider: provider, Kind: KindUnavailable, Message: err.Error(), Err: err}
-		}
-	}
+	pe := asProviderError(provider, err)
 	if pe != nil && pe.Kind == KindQuota {
 		// Remember before settling: Settle is a database round trip, and
 		// calls queued behind this one must not go out meanwhile.
 		p.setQuota(pe)
 	}
-	settle := CallResult{Outcome: outcome, Err: pe, Duration: took}
-	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, settle); err != nil {
+	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: outcome, Err: pe, Duration: took}); err != nil {
 		log().Error("guard could not record the call", "error", err.Error())
 	}
 	if pe == nil {
@@ -335,21 +377,52 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	if ctx.Err() != nil {
 		return step{kind: stepStopped}
 	}
+	s := failedStep(pe)
 	attrs := []any{"kind", string(pe.Kind), "retry_after_ms", pe.RetryAfter.Milliseconds(),
 		"is_transient", pe.Transient(), "duration_ms", took.Milliseconds(), "error", pe.Error()}
+	if s.kind == stepUnusable {
+		r.disable(pe, log(), attrs)
+	} else {
+		log().Warn(failureMessage[s.kind], attrs...)
+	}
+	return s
+}
+
+// asProviderError is a call's error as the waterfall reads it. Adapters
+// promise *ProviderError; anything else is treated as an outage, never as
+// the lead's failure.
+func asProviderError(provider string, err error) *ProviderError {
+	if err == nil {
+		return nil
+	}
+	if pe, ok := AsProviderError(err); ok {
+		return pe
+	}
+	return &ProviderError{Provider: provider, Kind: KindUnavailable, Message: err.Error(), Err: err}
+}
+
+// failedStep is what a provider's error means for the lead's waterfall.
+func failedStep(pe *ProviderError) step {
+	s := step{err: pe, called: true}
 	switch pe.Kind {
 	case KindQuota:
-		log().Warn("provider quota exhausted; no more calls to it for this workspace in this tick", attrs...)
-		return step{kind: stepQuota, err: pe, called: true}
+		s.kind = stepQuota
 	case KindAuth:
-		r.disable(pe, log(), attrs)
-		return step{kind: stepUnusable, err: pe, called: true}
+		s.kind = stepUnusable
 	case KindInvalidLead:
-		log().Warn("provider rejected the lead's input", attrs...)
-		return step{kind: stepAnswered, outcome: CallNotFound, err: pe, called: true}
+		s.kind, s.outcome = stepAnswered, CallNotFound
+	default:
+		s.kind = stepFailed
 	}
-	log().Warn("provider call failed transiently", attrs...)
-	return step{kind: stepFailed, err: pe, called: true}
+	return s
+}
+
+// failureMessage is the waterfall's log line for a failed call's step;
+// a refused key is said once by disable.
+var failureMessage = map[stepKind]string{
+	stepQuota:    "provider quota exhausted; no more calls to it for this workspace in this tick",
+	stepAnswered: "provider rejected the lead's input",
+	stepFailed:   "provider call failed transiently",
 }
 
 // remembered answers from what the tick already knows: a refused key, the

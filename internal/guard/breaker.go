@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -14,15 +15,6 @@ const (
 	breakerClosed = "closed"
 	breakerProbe  = "probe"
 	breakerOpen   = "open"
-)
-
-// Event kinds written with breaker changes.
-const (
-	EventQuotaExhausted = "quota_exhausted"
-	EventBreakerOpened  = "breaker_opened"
-	EventBreakerClosed  = "breaker_closed"
-	EventCeilingReached = "ceiling_reached"
-	EventAuthFailed     = "provider_auth_failed"
 )
 
 // probeOwner names a call as the holder of a half-open probe. A lead is
@@ -70,11 +62,11 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 	switch kind {
 	case enrich.KindQuota:
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.quotaWindow(res.Err),
-			string(kind), []string{EventQuotaExhausted, EventBreakerOpened}, false)
+			string(kind), []string{events.KindQuotaExhausted, events.KindBreakerOpened}, false)
 		return err
 	case enrich.KindAuth:
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.AuthOpen,
-			string(kind), []string{EventAuthFailed, EventBreakerOpened}, false)
+			string(kind), []string{events.KindAuthFailed, events.KindBreakerOpened}, false)
 		return err
 	}
 	window := g.cfg.TransientOpen
@@ -85,7 +77,7 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 		// A failed probe re-opens at once; the episode (and its alert)
 		// stays the same.
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, window,
-			string(kind), []string{EventBreakerOpened}, false)
+			string(kind), []string{events.KindBreakerOpened}, false)
 		return err
 	}
 	_, _, err := store.BreakerFailure(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.FailureThreshold, window, string(kind))
@@ -108,7 +100,7 @@ func (g *Guard) quotaWindow(pe *enrich.ProviderError) time.Duration {
 // OpenBreaker opens a breaker for an operator (e.g. a quota known to be
 // gone) with exactly the given window and writes breaker_opened.
 func OpenBreaker(ctx context.Context, db store.DBTX, workspaceID int64, provider string, openFor time.Duration, reason string) (until time.Time, err error) {
-	_, until, err = store.BreakerTrip(ctx, db, workspaceID, provider, openFor, reason, []string{EventBreakerOpened}, true)
+	_, until, err = store.BreakerTrip(ctx, db, workspaceID, provider, openFor, reason, []string{events.KindBreakerOpened}, true)
 	return until, err
 }
 

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
 // unlimited has no bucket and no price, so only the breaker decides.
-var unlimited = guard.Config{Providers: map[string]guard.Limits{"findymail": {}, "hunter": {}}}
+var unlimited = guard.Config{Providers: map[string]providerspec.Limits{"findymail": {}, "hunter": {}}}
 
 func call(ws, lead int64, provider string) enrich.Call {
 	return enrich.Call{TickID: "tick-test", WorkspaceID: ws, Provider: provider, LeadID: lead}

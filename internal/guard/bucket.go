@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -22,7 +23,7 @@ type bucket struct {
 	maxWait  time.Duration
 }
 
-func newBucket(call enrich.Call, lim Limits, maxWait time.Duration) bucket {
+func newBucket(call enrich.Call, lim providerspec.Limits, maxWait time.Duration) bucket {
 	if !lim.Rate.Enabled() {
 		return bucket{}
 	}

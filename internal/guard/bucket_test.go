@@ -9,29 +9,12 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
-
-func TestParseRate(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]time.Duration{"20/s": 50 * time.Millisecond, "500/m": 120 * time.Millisecond, "3600/h": time.Second} {
-		r, err := guard.ParseRate(in)
-		if err != nil || r.Interval() != want {
-			t.Errorf("ParseRate(%q) interval = %s, %v; want %s", in, r.Interval(), err, want)
-		}
-	}
-	for _, bad := range []string{"", "20", "x/s", "20/d", "-1/s"} {
-		if _, err := guard.ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
-	}
-	if r, err := guard.ParseRate("off"); err != nil || r.Enabled() {
-		t.Errorf("off: %+v %v", r, err)
-	}
-}
 
 func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
@@ -68,7 +51,7 @@ func TestBucketTwoConsumersNeverExceedRatePlusBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	const rate, burst = 10, 3
-	cfg := guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: rate, Per: time.Second}, Burst: burst}}}
+	cfg := guard.Config{Providers: map[string]providerspec.Limits{"hunter": {Rate: providerspec.Rate{Count: rate, Per: time.Second}, Burst: burst}}}
 
 	stop := time.Now().Add(1500 * time.Millisecond)
 	var wg sync.WaitGroup
@@ -123,7 +106,7 @@ func TestBucketRefusesBeyondWaitWithDueTime(t *testing.T) {
 	newLeads(t, db.Pool, ws, 1)
 	// 1/m with burst 1: the first call goes, the second is a minute away,
 	// far beyond the wait bound.
-	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: 1, Per: time.Minute}, Burst: 1}}}, nil)
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]providerspec.Limits{"hunter": {Rate: providerspec.Rate{Count: 1, Per: time.Minute}, Burst: 1}}}, nil)
 	first := admit(t, g, call(ws, 1, "hunter"))
 	if !first.Allowed {
 		t.Fatalf("first call: %+v", first)
@@ -156,7 +139,7 @@ func TestTickMakesEveryCallTheBucketAdmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: 10, Per: time.Second}, Burst: 1}}}, nil)
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]providerspec.Limits{"hunter": {Rate: providerspec.Rate{Count: 10, Per: time.Second}, Burst: 1}}}, nil)
 	if _, err := enrich.RunTick(context.Background(), db.Pool, enrich.TickConfig{
 		Finders: []enrich.Finder{finder}, Guard: g, Concurrency: 25, MaxDuration: 1500 * time.Millisecond, TickID: "bucket",
 	}); err != nil {
@@ -178,7 +161,7 @@ func TestCutTokenWaitIsASkippedCall(t *testing.T) {
 	db := storetest.New(t)
 	ws := newWorkspace(t, db.Pool, "acme")
 	newLeads(t, db.Pool, ws, 2)
-	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"hunter": {Rate: guard.Rate{Count: 2, Per: time.Second}, Burst: 1}}}, nil)
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]providerspec.Limits{"hunter": {Rate: providerspec.Rate{Count: 2, Per: time.Second}, Burst: 1}}}, nil)
 	settle(t, g, admit(t, g, call(ws, 1, "hunter")), enrich.CallResult{Outcome: enrich.CallFound})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

@@ -1,6 +1,9 @@
 package guard
 
-import "github.com/rindactl/rindactl/internal/enrich"
+import (
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
+)
 
 // Ledger states of provider_calls.
 const (
@@ -11,7 +14,7 @@ const (
 // ledgerState decides whether an admitted call's reserved cost is kept: a
 // found result is billed, a miss only when the provider bills misses, and a
 // failed call never (providers do not charge errors).
-func ledgerState(res enrich.CallResult, lim Limits) string {
+func ledgerState(res enrich.CallResult, lim providerspec.Limits) string {
 	switch {
 	case res.Outcome == enrich.CallFound:
 		return ledgerSettled

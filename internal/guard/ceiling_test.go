@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -25,7 +26,7 @@ func TestCeilingStopsWithinOneCallAndResumesWhenRaised(t *testing.T) {
 	if _, err := store.SetWorkspaceCeiling(ctx, db.Pool, "capped", ptr(1.00), "test"); err != nil {
 		t.Fatal(err)
 	}
-	cfg := guard.Config{Providers: map[string]guard.Limits{"findymail": {CostUSD: 0.30}}}
+	cfg := guard.Config{Providers: map[string]providerspec.Limits{"findymail": {CostUSD: 0.30}}}
 	g := guard.New(db.Pool, cfg, nil)
 
 	// Ten concurrent callers race for a $1.00 ceiling at $0.30 a call:
@@ -105,7 +106,7 @@ func TestSkippedCallRefundsAndLeavesBreakerAlone(t *testing.T) {
 	if _, err := store.SetWorkspaceCeiling(ctx, db.Pool, "skipper", ptr(0.50), "test"); err != nil {
 		t.Fatal(err)
 	}
-	g := guard.New(db.Pool, guard.Config{Providers: map[string]guard.Limits{"findymail": {CostUSD: 0.30}}}, nil)
+	g := guard.New(db.Pool, guard.Config{Providers: map[string]providerspec.Limits{"findymail": {CostUSD: 0.30}}}, nil)
 
 	a, err := g.Admit(ctx, call(ws, 1, "findymail"))
 	if err != nil || !a.Allowed {

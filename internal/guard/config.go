@@ -1,9 +1,9 @@
 // Package guard keeps enrichment's provider guards in Postgres: a circuit
-// breaker per (workspace, provider), a GCRA token bucket per provider, a
-// monthly USD ceiling per workspace, the outbox of domain events with its
-// Slack delivery, and the metrics ticks export. A cron tick remembers
-// nothing and several hosts may tick at once, so every decision is one
-// atomic SQL statement over shared rows.
+// breaker per (workspace, provider), a GCRA token bucket per provider and a
+// monthly USD ceiling per workspace. Breaker changes write their outbox
+// events (package events delivers them); the counters go to package
+// metrics. A cron tick remembers nothing and several hosts may tick at
+// once, so every decision is one atomic SQL statement over shared rows.
 package guard
 
 import (
@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
 // Breaker and bucket defaults (docs/guards.md explains each).
@@ -41,7 +44,7 @@ const (
 type Config struct {
 	// Providers holds per-provider limits; a provider missing here uses
 	// DefaultLimits.
-	Providers        map[string]Limits
+	Providers        map[string]providerspec.Limits
 	QuotaOpen        time.Duration
 	TransientOpen    time.Duration
 	AuthOpen         time.Duration
@@ -72,8 +75,15 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// DefaultLimits returns the documented defaults for provider, from its
+// descriptor; an unknown provider gets no bucket and no price.
+func DefaultLimits(name string) providerspec.Limits {
+	d, _ := provider.Lookup(name)
+	return d.Limits
+}
+
 // Limits returns the limits for provider.
-func (c Config) Limits(provider string) Limits {
+func (c Config) Limits(provider string) providerspec.Limits {
 	if l, ok := c.Providers[provider]; ok {
 		return l
 	}
@@ -92,7 +102,7 @@ func (c Config) Limits(provider string) Limits {
 //	RINDA_BREAKER_QUOTA_OPEN, RINDA_BREAKER_TRANSIENT_OPEN (durations),
 //	RINDA_BREAKER_FAILURES (count)
 func ConfigFromEnv(getenv func(string) string, providers ...string) (Config, error) {
-	cfg := Config{Providers: map[string]Limits{}}
+	cfg := Config{Providers: map[string]providerspec.Limits{}}
 	for _, p := range providers {
 		l, err := limitsFromEnv(getenv, p)
 		if err != nil {
@@ -117,11 +127,11 @@ func ConfigFromEnv(getenv func(string) string, providers ...string) (Config, err
 	return cfg.withDefaults(), nil
 }
 
-func limitsFromEnv(getenv func(string) string, provider string) (Limits, error) {
+func limitsFromEnv(getenv func(string) string, provider string) (providerspec.Limits, error) {
 	l := DefaultLimits(provider)
 	prefix := "RINDA_" + strings.ToUpper(provider) + "_"
 	if v := getenv(prefix + "RATE"); v != "" {
-		r, err := ParseRate(v)
+		r, err := providerspec.ParseRate(v)
 		if err != nil {
 			return l, fmt.Errorf("invalid %sRATE %q: %w", prefix, v, err)
 		}

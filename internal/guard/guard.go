@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -25,15 +26,15 @@ const settleTimeout = 5 * time.Second
 type Guard struct {
 	db      store.DBTX
 	cfg     Config
-	metrics *Metrics
+	metrics *metrics.Metrics
 }
 
 var _ enrich.Guard = (*Guard)(nil)
 
-// New returns a guard over db (a pool: Admit runs concurrently). metrics
-// may be nil.
-func New(db store.DBTX, cfg Config, metrics *Metrics) *Guard {
-	return &Guard{db: db, cfg: cfg.withDefaults(), metrics: metrics}
+// New returns a guard over db (a pool: Admit runs concurrently). m may be
+// nil.
+func New(db store.DBTX, cfg Config, m *metrics.Metrics) *Guard {
+	return &Guard{db: db, cfg: cfg.withDefaults(), metrics: m}
 }
 
 // Admit asks whether call may go out now. It makes one round trip, plus a
@@ -73,7 +74,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		adm.Reason, adm.Until = ReasonRateLimited, bucket.due(row)
 	}
 	if !adm.Allowed {
-		g.metrics.blocked(call.Provider, adm.Reason)
+		g.metrics.GuardBlocked(call.Provider, adm.Reason)
 		if adm.Probe {
 			// The probe was claimed but the call cannot go out: free it.
 			adm.Probe = false
@@ -114,7 +115,7 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	}
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
-	g.metrics.providerRequest(call.Provider, class)
+	g.metrics.ProviderRequest(call.Provider, class)
 	if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerState(res, lim), class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
 		return err
 	}

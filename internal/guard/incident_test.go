@@ -2,17 +2,24 @@ package guard_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -57,12 +64,12 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	metrics := guard.NewMetrics()
+	m := metrics.NewMetrics()
 	cfg, err := guard.ConfigFromEnv(os.Getenv, "findymail", "hunter")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := guard.New(db.Pool, cfg, metrics)
+	g := guard.New(db.Pool, cfg, m)
 	var finders []enrich.Finder
 	for _, name := range []string{"findymail", "hunter"} {
 		f, err := provider.NewFinder(name, set.Getenv)
@@ -94,7 +101,7 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("tick %d: %v", ticks, err)
 		}
-		metrics.AddLeads("enriched", rep.Outcomes.Enriched)
+		m.AddLeads("enriched", rep.Outcomes.Enriched)
 	}
 
 	// One call meets the quota and opens the breaker; its probe every
@@ -133,18 +140,18 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	}
 
 	hook := newSlackHook(t)
-	if _, err := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{Metrics: metrics}); err != nil {
+	if _, err := events.DeliverEvents(ctx, db.Pool, hook.URL, events.DeliverOptions{Metrics: m}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d leads settled in %d ticks: %d Findymail calls, %d Hunter calls, %d enriched, %d unreachable (Hunter's misses: %d), %d Slack messages",
-		n, ticks, set.Findymail.Count(), set.Hunter.Count(), enriched, unreachable, misses, len(hook.texts()))
-	if txt := hook.texts(); len(txt) != 1 || !strings.HasPrefix(txt[0], "Provider quota exhausted") || !strings.Contains(txt[0], "blocked until") {
+		n, ticks, set.Findymail.Count(), set.Hunter.Count(), enriched, unreachable, misses, len(hook.posted()))
+	if txt := hook.posted(); len(txt) != 1 || !strings.HasPrefix(txt[0], "Provider quota exhausted") || !strings.Contains(txt[0], "blocked until") {
 		t.Errorf("slack got %q, want exactly one quota_exhausted message with the reopen time", txt)
 	}
 
 	// The metrics a tick exports describe the incident.
 	file := t.TempDir() + "/rindactl_enrich.prom"
-	if err := metrics.Export(ctx, db.Pool, guard.ExportOptions{File: file}, "enrich"); err != nil {
+	if err := m.Export(ctx, db.Pool, metrics.ExportOptions{File: file}, "enrich"); err != nil {
 		t.Fatal(err)
 	}
 	prom, err := os.ReadFile(file)
@@ -161,4 +168,39 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 			t.Errorf("metrics file lacks %s", want)
 		}
 	}
+}
+
+// slackHook is an incoming-webhook stand-in answering "ok" like Slack; it
+// keeps the fallback text of every message it accepted.
+type slackHook struct {
+	*httptest.Server
+	mu    sync.Mutex
+	texts []string
+}
+
+func newSlackHook(t *testing.T) *slackHook {
+	h := &slackHook{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			Text   string `json:"text"`
+			Blocks []any  `json:"blocks"`
+		}
+		if body, _ := io.ReadAll(r.Body); json.Unmarshal(body, &msg) != nil || msg.Text == "" || msg.Blocks == nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, "invalid_payload")
+			return
+		}
+		h.mu.Lock()
+		h.texts = append(h.texts, msg.Text)
+		h.mu.Unlock()
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *slackHook) posted() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.texts...)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -59,7 +60,7 @@ func BenchmarkTickAtDefaultBuckets(b *testing.B) {
 
 // tickAtDefaultBuckets runs one tick over n due leads with Hunter as the
 // only finder under the shipped guard defaults.
-func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, guard.Limits, *providertest.Set) {
+func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, providerspec.Limits, *providertest.Set) {
 	t.Helper()
 	db := storetest.New(t)
 	set := providertest.StartAll()

@@ -1,7 +1,9 @@
-// Package metrics exports the email tick's metrics from Postgres. Counters
-// are the running totals the ticks keep in email_mailbox_totals, not what
-// one short process did, so they only ever grow and rate() works across
-// ticks, hosts and restarts.
+// Package metrics owns every Prometheus metric rindactl exports and their
+// export to node_exporter's textfile collector or a Pushgateway. Metrics
+// (tick.go) holds one run's counters and the shared gauges a tick reads
+// from Postgres; Email is the email tick's running totals, kept in
+// email_mailbox_totals, not what one short process did, so they only ever
+// grow and rate() works across ticks, hosts and restarts.
 package metrics
 
 import (

@@ -16,7 +16,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
-	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -85,7 +85,7 @@ func newSecretScenario(t *testing.T) *secretScenario {
 		"DATABASE_URL":              sc.dbURL,
 		"RINDA_SMTP_PASSWORD_SDR01": sc.secrets["smtp password"],
 		"RINDA_SMTP_PASSWORD_SDR02": sc.secrets["wrong smtp password"],
-		guard.SlackWebhookEnv:       sc.slack.URL + "/services/T0001/B0001/" + sc.secrets["slack token"],
+		events.SlackWebhookEnv:      sc.slack.URL + "/services/T0001/B0001/" + sc.secrets["slack token"],
 	}
 	for _, srv := range sc.set.All() {
 		key := sc.secrets[srv.Provider()+" key"]
@@ -237,7 +237,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// Events: a webhook that cannot be reached (its URL, token included,
 	// must not end up in last_error), then the real one.
-	broken := sc.with(map[string]string{guard.SlackWebhookEnv: "http://" + closedPort(t) + "/services/T0001/B0001/" + sc.secrets["slack token"]})
+	broken := sc.with(map[string]string{events.SlackWebhookEnv: "http://" + closedPort(t) + "/services/T0001/B0001/" + sc.secrets["slack token"]})
 	sqlExec(t, sc.db, `UPDATE events SET delivered_at = NULL, attempts = 0, next_attempt_at = now() - interval '1 second'`)
 	if res := sc.run(t, broken, 0, "events", "deliver"); !strings.Contains(res.stdout, "0 event(s), ") || strings.Contains(res.stdout, " 0 failed") {
 		t.Errorf("events deliver to an unreachable webhook should report failures: %s", res)

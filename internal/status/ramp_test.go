@@ -67,7 +67,7 @@ func TestWhyNamesTheRampCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := codes(x.Holds); got != "daily_cap_reached" || !strings.Contains(x.Holds[0].Detail, "cap of 20") {
+	if got := status.HoldCodes(x.Holds); got != "daily_cap_reached" || !strings.Contains(x.Holds[0].Detail, "cap of 20") {
 		t.Errorf("holds %q (%+v), want the ramp's cap of 20 reached", got, x.Holds)
 	}
 	// With a human gap, the mailbox's next turn is named too.
@@ -78,7 +78,7 @@ func TestWhyNamesTheRampCap(t *testing.T) {
 	if x, err = status.ExplainEnrollment(ctx, db.Pool, fixedNow, id); err != nil {
 		t.Fatal(err)
 	}
-	if got := codes(x.Holds); got != "gap" || !strings.Contains(x.Holds[0].Detail, "until 2026-06-05 05:57:00Z") {
+	if got := status.HoldCodes(x.Holds); got != "gap" || !strings.Contains(x.Holds[0].Detail, "until 2026-06-05 05:57:00Z") {
 		t.Errorf("holds %q (%+v), want the gap until 05:57", got, x.Holds)
 	}
 }

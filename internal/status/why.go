@@ -79,69 +79,107 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case len(leads) == 0 && workspace != "":
-		return nil, &NotFoundError{fmt.Sprintf("no lead %q in workspace %q (give a lead id or an external id)", ref, workspace)}
-	case len(leads) == 0:
-		return nil, &NotFoundError{fmt.Sprintf("no lead %q (give a lead id or an external id)", ref)}
-	case len(leads) > 1:
-		var where []string
-		for _, l := range leads {
-			where = append(where, fmt.Sprintf("id %d in %s", l.ID, l.Workspace))
-		}
-		return nil, &AmbiguousError{fmt.Sprintf("lead %q matches %d leads (%s): add --workspace or use the id", ref, len(leads), strings.Join(where, ", "))}
+	l, err := oneLead(leads, ref, workspace)
+	if err != nil {
+		return nil, err
 	}
-	l := leads[0]
 	x := &LeadExplanation{
 		LeadID: l.ID, ExternalID: l.ExternalID, Workspace: l.Workspace, Email: l.Email,
 		Status: l.Status, Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
 		Provider: l.Provider, LastError: Redact(l.LastError), Holds: []Hold{},
 	}
-	if !l.HasEnrichment {
-		x.Status = "none"
-		x.Summary = "this lead never needed enrichment (its address came with the import)"
-		if l.Email == "" {
-			x.Summary = "this lead has no enrichment row and no address: import it again or enroll it after enrichment"
-		}
+	row := leadRowHolds(l, now)
+	if row.summary != "" {
+		x.Status, x.Summary = row.status, row.summary
 		return x, nil
 	}
-	switch l.Status {
-	case "enriched":
-		x.Summary = fmt.Sprintf("enriched: address found by %s; nothing holds it", orUnknown(l.Provider))
-		return x, nil
-	case "not_found":
-		x.Summary = "not_found: every provider answered and none found an address; this is final"
-		return x, nil
-	case "enrichment_failed":
-		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
-			"enrichment gave up after %d attempt(s); only 'rindactl requeue --status=enrichment_failed' brings it back", l.Attempts)})
-	case "in_progress":
-		x.Holds = append(x.Holds, leaseHold(l.LockedBy, l.LockedUntil, now, "enrich"))
-	case "unreachable":
-		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
-			x.Holds = append(x.Holds, Hold{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
-				"unreachable: %s blocked it (quota or auth); negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
-				orUnknown(l.Provider), stamp(*l.NegativeCacheUntil))})
-		}
-	case "pending":
-		if l.NextAttemptAt != nil && l.NextAttemptAt.After(now) {
-			x.Holds = append(x.Holds, Hold{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: fmt.Sprintf(
-				"backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))})
-		}
-	}
-	if l.Status != "enrichment_failed" {
+	x.Holds = append(x.Holds, row.holds...)
+	if row.guarded {
 		guards, err := workspaceGuards(ctx, db, now, l.WorkspaceID, l.Workspace)
 		if err != nil {
 			return nil, err
 		}
 		x.Holds = append(x.Holds, guards...)
 	}
-	if x.LastError != "" {
-		x.Holds = append(x.Holds, Hold{Code: "last_error", Detail: "last error: " + x.LastError})
-	}
+	x.Holds = append(x.Holds, lastErrorHolds(x.LastError)...)
 	x.Summary = leadSummary(x, now)
 	return x, nil
+}
+
+// oneLead picks the lead a reference names, or says why none or several.
+func oneLead(leads []store.OpsLead, ref, workspace string) (store.OpsLead, error) {
+	switch {
+	case len(leads) == 0 && workspace != "":
+		return store.OpsLead{}, &NotFoundError{fmt.Sprintf("no lead %q in workspace %q (give a lead id or an external id)", ref, workspace)}
+	case len(leads) == 0:
+		return store.OpsLead{}, &NotFoundError{fmt.Sprintf("no lead %q (give a lead id or an external id)", ref)}
+	case len(leads) > 1:
+		var where []string
+		for _, l := range leads {
+			where = append(where, fmt.Sprintf("id %d in %s", l.ID, l.Workspace))
+		}
+		return store.OpsLead{}, &AmbiguousError{fmt.Sprintf("lead %q matches %d leads (%s): add --workspace or use the id", ref, len(leads), strings.Join(where, ", "))}
+	}
+	return leads[0], nil
+}
+
+// leadRow is what a lead's own enrichment row says at now.
+type leadRow struct {
+	// summary is set when the row is final: nothing can hold it, and
+	// status is what to show.
+	status, summary string
+	holds           []Hold
+	// guarded: the workspace's breakers, ceiling and rate limits apply.
+	guarded bool
+}
+
+func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
+	if !l.HasEnrichment {
+		return unenrichedLead(l)
+	}
+	row := leadRow{status: l.Status, guarded: true}
+	switch l.Status {
+	case "enriched":
+		row.summary = fmt.Sprintf("enriched: address found by %s; nothing holds it", orUnknown(l.Provider))
+	case "not_found":
+		row.summary = "not_found: every provider answered and none found an address; this is final"
+	case "enrichment_failed":
+		// Only requeue moves it: no guard matters.
+		row.guarded = false
+		row.holds = []Hold{{Code: "failed", Detail: fmt.Sprintf(
+			"enrichment gave up after %d attempt(s); only 'rindactl requeue --status=enrichment_failed' brings it back", l.Attempts)}}
+	case "in_progress":
+		row.holds = []Hold{leaseHold(l.LockedBy, l.LockedUntil, now, "enrich")}
+	case "unreachable":
+		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
+			row.holds = []Hold{{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
+				"unreachable: %s blocked it (quota or auth); negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
+				orUnknown(l.Provider), stamp(*l.NegativeCacheUntil))}}
+		}
+	case "pending":
+		if l.NextAttemptAt != nil && l.NextAttemptAt.After(now) {
+			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: fmt.Sprintf(
+				"backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))}}
+		}
+	}
+	return row
+}
+
+// unenrichedLead is a lead without an enrichment row: final either way.
+func unenrichedLead(l store.OpsLead) leadRow {
+	if l.Email == "" {
+		return leadRow{status: "none", summary: "this lead has no enrichment row and no address: import it again or enroll it after enrichment"}
+	}
+	return leadRow{status: "none", summary: "this lead never needed enrichment (its address came with the import)"}
+}
+
+// lastErrorHolds shows the row's last error, already redacted.
+func lastErrorHolds(lastError string) []Hold {
+	if lastError == "" {
+		return nil
+	}
+	return []Hold{{Code: "last_error", Detail: "last error: " + lastError}}
 }
 
 // workspaceGuards lists the breakers, ceiling and rate limits that stop
@@ -214,70 +252,104 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		Mailbox: e.MailboxAddress, LockedBy: e.LockedBy, LockedUntil: utc(e.LockedUntil),
 		LastError: Redact(e.LastError), Holds: []Hold{},
 	}
+	if summary, final := enrollmentFinal(e); final {
+		x.Summary = summary
+		return x, nil
+	}
+	x.Holds = append(x.Holds, enrollmentHolds(e, now)...)
+	x.Holds = append(x.Holds, lastErrorHolds(x.LastError)...)
+	x.Summary = enrollmentSummary(x)
+	return x, nil
+}
+
+// enrollmentFinal is the summary of an enrollment whose sequence ended.
+func enrollmentFinal(e store.OpsEnrollment) (string, bool) {
 	switch e.Status {
 	case "completed":
-		x.Summary = fmt.Sprintf("completed: all %d step(s) went out; nothing more to send", e.Steps)
-		return x, nil
+		return fmt.Sprintf("completed: all %d step(s) went out; nothing more to send", e.Steps), true
 	case "bounced", "replied", "unsubscribed":
-		x.Summary = e.Status + ": the sequence stopped for good for this lead"
-		return x, nil
+		return e.Status + ": the sequence stopped for good for this lead", true
+	}
+	return "", false
+}
+
+// enrollmentHolds lists what keeps a live enrollment's step from going out
+// at now, in the order `why` prints them.
+func enrollmentHolds(e store.OpsEnrollment, now time.Time) []Hold {
+	holds := statusHolds(e)
+	holds = append(holds, scheduleHolds(e, now)...)
+	holds = append(holds, mailboxHolds(e, now)...)
+	if w := newWindow(e.WindowTimezone, e.WindowDays, e.WindowStart, e.WindowEnd); !w.open(now, e.LeadTimezone) {
+		local := now.In(w.location(e.LeadTimezone))
+		holds = append(holds, Hold{Code: "outside_window", Detail: fmt.Sprintf(
+			"outside the sending window (%s): it is %s there", w, local.Format("Mon 15:04 MST"))})
+	}
+	if e.LastSendStatus == "failed" {
+		holds = append(holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, Redact(e.LastSendError))})
+	}
+	return holds
+}
+
+// statusHolds: the states only an operator moves on.
+func statusHolds(e store.OpsEnrollment) []Hold {
+	switch e.Status {
 	case "failed":
-		x.Holds = append(x.Holds, Hold{Code: "failed", Detail: fmt.Sprintf(
-			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)})
+		return []Hold{{Code: "failed", Detail: fmt.Sprintf(
+			"step %d failed for good after %d attempt(s); 'rindactl requeue --status=failed' retries it", e.CurrentStep, e.Attempts)}}
 	case "delivery_unknown":
-		x.Holds = append(x.Holds, Hold{Code: "delivery_unknown", Detail: fmt.Sprintf(
+		return []Hold{{Code: "delivery_unknown", Detail: fmt.Sprintf(
 			"step %d went out through the final dot without an answer: the server may have it, so no tick sends it again; "+
 				"check mailbox %s's Sent folder for its Message-ID, then 'rindactl requeue --status=delivery_unknown' to send it again, or leave it",
-			e.CurrentStep, e.MailboxAddress)})
+			e.CurrentStep, e.MailboxAddress)}}
 	}
+	return nil
+}
+
+// scheduleHolds: the campaign, the lease or the due time, and the address.
+func scheduleHolds(e store.OpsEnrollment, now time.Time) []Hold {
+	var holds []Hold
 	if e.CampaignStatus != "active" {
-		x.Holds = append(x.Holds, Hold{Code: "campaign_paused", Detail: fmt.Sprintf("campaign %s is %s", e.Campaign, e.CampaignStatus)})
+		holds = append(holds, Hold{Code: "campaign_paused", Detail: fmt.Sprintf("campaign %s is %s", e.Campaign, e.CampaignStatus)})
 	}
 	if e.LockedUntil != nil && e.LockedUntil.After(now) {
-		x.Holds = append(x.Holds, leaseHold(e.LockedBy, e.LockedUntil, now, "email"))
+		holds = append(holds, leaseHold(e.LockedBy, e.LockedUntil, now, "email"))
 	} else if e.Status == "active" && e.NextSendAt.After(now) {
 		at := e.NextSendAt.UTC()
-		x.Holds = append(x.Holds, Hold{Code: "not_due", Until: &at, Detail: fmt.Sprintf("step %d is scheduled for %s", e.CurrentStep, stamp(at))})
+		holds = append(holds, Hold{Code: "not_due", Until: &at, Detail: fmt.Sprintf("step %d is scheduled for %s", e.CurrentStep, stamp(at))})
 	}
 	if e.LeadEmail == "" {
-		x.Holds = append(x.Holds, Hold{Code: "no_email", Detail: fmt.Sprintf("lead %d has no email address yet (see 'rindactl why lead %d')", e.LeadID, e.LeadID)})
+		holds = append(holds, Hold{Code: "no_email", Detail: fmt.Sprintf("lead %d has no email address yet (see 'rindactl why lead %d')", e.LeadID, e.LeadID)})
 	}
 	if e.Suppressed != "" {
-		x.Holds = append(x.Holds, Hold{Code: "suppressed", Detail: "the address is suppressed (" + e.Suppressed + "): it is never mailed again"})
+		holds = append(holds, Hold{Code: "suppressed", Detail: "the address is suppressed (" + e.Suppressed + "): it is never mailed again"})
 	}
+	return holds
+}
+
+// mailboxHolds: the sender mailbox's state, daily cap and human gap.
+func mailboxHolds(e store.OpsEnrollment, now time.Time) []Hold {
+	var holds []Hold
 	switch {
 	case e.MailboxID == nil:
-		x.Holds = append(x.Holds, Hold{Code: "no_mailbox", Detail: "no sender mailbox is bound: re-run 'rindactl enroll' after adding mailboxes to the campaign"})
+		holds = append(holds, Hold{Code: "no_mailbox", Detail: "no sender mailbox is bound: re-run 'rindactl enroll' after adding mailboxes to the campaign"})
 	case e.MailboxStatus != "active":
-		x.Holds = append(x.Holds, Hold{Code: "mailbox_disabled", Detail: fmt.Sprintf("mailbox %s is %s", e.MailboxAddress, e.MailboxStatus)})
+		holds = append(holds, Hold{Code: "mailbox_disabled", Detail: fmt.Sprintf("mailbox %s is %s", e.MailboxAddress, e.MailboxStatus)})
 	case e.MailboxPausedUntil != nil && e.MailboxPausedUntil.After(now):
 		detail := fmt.Sprintf("mailbox %s is paused until %s", e.MailboxAddress, stamp(*e.MailboxPausedUntil))
 		if e.MailboxPauseReason != "" {
 			detail += " (" + Redact(e.MailboxPauseReason) + ")"
 		}
-		x.Holds = append(x.Holds, Hold{Code: "mailbox_paused", Until: utc(e.MailboxPausedUntil), Detail: detail})
+		holds = append(holds, Hold{Code: "mailbox_paused", Until: utc(e.MailboxPausedUntil), Detail: detail})
 	}
 	if e.MailboxID != nil && e.MailboxDailyCap > 0 && e.MailboxSent24h >= int64(e.MailboxDailyCap) {
-		x.Holds = append(x.Holds, Hold{Code: "daily_cap_reached", Detail: fmt.Sprintf(
+		holds = append(holds, Hold{Code: "daily_cap_reached", Detail: fmt.Sprintf(
 			"mailbox %s sent %d of its daily cap of %d in the last 24 hours", e.MailboxAddress, e.MailboxSent24h, e.MailboxDailyCap)})
 	}
 	if e.MailboxGapUntil != nil && e.MailboxGapUntil.After(now) {
-		x.Holds = append(x.Holds, Hold{Code: "gap", Until: utc(e.MailboxGapUntil), Detail: fmt.Sprintf(
+		holds = append(holds, Hold{Code: "gap", Until: utc(e.MailboxGapUntil), Detail: fmt.Sprintf(
 			"mailbox %s keeps its human gap between sends until %s", e.MailboxAddress, stamp(*e.MailboxGapUntil))})
 	}
-	if w := newWindow(e.WindowTimezone, e.WindowDays, e.WindowStart, e.WindowEnd); !w.open(now, e.LeadTimezone) {
-		local := now.In(w.location(e.LeadTimezone))
-		x.Holds = append(x.Holds, Hold{Code: "outside_window", Detail: fmt.Sprintf(
-			"outside the sending window (%s): it is %s there", w, local.Format("Mon 15:04 MST"))})
-	}
-	if e.LastSendStatus == "failed" {
-		x.Holds = append(x.Holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, Redact(e.LastSendError))})
-	}
-	if x.LastError != "" {
-		x.Holds = append(x.Holds, Hold{Code: "last_error", Detail: "last error: " + x.LastError})
-	}
-	x.Summary = enrollmentSummary(x)
-	return x, nil
+	return holds
 }
 
 func enrollmentSummary(x *EnrollmentExplanation) string {

@@ -10,14 +10,6 @@ import (
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
-func codes(holds []status.Hold) string {
-	var c []string
-	for _, h := range holds {
-		c = append(c, h.Code)
-	}
-	return strings.Join(c, ",")
-}
-
 func TestExplainLead(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
@@ -30,7 +22,7 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := codes(x.Holds); got != "negative_cache,breaker_open,rate_limit,last_error" {
+	if got := status.HoldCodes(x.Holds); got != "negative_cache,breaker_open,rate_limit,last_error" {
 		t.Errorf("holds = %s", got)
 	}
 	if strings.Contains(x.LastError, "sk_live_123") || !strings.Contains(x.LastError, "[redacted]") {
@@ -45,12 +37,12 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := codes(x.Holds); got != "ceiling_reached,rate_limit,rate_limit" || !strings.Contains(x.Holds[0].Detail, "$12.50 of its $10.00") {
+	if got := status.HoldCodes(x.Holds); got != "ceiling_reached,rate_limit,rate_limit" || !strings.Contains(x.Holds[0].Detail, "$12.50 of its $10.00") {
 		t.Errorf("beta lead holds = %s %+v", got, x.Holds)
 	}
 
 	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-36", "acme")
-	if err != nil || codes(x.Holds) != "lease,breaker_open,rate_limit" || !strings.Contains(x.Holds[0].Detail, "enrich-host1-42") {
+	if err != nil || status.HoldCodes(x.Holds) != "lease,breaker_open,rate_limit" || !strings.Contains(x.Holds[0].Detail, "enrich-host1-42") {
 		t.Errorf("in-progress lead: %v %+v", err, x)
 	}
 	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-40", "")
@@ -92,7 +84,7 @@ func TestExplainEnrollment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := codes(x.Holds); got != tc.codes || !strings.HasPrefix(x.Summary, tc.summary) {
+		if got := status.HoldCodes(x.Holds); got != tc.codes || !strings.HasPrefix(x.Summary, tc.summary) {
 			t.Errorf("campaign %d lead %d: holds %q summary %q, want %q %q", tc.campaign, tc.lead, got, x.Summary, tc.codes, tc.summary)
 		}
 	}

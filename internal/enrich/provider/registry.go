@@ -1,7 +1,8 @@
 // Package provider builds the enrichment providers by name. The adapters
-// live in the hunter, findymail and millionverifier subpackages; the HTTP
-// plumbing they share is in providerhttp; providertest holds stand-in
-// servers speaking their wire formats.
+// live in the hunter, findymail and millionverifier subpackages, each
+// exporting its providerspec.Descriptor (constructor, default limits and
+// price, stand-in); the HTTP plumbing they share is in providerhttp;
+// providertest runs the stand-ins as servers.
 package provider
 
 import (
@@ -14,13 +15,39 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
+// descriptors is every known provider, by name. Adding a provider is one
+// package exporting a Descriptor and one line here.
+var descriptors = []providerspec.Descriptor{findymail.Descriptor, hunter.Descriptor, millionverifier.Descriptor}
+
+// Lookup returns the named provider's descriptor (name as spelled in
+// flags: lower case).
+func Lookup(name string) (providerspec.Descriptor, bool) {
+	for _, d := range descriptors {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return providerspec.Descriptor{}, false
+}
+
 // Finders lists the known finder names.
-func Finders() []string { return []string{findymail.Name, hunter.Name} }
+func Finders() []string { return names(providerspec.Finder) }
 
 // Verifiers lists the known verifier names.
-func Verifiers() []string { return []string{millionverifier.Name} }
+func Verifiers() []string { return names(providerspec.Verifier) }
+
+func names(role providerspec.Role) []string {
+	var out []string
+	for _, d := range descriptors {
+		if d.Role == role {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
 
 // Option adjusts how a provider is built beyond the environment.
 type Option func(*options)
@@ -37,12 +64,8 @@ func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log
 // and says so, and its calls fail with enrich.KindAuth without a request.
 // A malformed RINDA_<PROVIDER>_BASE_URL or _TIMEOUT is an error.
 func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.Finder, error) {
-	o := collect(opts)
-	switch strings.ToLower(strings.TrimSpace(name)) {
-	case hunter.Name:
-		return hunter.FromEnv(getenv, o.log)
-	case findymail.Name:
-		return findymail.FromEnv(getenv, o.log)
+	if d, ok := Lookup(strings.ToLower(strings.TrimSpace(name))); ok && d.Role == providerspec.Finder {
+		return d.NewFinder(getenv, collect(opts).log)
 	}
 	return nil, unknown(name, "finder", Finders())
 }
@@ -50,8 +73,8 @@ func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.
 // NewVerifier configures the named verifier from the environment, with the
 // same rules as NewFinder.
 func NewVerifier(name string, getenv func(string) string, opts ...Option) (enrich.Verifier, error) {
-	if strings.ToLower(strings.TrimSpace(name)) == millionverifier.Name {
-		return millionverifier.FromEnv(getenv, collect(opts).log)
+	if d, ok := Lookup(strings.ToLower(strings.TrimSpace(name))); ok && d.Role == providerspec.Verifier {
+		return d.NewVerifier(getenv, collect(opts).log)
 	}
 	return nil, unknown(name, "verifier", Verifiers())
 }

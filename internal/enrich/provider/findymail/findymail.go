@@ -24,9 +24,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
 const (
@@ -37,6 +39,15 @@ const (
 	// SearchPath is the find-from-name endpoint.
 	SearchPath = "/api/search/name"
 )
+
+// Descriptor is Findymail for the registry, the guard and providertest.
+// Findymail documents only 300 simultaneous requests; 20/s stays far below.
+// It bills found addresses only.
+var Descriptor = providerspec.Descriptor{
+	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(FromEnv),
+	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 20, Per: time.Second}, Burst: 20, CostUSD: 0.049},
+	StandIn: standIn{},
+}
 
 // Finder finds addresses with Findymail's name search.
 type Finder struct {

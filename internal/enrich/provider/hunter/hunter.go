@@ -21,9 +21,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
 const (
@@ -34,6 +36,15 @@ const (
 	// FinderPath is the Email Finder endpoint.
 	FinderPath = "/v2/email-finder"
 )
+
+// Descriptor is Hunter for the registry, the guard and providertest.
+// Hunter allows 15 requests/s and 500/min per key; 8/s with a burst of 7
+// keeps both. It bills found addresses only.
+var Descriptor = providerspec.Descriptor{
+	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(FromEnv),
+	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 8, Per: time.Second}, Burst: 7, CostUSD: 0.0245},
+	StandIn: standIn{},
+}
 
 // Finder finds addresses with Hunter's Email Finder.
 type Finder struct {

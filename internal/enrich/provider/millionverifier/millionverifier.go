@@ -22,9 +22,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
 const (
@@ -41,6 +43,15 @@ const (
 
 // ResultError is the result value MillionVerifier uses for a failed call.
 const ResultError = "error"
+
+// Descriptor is MillionVerifier for the registry, the guard and
+// providertest. It documents no per-second limit for single checks; 50/s
+// is a conservative default. It bills every verdict.
+var Descriptor = providerspec.Descriptor{
+	Name: Name, Role: providerspec.Verifier, NewVerifier: providerspec.VerifierFromEnv(FromEnv),
+	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 50, Per: time.Second}, Burst: 50, CostUSD: 0.0037, BillMisses: true},
+	StandIn: standIn{},
+}
 
 // Verifier checks addresses with MillionVerifier.
 type Verifier struct {

@@ -8,42 +8,38 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
-	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
-// wire is one provider's dialect.
-type wire interface {
-	// route reports whether r targets the provider's endpoint.
-	route(r *http.Request) bool
-	// read extracts the key and the lead or address from r.
-	read(r *http.Request) Request
-	unauthorized(w http.ResponseWriter, req Request)
-	// invalid answers and reports true when the input is unusable.
-	invalid(w http.ResponseWriter, req Request) bool
-	quota(w http.ResponseWriter, req Request, incident bool)
-	rateLimited(w http.ResponseWriter, retryAfter string)
-	answer(w http.ResponseWriter, req Request, s *Server)
+// standIn is the provider's wire dialect, from its descriptor.
+func (s *Server) standIn() providerspec.StandIn {
+	d, _ := provider.Lookup(s.provider)
+	return d.StandIn
 }
 
-func (s *Server) wire() wire {
-	switch s.provider {
-	case hunter.Name:
-		return hunterWire{}
-	case findymail.Name:
-		return findymailWire{}
-	}
-	return millionVerifierWire{}
+// directory gives a stand-in this server's data.
+type directory struct{ s *Server }
+
+func (d directory) Find(first, last, domain string) (string, bool) {
+	return d.s.find(first, last, domain)
+}
+
+func (d directory) Verdict(email string) enrich.Verdict {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	return d.s.verdicts(email)
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	wr := s.wire()
-	if !wr.route(r) {
+	wr := s.standIn()
+	if !wr.Route(r) {
 		writeHTML(w, http.StatusNotFound, "404 Not Found")
 		return
 	}
-	req := wr.read(r)
-	req.At, req.Provider = time.Now(), s.provider
+	l := wr.Read(r)
+	req := Request{At: time.Now(), Provider: s.provider, Key: l.Key, FirstName: l.FirstName, LastName: l.LastName, Domain: l.Domain, Email: l.Email}
 
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -58,7 +54,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case ModeSlow:
 		s.wait(r.Context(), slowDelay)
 	case ModeMalformed:
-		writeRaw(w, http.StatusOK, "application/json", `{"data":{"email":"jo`)
+		providerspec.WriteRaw(w, http.StatusOK, "application/json", `{"data":{"email":"jo`)
 		return
 	case ModeHugeBody:
 		w.Header().Set("Content-Type", "application/json")
@@ -76,25 +72,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Key == "" || (keys != nil && !keys[req.Key]) {
-		wr.unauthorized(w, req)
+		wr.Unauthorized(w, l)
 		return
 	}
 	switch mode {
 	case ModeQuotaExhausted, ModeQuota429:
-		wr.quota(w, req, mode == ModeQuota429)
+		wr.Quota(w, l, mode == ModeQuota429)
 		return
 	case ModeRateLimited:
-		wr.rateLimited(w, retryAfter)
+		wr.RateLimited(w, retryAfter)
 		return
 	}
-	if wr.invalid(w, req) {
+	if wr.Invalid(w, l) {
 		return
 	}
 	if !s.serveWithinQuota() {
-		wr.quota(w, req, false)
+		wr.Quota(w, l, false)
 		return
 	}
-	wr.answer(w, req, s)
+	wr.Answer(w, l, directory{s})
 }
 
 // serveWithinQuota counts a normal answer, or reports that QuotaAfter's
@@ -146,13 +142,7 @@ func clean(s string) string {
 	}, s)
 }
 
-func writeRaw(w http.ResponseWriter, status int, contentType, body string) {
-	w.Header().Set("Content-Type", contentType)
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
-}
-
 func writeHTML(w http.ResponseWriter, status int, title string) {
-	writeRaw(w, status, "text/html; charset=utf-8", "<html>\r\n<head><title>"+title+"</title></head>\r\n<body>\r\n<center><h1>"+title+
+	providerspec.WriteRaw(w, status, "text/html; charset=utf-8", "<html>\r\n<head><title>"+title+"</title></head>\r\n<body>\r\n<center><h1>"+title+
 		"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
@@ -95,17 +96,22 @@ type Server struct {
 }
 
 // NewHunter starts a Hunter stand-in.
-func NewHunter() *Server { return start(hunter.Name) }
+func NewHunter() *Server { return Start(hunter.Name) }
 
 // NewFindymail starts a Findymail stand-in.
-func NewFindymail() *Server { return start(findymail.Name) }
+func NewFindymail() *Server { return Start(findymail.Name) }
 
 // NewMillionVerifier starts a MillionVerifier stand-in.
-func NewMillionVerifier() *Server { return start(millionverifier.Name) }
+func NewMillionVerifier() *Server { return Start(millionverifier.Name) }
 
-func start(provider string) *Server {
+// Start starts a stand-in for the named provider, speaking the dialect of
+// its Descriptor's StandIn, so a new provider needs nothing added here.
+func Start(name string) *Server {
+	if _, ok := provider.Lookup(name); !ok {
+		panic("providertest: no descriptor for provider " + name)
+	}
 	s := &Server{
-		provider:   provider,
+		provider:   name,
 		closing:    make(chan struct{}),
 		mode:       ModeHealthy,
 		slowDelay:  SlowDelayDefault,

@@ -1,4 +1,4 @@
-package guard_test
+package metrics_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rindactl/rindactl/internal/guard"
+	"github.com/rindactl/rindactl/internal/metrics"
 )
 
 // pushgateway is a Pushgateway-compatible handler: it accepts PUT
@@ -45,9 +45,9 @@ func TestExportPushGroupsByJobAndInstance(t *testing.T) {
 	ctx := context.Background()
 
 	for _, host := range []string{"host-a", "host-b", ""} {
-		m := guard.NewMetrics()
+		m := metrics.NewMetrics()
 		m.ObserveTick("email", time.Second, true, time.Now())
-		if err := m.Export(ctx, nil, guard.ExportOptions{PushgatewayURL: srv.URL, Job: "rindactl_email", Instance: host}, "email"); err != nil {
+		if err := m.Export(ctx, nil, metrics.ExportOptions{PushgatewayURL: srv.URL, Job: "rindactl_email", Instance: host}, "email"); err != nil {
 			t.Fatalf("push as %q: %v", host, err)
 		}
 	}

@@ -1,29 +1,29 @@
-package providertest
+package millionverifier
 
 import (
 	"encoding/json"
 	"net/http"
 
 	"github.com/rindactl/rindactl/internal/enrich"
-	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
-// millionVerifierWire speaks MillionVerifier's v3 single API, whose errors
+// standIn speaks MillionVerifier's v3 single API, whose errors
 // arrive as HTTP 200 with result "error", resultcode 4 and an error string.
-type millionVerifierWire struct{}
+type standIn struct{}
 
 var resultCodes = map[enrich.Verdict]int{
 	enrich.VerdictOK: 1, enrich.VerdictCatchAll: 2, enrich.VerdictUnknown: 3,
 	enrich.VerdictDisposable: 5, enrich.VerdictInvalid: 6,
 }
 
-func (millionVerifierWire) route(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Path == millionverifier.VerifyPath
+func (standIn) Route(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == VerifyPath
 }
 
-func (millionVerifierWire) read(r *http.Request) Request {
+func (standIn) Read(r *http.Request) providerspec.Lookup {
 	q := r.URL.Query()
-	return Request{Key: q.Get("api"), Email: q.Get("email")}
+	return providerspec.Lookup{Key: q.Get("api"), Email: q.Get("email")}
 }
 
 func mvAnswer(w http.ResponseWriter, email, result string, code int, credits int, errText string) {
@@ -32,14 +32,14 @@ func mvAnswer(w http.ResponseWriter, email, result string, code int, credits int
 		"free": false, "role": false, "didyoumean": "", "credits": credits,
 		"executiontime": 0, "error": errText, "livemode": true,
 	})
-	writeRaw(w, http.StatusOK, "application/json", string(body))
+	providerspec.WriteRaw(w, http.StatusOK, "application/json", string(body))
 }
 
-func (millionVerifierWire) unauthorized(w http.ResponseWriter, req Request) {
+func (standIn) Unauthorized(w http.ResponseWriter, req providerspec.Lookup) {
 	mvAnswer(w, req.Email, "error", 4, 0, "Apikey not found")
 }
 
-func (millionVerifierWire) invalid(w http.ResponseWriter, req Request) bool {
+func (standIn) Invalid(w http.ResponseWriter, req providerspec.Lookup) bool {
 	if req.Email != "" {
 		return false
 	}
@@ -47,20 +47,18 @@ func (millionVerifierWire) invalid(w http.ResponseWriter, req Request) bool {
 	return true
 }
 
-func (millionVerifierWire) quota(w http.ResponseWriter, req Request, _ bool) {
+func (standIn) Quota(w http.ResponseWriter, req providerspec.Lookup, _ bool) {
 	mvAnswer(w, req.Email, "error", 4, 0, "Insufficient credits")
 }
 
-func (millionVerifierWire) rateLimited(w http.ResponseWriter, retryAfter string) {
+func (standIn) RateLimited(w http.ResponseWriter, retryAfter string) {
 	if retryAfter != "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	writeRaw(w, http.StatusTooManyRequests, "application/json", `{"error":"Too many requests"}`)
+	providerspec.WriteRaw(w, http.StatusTooManyRequests, "application/json", `{"error":"Too many requests"}`)
 }
 
-func (millionVerifierWire) answer(w http.ResponseWriter, req Request, s *Server) {
-	s.mu.Lock()
-	v := s.verdicts(req.Email)
-	s.mu.Unlock()
+func (standIn) Answer(w http.ResponseWriter, req providerspec.Lookup, dir providerspec.Directory) {
+	v := dir.Verdict(req.Email)
 	mvAnswer(w, req.Email, string(v), resultCodes[v], 10000, "")
 }

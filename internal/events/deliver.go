@@ -1,4 +1,9 @@
-package guard
+// Package events delivers the outbox of domain events (breaker changes,
+// ceilings, paused mailboxes) to a Slack incoming webhook: the `events
+// deliver` tick and the delivery every tick runs at its end. Events are
+// written by the statements that change state (guard, email tick); this
+// package only reads, posts and marks them.
+package events
 
 import (
 	"context"
@@ -8,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -30,7 +36,7 @@ type DeliverOptions struct {
 	Client  *http.Client
 	Batch   int
 	Lease   time.Duration
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// StopClaimingAt bounds a run like any tick's --max-duration: no new
 	// batch is claimed after it; the zero time means no bound.
 	StopClaimingAt time.Time
@@ -107,11 +113,11 @@ func deliver(ctx context.Context, db store.DBTX, opts DeliverOptions, webhookURL
 			return nil
 		}
 		rep.Delivered++
-		opts.Metrics.delivered(ev.Kind, "delivered")
+		opts.Metrics.EventDelivered(ev.Kind, "delivered")
 		return nil
 	}
 	rep.Failed++
-	opts.Metrics.delivered(ev.Kind, "failed")
+	opts.Metrics.EventDelivered(ev.Kind, "failed")
 	retry := retryDelay(ev.Attempts)
 	var werr *webhookError
 	if errors.As(postErr, &werr) && werr.RetryAfter > retry {

@@ -1,40 +1,40 @@
-package providertest
+package hunter
 
 import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
-// hunterWire speaks Hunter v2's Email Finder: errors are
+// standIn speaks Hunter v2's Email Finder: errors are
 // {"errors":[{"id","code","details"}]}, 429 is the billing-period quota and
 // 403 the per-second/minute rate limit.
-type hunterWire struct{}
+type standIn struct{}
 
-func (hunterWire) route(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Path == hunter.FinderPath
+func (standIn) Route(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == FinderPath
 }
 
-func (hunterWire) read(r *http.Request) Request {
+func (standIn) Read(r *http.Request) providerspec.Lookup {
 	q := r.URL.Query()
 	key := q.Get("api_key")
 	if key == "" {
 		key = r.Header.Get("X-API-KEY")
 	}
-	return Request{Key: key, FirstName: q.Get("first_name"), LastName: q.Get("last_name"), Domain: q.Get("domain")}
+	return providerspec.Lookup{Key: key, FirstName: q.Get("first_name"), LastName: q.Get("last_name"), Domain: q.Get("domain")}
 }
 
 func hunterError(w http.ResponseWriter, status int, id, details string) {
 	body, _ := json.Marshal(map[string]any{"errors": []map[string]any{{"id": id, "code": status, "details": details}}})
-	writeRaw(w, status, "application/json; charset=utf-8", string(body))
+	providerspec.WriteRaw(w, status, "application/json; charset=utf-8", string(body))
 }
 
-func (hunterWire) unauthorized(w http.ResponseWriter, _ Request) {
+func (standIn) Unauthorized(w http.ResponseWriter, _ providerspec.Lookup) {
 	hunterError(w, http.StatusUnauthorized, "authentication_failed", "No user found for the API key supplied")
 }
 
-func (hunterWire) invalid(w http.ResponseWriter, req Request) bool {
+func (standIn) Invalid(w http.ResponseWriter, req providerspec.Lookup) bool {
 	switch {
 	case req.Domain == "":
 		hunterError(w, http.StatusBadRequest, "wrong_params", "You are missing the domain parameter")
@@ -46,20 +46,20 @@ func (hunterWire) invalid(w http.ResponseWriter, req Request) bool {
 	return true
 }
 
-func (hunterWire) quota(w http.ResponseWriter, _ Request, _ bool) {
+func (standIn) Quota(w http.ResponseWriter, _ providerspec.Lookup, _ bool) {
 	hunterError(w, http.StatusTooManyRequests, "too_many_requests",
 		"You've reached the limit for the number of searches per billing period included in your plan.")
 }
 
-func (hunterWire) rateLimited(w http.ResponseWriter, retryAfter string) {
+func (standIn) RateLimited(w http.ResponseWriter, retryAfter string) {
 	if retryAfter != "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
 	hunterError(w, http.StatusForbidden, "rate_limited", "You have reached the rate limit.")
 }
 
-func (hunterWire) answer(w http.ResponseWriter, req Request, s *Server) {
-	email, found := s.find(req.FirstName, req.LastName, req.Domain)
+func (standIn) Answer(w http.ResponseWriter, req providerspec.Lookup, dir providerspec.Directory) {
+	email, found := dir.Find(req.FirstName, req.LastName, req.Domain)
 	data := map[string]any{
 		"first_name": req.FirstName, "last_name": req.LastName, "email": nil, "score": nil,
 		"domain": req.Domain, "accept_all": false, "position": nil, "twitter": nil,
@@ -77,5 +77,5 @@ func (hunterWire) answer(w http.ResponseWriter, req Request, s *Server) {
 			"domain": req.Domain, "company": nil, "max_duration": nil,
 		}},
 	})
-	writeRaw(w, http.StatusOK, "application/json; charset=utf-8", string(body))
+	providerspec.WriteRaw(w, http.StatusOK, "application/json; charset=utf-8", string(body))
 }

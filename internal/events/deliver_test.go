@@ -1,4 +1,4 @@
-package guard_test
+package events_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -78,7 +79,7 @@ func TestEventsEachEpisodePostedOnceByConcurrentDeliverers(t *testing.T) {
 	wg.Wait()
 	hook := newSlackHook(t)
 
-	reports := make([]guard.DeliveryReport, 4)
+	reports := make([]events.DeliveryReport, 4)
 	for i := range reports {
 		wg.Add(1)
 		go func() {
@@ -89,7 +90,7 @@ func TestEventsEachEpisodePostedOnceByConcurrentDeliverers(t *testing.T) {
 				return
 			}
 			defer pool.Close()
-			reports[i], err = guard.DeliverEvents(ctx, pool, hook.URL, guard.DeliverOptions{Batch: 1})
+			reports[i], err = events.DeliverEvents(ctx, pool, hook.URL, events.DeliverOptions{Batch: 1})
 			if err != nil {
 				t.Error(err)
 			}
@@ -117,7 +118,7 @@ func TestEventsEachEpisodePostedOnceByConcurrentDeliverers(t *testing.T) {
 		t.Fatalf("%d quota_exhausted messages, want 1", quota)
 	}
 	// Nothing left; another run posts nothing.
-	rep, err := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{})
+	rep, err := events.DeliverEvents(ctx, db.Pool, hook.URL, events.DeliverOptions{})
 	if err != nil || rep.Delivered != 0 || len(hook.texts()) != 1 {
 		t.Fatalf("second run: %+v %v, %d messages", rep, err, len(hook.texts()))
 	}
@@ -144,13 +145,13 @@ func TestEventsFailedPostRetriedLaterNotDoubled(t *testing.T) {
 	}
 
 	// No webhook: not an error, the event waits.
-	rep, err := guard.DeliverEvents(ctx, db.Pool, "", guard.DeliverOptions{})
+	rep, err := events.DeliverEvents(ctx, db.Pool, "", events.DeliverOptions{})
 	if err != nil || !rep.NoWebhook {
 		t.Fatalf("no webhook: %+v %v", rep, err)
 	}
 	hook := newSlackHook(t)
 	hook.failNext.Store(1)
-	rep, err = guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{})
+	rep, err = events.DeliverEvents(ctx, db.Pool, hook.URL, events.DeliverOptions{})
 	if err != nil || rep.Failed != 1 || rep.Delivered != 0 {
 		t.Fatalf("failing webhook: %+v %v", rep, err)
 	}
@@ -163,13 +164,13 @@ func TestEventsFailedPostRetriedLaterNotDoubled(t *testing.T) {
 		t.Fatalf("after a failure: attempts=%d next in %s error=%q", ev.Attempts, time.Until(ev.NextAttemptAt), ev.LastError)
 	}
 	// Not due yet: an immediate run posts nothing.
-	if rep, _ := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{}); rep.Delivered != 0 {
+	if rep, _ := events.DeliverEvents(ctx, db.Pool, hook.URL, events.DeliverOptions{}); rep.Delivered != 0 {
 		t.Fatalf("delivered before the backoff ran out: %+v", rep)
 	}
 	if _, err := db.Pool.Exec(ctx, "UPDATE events SET next_attempt_at = now()"); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{})
+	rep, err = events.DeliverEvents(ctx, db.Pool, hook.URL, events.DeliverOptions{})
 	if err != nil || rep.Delivered != 1 {
 		t.Fatalf("retry: %+v %v", rep, err)
 	}
@@ -195,7 +196,7 @@ func TestEventsDeliverStopsClaimingAtItsBound(t *testing.T) {
 		t.Fatalf("pending events = %d (%v), want at least 3", len(before), err)
 	}
 	hook := newSlackHook(t)
-	rep, err := guard.DeliverEvents(ctx, db.Pool, hook.URL, guard.DeliverOptions{Batch: 1, StopClaimingAt: time.Now()})
+	rep, err := events.DeliverEvents(ctx, db.Pool, hook.URL, events.DeliverOptions{Batch: 1, StopClaimingAt: time.Now()})
 	if err != nil || rep.Delivered != 1 {
 		t.Fatalf("bounded run: %+v %v, want exactly one batch of 1 delivered", rep, err)
 	}

@@ -1,4 +1,4 @@
-package guard
+package providerspec
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Limits is one provider's bucket and price.
+// Limits is one provider's bucket and price, as the guard enforces them.
 type Limits struct {
 	// Rate is the sustained call rate; the zero Rate means no bucket.
 	Rate Rate
@@ -21,23 +21,6 @@ type Limits struct {
 	// BillMisses: a call that found nothing is billed too.
 	BillMisses bool
 }
-
-// Provider defaults, from each provider's documentation and list prices
-// (docs/guards.md has the sources). Hunter allows 15 requests/s and 500/min
-// per key; 8/s with a burst of 7 keeps both. Findymail documents only 300
-// simultaneous requests; 20/s stays far below. MillionVerifier documents no
-// per-second limit for single checks; 50/s is a conservative default. Hunter
-// and Findymail bill found addresses only; MillionVerifier bills every
-// verdict.
-var providerDefaults = map[string]Limits{
-	"hunter":          {Rate: Rate{Count: 8, Per: time.Second}, Burst: 7, CostUSD: 0.0245},
-	"findymail":       {Rate: Rate{Count: 20, Per: time.Second}, Burst: 20, CostUSD: 0.049},
-	"millionverifier": {Rate: Rate{Count: 50, Per: time.Second}, Burst: 50, CostUSD: 0.0037, BillMisses: true},
-}
-
-// DefaultLimits returns the documented defaults for provider; an unknown
-// provider gets no bucket and no price.
-func DefaultLimits(provider string) Limits { return providerDefaults[provider] }
 
 // Rate is Count calls per Per.
 type Rate struct {

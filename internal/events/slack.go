@@ -1,4 +1,4 @@
-package guard
+package events
 
 import (
 	"bytes"
@@ -17,6 +17,19 @@ import (
 // SlackWebhookEnv names the Slack incoming webhook. The URL is a secret:
 // whoever has it can post to the channel, so it is never printed.
 const SlackWebhookEnv = "RINDA_SLACK_WEBHOOK_URL"
+
+// Outbox event kinds. The guard writes the provider kinds with its breaker
+// changes; the email tick writes the mailbox kinds; the SQL that writes
+// ceiling_reached and breaker_closed uses the same words.
+const (
+	KindQuotaExhausted  = "quota_exhausted"
+	KindBreakerOpened   = "breaker_opened"
+	KindBreakerClosed   = "breaker_closed"
+	KindCeilingReached  = "ceiling_reached"
+	KindAuthFailed      = "provider_auth_failed"
+	KindMailboxPaused   = "mailbox_paused"
+	KindMailboxDisabled = "mailbox_disabled"
+)
 
 // Event is an outbox event as a message is built from it.
 type Event struct {
@@ -62,13 +75,13 @@ func eventFromPayload(kind string, provider *string, payload []byte, created tim
 }
 
 var eventTitles = map[string]string{
-	EventQuotaExhausted: "Provider quota exhausted",
-	EventBreakerOpened:  "Provider calls paused (breaker open)",
-	EventBreakerClosed:  "Provider calls resumed (breaker closed)",
-	EventCeilingReached: "Monthly USD ceiling reached",
-	EventAuthFailed:     "Provider rejected the API key",
-	"mailbox_paused":    "Mailbox paused",
-	"mailbox_disabled":  "Mailbox disabled",
+	KindQuotaExhausted:  "Provider quota exhausted",
+	KindBreakerOpened:   "Provider calls paused (breaker open)",
+	KindBreakerClosed:   "Provider calls resumed (breaker closed)",
+	KindCeilingReached:  "Monthly USD ceiling reached",
+	KindAuthFailed:      "Provider rejected the API key",
+	KindMailboxPaused:   "Mailbox paused",
+	KindMailboxDisabled: "Mailbox disabled",
 }
 
 // Text is the plain-text line: kind, workspace, provider, reason and
@@ -89,7 +102,7 @@ func (e Event) Text() string {
 	switch {
 	case !e.Until.IsZero():
 		fmt.Fprintf(&b, "; blocked until %s", e.Until.UTC().Format("2006-01-02 15:04 MST"))
-	case e.Kind == EventBreakerClosed:
+	case e.Kind == KindBreakerClosed:
 		b.WriteString("; calls resume now")
 	}
 	for _, k := range sortedKeys(e.Fields) {

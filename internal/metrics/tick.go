@@ -1,4 +1,4 @@
-package guard
+package metrics
 
 import (
 	"context"
@@ -96,22 +96,24 @@ func (m *Metrics) AddLeads(outcome string, n int) {
 	m.leads.WithLabelValues(outcome).Add(float64(n))
 }
 
-// providerRequest counts one settled provider call (the guard calls it).
-func (m *Metrics) providerRequest(provider, class string) {
+// ProviderRequest counts one settled provider call (the guard calls it).
+func (m *Metrics) ProviderRequest(provider, class string) {
 	if m == nil {
 		return
 	}
 	m.providerRequests.WithLabelValues(provider, class).Inc()
 }
 
-func (m *Metrics) blocked(provider, reason string) {
+// GuardBlocked counts one call the guards refused.
+func (m *Metrics) GuardBlocked(provider, reason string) {
 	if m == nil {
 		return
 	}
 	m.guardBlocked.WithLabelValues(provider, reason).Inc()
 }
 
-func (m *Metrics) delivered(kind, result string) {
+// EventDelivered counts one Slack post of an event, by result.
+func (m *Metrics) EventDelivered(kind, result string) {
 	if m == nil {
 		return
 	}

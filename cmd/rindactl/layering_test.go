@@ -1,0 +1,65 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rindactl/rindactl/"
+
+// TestLayering holds the package boundaries of issue 17: the email tick
+// (and the tick plumbing it shares) never reaches the provider guards, and
+// the store imports no domain package.
+func TestLayering(t *testing.T) {
+	t.Parallel()
+	var emailImports []string
+	fset := token.NewFileSet()
+	for _, file := range []string{"email.go", "tick_common.go"} {
+		f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(path, module) {
+				emailImports = append(emailImports, path)
+			}
+		}
+	}
+	if len(emailImports) == 0 {
+		t.Fatal("email.go and tick_common.go import no rindactl package; the check would prove nothing")
+	}
+	for _, tc := range []struct {
+		what   string
+		pkgs   []string
+		banned func(dep string) bool
+	}{
+		{"the email command", emailImports, isGuard},
+		{"internal/sequence", []string{module + "internal/sequence"}, isGuard},
+		{"internal/events and internal/metrics", []string{module + "internal/events", module + "internal/metrics"}, isGuard},
+		{"internal/store", []string{module + "internal/store"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module+"internal/") && !strings.HasPrefix(dep, module+"internal/store")
+		}},
+	} {
+		deps := goListDeps(t, tc.pkgs...)
+		if bad := slices.DeleteFunc(deps, func(d string) bool { return !tc.banned(d) }); len(bad) > 0 {
+			t.Errorf("%s imports %v", tc.what, bad)
+		}
+	}
+}
+
+func isGuard(dep string) bool { return dep == module+"internal/guard" }
+
+func goListDeps(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %v: %v", pkgs, err)
+	}
+	return strings.Fields(string(out))
+}

@@ -1,0 +1,156 @@
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
+)
+
+// The claim/dispatch side of the email tick: a claimed batch is read
+// (campaigns, mailboxes), planned by planBatch, and handed to one job per
+// mailbox.
+
+// dispatch starts sending one claimed batch: one job per mailbox (its
+// messages go in order over one connection), started after the same
+// mailbox's previous job (its lane), at most Concurrency mailboxes sending
+// at once. A failure calls stop.
+func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group, s *tick.Batcher[outcome], rec *sendingRecorder, book *laneBook, seq int, rows []store.ClaimedEnrollment, deadline time.Time) error {
+	if err := t.load(ctx, rows); err != nil {
+		// Loading failed before any row was worked: hand them all back.
+		return errors.Join(err, t.releaseAll(ctx, rows))
+	}
+	plan := planBatch(rows, t.stepCount, t.opts.Now())
+	for _, o := range plan.settled {
+		s.Add(o)
+	}
+	for _, id := range plan.order {
+		mbs, queue := t.mailboxes[id], plan.queues[id]
+		prev, done := book.start(id, seq)
+		g.Go(func() error {
+			defer done()
+			if prev != nil {
+				<-prev
+			}
+			select {
+			case t.slots <- struct{}{}:
+				defer func() { <-t.slots }()
+			case <-ctx.Done():
+				// Stopping: the drain only releases its rows; it needs no slot.
+			}
+			err := t.drain(ctx, s, rec, mbs, queue, deadline)
+			if err != nil {
+				stop()
+			}
+			return err
+		})
+	}
+	return nil
+}
+
+// stepCount is how many steps a campaign loaded by this tick has.
+func (t *emailTick) stepCount(campaignID int64) int {
+	return len(t.campaign(campaignID).Steps)
+}
+
+// load reads the campaigns and mailboxes a batch needs, once per tick.
+func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) error {
+	var missing []int64
+	for _, r := range rows {
+		if t.campaign(r.CampaignID) == nil {
+			rec, err := store.LoadCampaign(ctx, t.pool, r.CampaignID)
+			if err != nil {
+				return err
+			}
+			c, err := campaignFromRecord(rec)
+			if err != nil {
+				return err
+			}
+			t.campaignsMu.Lock()
+			t.campaigns[r.CampaignID] = c
+			t.campaignsMu.Unlock()
+		}
+		if _, ok := t.mailboxes[r.MailboxID]; !ok {
+			t.mailboxes[r.MailboxID] = nil
+			missing = append(missing, r.MailboxID)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	recs, err := store.Mailboxes(ctx, t.pool, missing)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		mb, err := MailboxFromRecord(rec)
+		t.mailboxes[rec.ID] = &mailboxState{id: rec.ID, mb: mb, err: err}
+	}
+	return nil
+}
+
+// batchPlan is what a claimed batch becomes: outcomes for the rows that
+// must not reach SMTP, and the others queued per mailbox.
+type batchPlan struct {
+	settled []outcome
+	// order lists the mailboxes by their first row in the claim.
+	order  []int64
+	queues map[int64][]store.ClaimedEnrollment
+}
+
+// planBatch splits a claimed batch; steps tells a campaign's step count.
+// Each mailbox keeps its rows in claim order.
+func planBatch(rows []store.ClaimedEnrollment, steps func(campaignID int64) int, now time.Time) batchPlan {
+	p := batchPlan{queues: map[int64][]store.ClaimedEnrollment{}}
+	for _, r := range rows {
+		if o, ok := presendOutcome(r, steps(r.CampaignID), now); ok {
+			p.settled = append(p.settled, o)
+			continue
+		}
+		if _, ok := p.queues[r.MailboxID]; !ok {
+			p.order = append(p.order, r.MailboxID)
+		}
+		p.queues[r.MailboxID] = append(p.queues[r.MailboxID], r)
+	}
+	return p
+}
+
+// presendOutcome settles a claimed row that must not reach SMTP: its step
+// was left 'sending', its address is suppressed, or its campaign has no
+// such step any more. False when the row may be sent.
+func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcome, bool) {
+	switch {
+	case r.StepSend != "":
+		return leftSendingOutcome(r, now), true
+	case r.Suppressed != "":
+		status := "failed"
+		if r.Suppressed == "bounced" || r.Suppressed == "unsubscribed" {
+			status = r.Suppressed
+		}
+		return outcome{kind: OutcomeSuppressed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
+			ID: r.ID, Status: status, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
+			LastError: "address suppressed: " + r.Suppressed,
+		}}}}, true
+	case r.Step > steps:
+		// A re-import removed the remaining steps.
+		return outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "completed", CurrentStep: r.Step, NextSendAt: now}}}}, true
+	}
+	return outcome{}, false
+}
+
+// leftSendingOutcome settles a step whose send is already recorded as
+// r.StepSend. At-most-once: a crash between 'sending' and 'sent' leaves the
+// delivery unknown, and an operator decides (docs/email.md).
+func leftSendingOutcome(r store.ClaimedEnrollment, now time.Time) outcome {
+	why := fmt.Sprintf("step %d delivery unknown: its send was left %q by a stopped tick; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, r.StepSend)
+	return outcome{kind: OutcomeUnknown, n: 1, set: store.Settlement{
+		Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
+		Enrollments: []store.EnrollmentUpdate{{
+			ID: r.ID, Status: store.EnrollmentDeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
+		}}}}
+}

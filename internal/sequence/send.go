@@ -1,0 +1,251 @@
+package sequence
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
+)
+
+// The send side of the email tick: one mailbox's queue goes out in order
+// over its connection. mailboxTurn, nextMove, preparedOutcome and
+// afterFailure decide; drain and send only do the I/O.
+
+// mailboxTurn is what a mailbox job does before sending anything.
+type mailboxTurn int
+
+const (
+	turnSend mailboxTurn = iota
+	// turnDisable: the stored mailbox is gone or does not validate.
+	turnDisable
+	// turnPaused: paused earlier in this tick; its rows were claimed ahead.
+	turnPaused
+	// turnRelease: the tick is stopping before this mailbox's turn.
+	turnRelease
+)
+
+func turnOf(mbs *mailboxState, stopping bool) mailboxTurn {
+	switch {
+	case mbs == nil || mbs.err != nil:
+		return turnDisable
+	case mbs.paused:
+		return turnPaused
+	case stopping:
+		return turnRelease
+	}
+	return turnSend
+}
+
+// queueMove is what a mailbox's queue does before its next message.
+type queueMove int
+
+const (
+	moveSend queueMove = iota
+	// moveAbort: the message's 'sending' row could not be written; the
+	// tick stops.
+	moveAbort
+	// moveRelease: the tick is stopping (signal or deadline); the rest is
+	// released. A 'sending' row cut short by the signal was not written,
+	// so it is released too.
+	moveRelease
+	// moveReleaseAbort: outcomes cannot be recorded; send nothing more,
+	// release the rest and stop the tick.
+	moveReleaseAbort
+)
+
+func nextMove(recordFailed, cancelled, outOfTime, unrecordable bool) queueMove {
+	switch {
+	case recordFailed && !cancelled:
+		return moveAbort
+	case cancelled || outOfTime:
+		return moveRelease
+	case unrecordable:
+		return moveReleaseAbort
+	}
+	return moveSend
+}
+
+// failureMove is what a failed send means for the rest of the queue.
+type failureMove int
+
+const (
+	// failLead: the lead's failure; the queue goes on.
+	failLead failureMove = iota
+	// failPause: the mailbox's failure; it is paused and its queue released.
+	failPause
+	// failBackOff: no SMTP reply at all (refused, dropped, timed out) or
+	// the server closing (421): the rest waits a backoff rather than
+	// hammer the server this tick.
+	failBackOff
+)
+
+func afterFailure(de *DeliveryError) failureMove {
+	if pause, _ := de.PausesMailbox(); pause {
+		return failPause
+	}
+	if de.Code == 0 || de.Code == 421 {
+		return failBackOff
+	}
+	return failLead
+}
+
+// drain sends one mailbox's queue in order. A mailbox-level failure stops
+// the queue: the mailbox gets one attempt per tick, the rest is released.
+func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
+	switch turnOf(mbs, ctx.Err() != nil || !t.opts.Now().Before(deadline)) {
+	case turnDisable:
+		return t.pauseMailbox(ctx, mbs, unusableMailbox(mbs, queue[0].MailboxID), queue, nil)
+	case turnPaused:
+		s.Add(outcome{kind: OutcomeReleased, n: len(queue), set: store.Settlement{Enrollments: pauseReleases(queue, mbs.pausedUntil, "mailbox paused", t.opts.Now())}})
+		return nil
+	case turnRelease:
+		// Nothing was recorded for these rows.
+		t.release(s, queue, dueAsBefore, "", nil)
+		return nil
+	}
+	return t.send(ctx, s, rec, mbs, queue, deadline)
+}
+
+// unusableMailbox is the failure that disables a mailbox the tick cannot use.
+func unusableMailbox(mbs *mailboxState, id int64) *DeliveryError {
+	err := fmt.Errorf("mailbox %d cannot be used", id)
+	if mbs != nil {
+		err = mbs.err
+	}
+	return &DeliveryError{Kind: DeliveryMailboxDisabled, Err: err}
+}
+
+// send works the queue. While a message is on the wire, the next one's
+// 'sending' row is already being committed, so the database round trip
+// overlaps SMTP.
+func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
+	// No SMTP phase outlives the tick's deadline plus the grace; a signal
+	// does not cut a message short.
+	sendCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(TickSMTPGraceDefault))
+	defer cancel()
+	next := t.prepare(ctx, rec, mbs, queue[0])
+	for i := range queue {
+		cur := next
+		<-cur.done
+		settleErr := s.Err()
+		switch nextMove(cur.err != nil, ctx.Err() != nil, !t.opts.Now().Before(deadline), settleErr != nil) {
+		case moveAbort:
+			return cur.err
+		case moveRelease:
+			t.release(s, queue[i:], dueAsBefore, "", unsent(cur))
+			return nil
+		case moveReleaseAbort:
+			t.release(s, queue[i:], dueAsBefore, "", unsent(cur))
+			return settleErr
+		}
+		next = nil
+		if i+1 < len(queue) {
+			next = t.prepare(ctx, rec, mbs, queue[i+1])
+		}
+		if o, held := preparedOutcome(cur, t.opts.Now()); held {
+			s.Add(o)
+			continue
+		}
+		if done, err := t.deliver(ctx, sendCtx, s, mbs, queue[i:], cur, next); done {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver sends cur, the message of rows[0], and queues its outcome. done
+// says the rest of the queue was handled too (released, or the mailbox
+// paused); next is the message prepared after it.
+func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcome], mbs *mailboxState, rows []store.ClaimedEnrollment, cur, next *prepared) (done bool, err error) {
+	r := cur.r
+	sendErr := t.opts.Mailer.Send(sendCtx, mbs.mb, cur.msg)
+	if sendErr == nil {
+		s.Add(sentOutcome(t.campaign(r.CampaignID), r, mbs.id, mbs.mb.Address, t.opts.Now()))
+		return false, nil
+	}
+	de := ClassifyDelivery(sendErr)
+	t.opts.Logger.Warn("smtp delivery failed", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
+		"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
+	move := afterFailure(de)
+	if move == failPause {
+		return true, t.pauseMailbox(ctx, mbs, de, rows, next)
+	}
+	s.Add(failedOutcome(r, de, t.opts.Now()))
+	if move == failBackOff {
+		retry := t.opts.Now().Add(TransientBackoffBaseDefault)
+		t.release(s, rows[1:], func(store.ClaimedEnrollment) time.Time { return retry }, "mailbox connection failed: "+de.Error(), unsent(next))
+		return true, nil
+	}
+	return false, nil
+}
+
+// prepared is a composed message whose 'sending' row is being recorded.
+type prepared struct {
+	r          store.ClaimedEnrollment
+	msg        *Message
+	composeErr error
+	recorded   bool
+	// duplicate is the enrollment that already holds this address in the
+	// campaign; the message is not sent.
+	duplicate int64
+	err       error
+	done      chan struct{}
+}
+
+func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
+	p := &prepared{r: r, done: make(chan struct{})}
+	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain}
+	if lead.Domain == "" {
+		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]
+	}
+	p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+	if p.composeErr != nil {
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		var res store.SendBegun
+		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email})
+		p.recorded, p.duplicate = res.Written, res.Duplicate
+	}()
+	return p
+}
+
+// preparedOutcome settles a prepared message that must not go out: it
+// could not be composed, another enrollment of the campaign mails its
+// address, or its step already had a 'sending' row. False when it may be
+// sent.
+func preparedOutcome(p *prepared, now time.Time) (outcome, bool) {
+	r := p.r
+	switch {
+	case p.composeErr != nil:
+		return outcome{kind: OutcomeFailed, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: p.composeErr.Error()}}}}, true
+	case p.duplicate != 0:
+		// Two leads with one address: the campaign mails it once.
+		return outcome{kind: OutcomeDuplicate, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
+			ID: r.ID, Status: "failed", CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
+			LastError: fmt.Sprintf("duplicate address: enrollment %d of this campaign already mails %s", p.duplicate, r.Email),
+		}}}}, true
+	case !p.recorded:
+		r.StepSend = "sending"
+		return leftSendingOutcome(r, now), true
+	}
+	return outcome{}, false
+}
+
+// unsent settles a prepared message that will not go out after all: its
+// 'sending' row becomes 'failed' (not delivered), so a retry takes it over.
+func unsent(p *prepared) []store.SendResult {
+	if p == nil {
+		return nil
+	}
+	<-p.done
+	if !p.recorded {
+		return nil
+	}
+	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: store.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
+}

@@ -1,0 +1,227 @@
+package sequence
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
+)
+
+// The settle side of the email tick and mailbox health: what each send's
+// result writes (sentOutcome, failedOutcome, releaseOutcome, planPause,
+// pauseReleases decide), and the grouped writes that record it.
+
+// settle writes a group of outcomes in one transaction, then counts them.
+func (t *emailTick) settle(ctx context.Context, group []outcome) error {
+	var all store.Settlement
+	for _, o := range group {
+		all.Sends = append(all.Sends, o.set.Sends...)
+		all.Enrollments = append(all.Enrollments, o.set.Enrollments...)
+		all.Suppressions = append(all.Suppressions, o.set.Suppressions...)
+	}
+	if err := store.Settle(ctx, t.pool, t.opts.TickID, all); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range group {
+		if o.n > 0 {
+			t.report.Outcomes[o.kind] += o.n
+			if o.mailbox != "" {
+				t.report.Sent += o.n
+				t.report.ByMailbox[o.mailbox] += o.n
+			}
+		}
+	}
+	return nil
+}
+
+func (t *emailTick) countN(kind string, n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n > 0 {
+		t.report.Outcomes[kind] += n
+	}
+}
+
+// sentOutcome records step r.Step of campaign c sent by the mailbox at
+// now: the next step is scheduled inside the window, or the enrollment
+// completes.
+func sentOutcome(c *Campaign, r store.ClaimedEnrollment, mailboxID int64, address string, now time.Time) outcome {
+	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step + 1, MailboxID: mailboxID, NextSendAt: now}
+	kind := OutcomeSent
+	if r.Step >= len(c.Steps) {
+		u.Status, u.CurrentStep, kind = "completed", r.Step, OutcomeCompleted
+	} else {
+		u.NextSendAt = c.Window.Next(now.Add(c.Steps[r.Step].Delay), r.Timezone)
+	}
+	return outcome{kind: kind, n: 1, mailbox: address, set: store.Settlement{
+		Sends:       []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: store.SendSent, SentAt: now, Metric: store.MetricSent}},
+		Enrollments: []store.EnrollmentUpdate{u},
+	}}
+}
+
+// failedOutcome records a send that failed for the lead's reasons (not the
+// mailbox's).
+func failedOutcome(r store.ClaimedEnrollment, de *DeliveryError, now time.Time) outcome {
+	u := store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, Attempts: r.Attempts, LastError: de.Error()}
+	res := store.SendResult{EnrollmentID: r.ID, Step: r.Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricFailed}
+	o := outcome{n: 1}
+	switch de.Kind {
+	case DeliveryUnknown:
+		// The server may have the message: never resent by a tick.
+		u.Status, u.NextSendAt = store.EnrollmentDeliveryUnknown, now
+		u.LastError = fmt.Sprintf("step %d delivery unknown: %v; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, de.Err)
+		res.Status, res.Metric, o.kind = store.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
+	case DeliveryBounced:
+		u.Status, u.NextSendAt = "bounced", now
+		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: "bounced"}}
+		o.kind = OutcomeBounced
+	case DeliveryRejected:
+		u.Status, u.NextSendAt, o.kind = "failed", now, OutcomeRejected
+	default: // transient
+		u.Attempts++
+		u.NextSendAt = now.Add(TransientBackoff(u.Attempts))
+		res.Metric, o.kind = store.MetricDeferred, OutcomeTransient
+		if u.Attempts >= TransientAttemptsMaxDefault {
+			u.Status, res.Metric, o.kind = "failed", store.MetricFailed, OutcomeFailed
+		}
+	}
+	o.set.Sends, o.set.Enrollments = []store.SendResult{res}, []store.EnrollmentUpdate{u}
+	return o
+}
+
+// dueAsBefore keeps a released row's due time.
+func dueAsBefore(r store.ClaimedEnrollment) time.Time { return r.DueAt }
+
+// releaseOutcome hands rows back untouched (no attempt counted), due at
+// due(r), with sends settled alongside.
+func releaseOutcome(rows []store.ClaimedEnrollment, due func(store.ClaimedEnrollment) time.Time, why string, sends []store.SendResult) outcome {
+	set := store.Settlement{Sends: sends}
+	for _, r := range rows {
+		set.Enrollments = append(set.Enrollments, store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due(r), Attempts: r.Attempts, LastError: why})
+	}
+	return outcome{kind: OutcomeReleased, n: len(rows), set: set}
+}
+
+// release queues releaseOutcome; no rows, nothing to write.
+func (t *emailTick) release(s *tick.Batcher[outcome], rows []store.ClaimedEnrollment, due func(store.ClaimedEnrollment) time.Time, why string, sends []store.SendResult) {
+	if len(rows) == 0 {
+		return
+	}
+	s.Add(releaseOutcome(rows, due, why, sends))
+}
+
+// releaseAll hands rows claimed ahead back, due as before.
+func (t *emailTick) releaseAll(ctx context.Context, rows []store.ClaimedEnrollment) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return t.settle(context.WithoutCancel(ctx), []outcome{releaseOutcome(rows, dueAsBefore, "", nil)})
+}
+
+// mailboxPause is what pausing a mailbox writes.
+type mailboxPause struct {
+	// until is nil when the mailbox is disabled until an operator acts.
+	until *time.Time
+	// event is the events row's kind, outcome the report's count of the
+	// failed row.
+	event, outcome string
+	reason         string
+	// episode keys the event so one pause is delivered once.
+	episode string
+	set     store.Settlement
+}
+
+// planPause decides a mailbox's pause after de failed rows[0] at now: how
+// long, the failed send (and the prepared one, unsent), and the queue
+// released by pauseReleases.
+func planPause(de *DeliveryError, rows []store.ClaimedEnrollment, unsent []store.SendResult, now time.Time) mailboxPause {
+	p := mailboxPause{event: "mailbox_disabled", outcome: OutcomeMailboxDisabled, episode: strconv.FormatInt(now.Unix(), 10)}
+	if _, d := de.PausesMailbox(); d > 0 {
+		u := now.Add(d)
+		p.until, p.event, p.outcome, p.episode = &u, "mailbox_paused", OutcomeMailboxPaused, strconv.FormatInt(u.Unix(), 10)
+	}
+	p.reason = fmt.Sprintf("%s: %v", de.Kind, de.Err)
+	p.set = store.Settlement{
+		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: store.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent...),
+		Enrollments: pauseReleases(rows, p.until, p.reason, now),
+	}
+	return p
+}
+
+// pauseMailbox pauses (or disables) a mailbox after its provider limited
+// it, in one transaction: the mailbox row, a mailbox_paused event, the
+// failed row and the rest of the queue released without an attempt, and the
+// mailbox's unsent step-1 enrollments moved to healthy mailboxes. Follow-ups
+// wait for the mailbox: their thread belongs to it.
+func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *DeliveryError, rows []store.ClaimedEnrollment, next *prepared) error {
+	p := planPause(de, rows, unsent(next), t.opts.Now())
+	if mbs == nil {
+		// The mailbox row is gone: just release.
+		return t.settle(ctx, []outcome{{set: p.set, kind: OutcomeReleased, n: len(rows)}})
+	}
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		workspaceID, address, err := store.PauseMailbox(ctx, tx, mbs.id, p.until, p.reason)
+		if err != nil {
+			return err
+		}
+		payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced, "paused_until": p.until, "tick_id": t.opts.TickID}
+		if err := store.InsertEvent(ctx, tx, p.event, workspaceID, mbs.id, p.event+":"+strconv.FormatInt(mbs.id, 10)+":"+p.episode, payload); err != nil {
+			return err
+		}
+		if err := store.Settle(ctx, tx, t.opts.TickID, p.set); err != nil {
+			return err
+		}
+		return t.rebindMailboxCampaigns(ctx, tx, mbs.id)
+	})
+	if err != nil {
+		return fmt.Errorf("pause mailbox %s: %w", mbs.mb.Address, err)
+	}
+	mbs.paused, mbs.pausedUntil = true, p.until
+	t.opts.Logger.Warn("mailbox paused", "mailbox", mbs.mb.Address, "kind", string(de.Kind), "paused_until", p.until, "released", len(rows), "tick_id", t.opts.TickID)
+	t.countN(p.outcome, 1)
+	t.countN(OutcomeReleased, len(rows)-1)
+	return nil
+}
+
+// rebindMailboxCampaigns moves the unsent step-1 enrollments of a paused
+// mailbox's campaigns to healthy mailboxes.
+func (t *emailTick) rebindMailboxCampaigns(ctx context.Context, tx pgx.Tx, mailboxID int64) error {
+	campaigns, err := store.MailboxCampaigns(ctx, tx, mailboxID)
+	if err != nil {
+		return err
+	}
+	if err := store.LockCampaigns(ctx, tx, campaigns); err != nil {
+		return err
+	}
+	for _, id := range campaigns {
+		if _, err := rebindOrphans(ctx, tx, id, t.opts.TickID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pauseReleases hands a paused mailbox's rows back without an attempt:
+// step-1 rows are due now (rebinding moves them to a healthy mailbox),
+// follow-ups wait for their own mailbox's pause to end.
+func pauseReleases(rows []store.ClaimedEnrollment, until *time.Time, reason string, now time.Time) []store.EnrollmentUpdate {
+	updates := make([]store.EnrollmentUpdate, len(rows))
+	for i, r := range rows {
+		due := r.DueAt
+		switch {
+		case r.Step == 1:
+			due = now
+		case until != nil:
+			due = *until
+		}
+		updates[i] = store.EnrollmentUpdate{ID: r.ID, Status: "active", CurrentStep: r.Step, NextSendAt: due, Attempts: r.Attempts, LastError: reason}
+	}
+	return updates
+}
