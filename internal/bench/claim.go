@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // Defaults of `rindactl bench claim`: the batch the raw-SQL floor claims
@@ -97,20 +98,15 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 // loadDueLeads inserts n leads, each with a due enrichment row, in two
 // server-side statements.
 func loadDueLeads(ctx context.Context, s *scratch, n int) error {
-	var ws int64
-	if err := s.Pool.QueryRow(ctx, `INSERT INTO workspaces (name) VALUES ('bench') RETURNING id`).Scan(&ws); err != nil {
+	q := sqlcdb.New(s.Pool)
+	ws, err := q.BenchWorkspace(ctx)
+	if err != nil {
 		return fmt.Errorf("loading leads: %w", err)
 	}
-	if _, err := s.Pool.Exec(ctx, `
-		INSERT INTO leads (workspace_id, external_id, first_name, last_name, company, company_domain)
-		SELECT $1, 'bench-' || g, 'First' || g, 'Last' || g, 'Company ' || (g % 1000), 'company' || (g % 1000) || '.example'
-		FROM generate_series(1, $2::int) g`, ws, n); err != nil {
+	if err := q.BenchLeadsDue(ctx, sqlcdb.BenchLeadsDueParams{Column1: ws, Column2: int32(n)}); err != nil {
 		return fmt.Errorf("loading leads: %w", err)
 	}
-	if _, err := s.Pool.Exec(ctx, `
-		INSERT INTO lead_enrichment (lead_id, workspace_id, next_attempt_at, updated_at)
-		SELECT id, workspace_id, now() - interval '1 hour' + id * interval '1 microsecond', now() - interval '1 hour'
-		FROM leads`); err != nil {
+	if err := q.BenchEnrichmentDue(ctx); err != nil {
 		return fmt.Errorf("loading leads: %w", err)
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")

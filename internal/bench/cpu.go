@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // CPUSample is CPU time (user + system) used so far by this process and by
@@ -41,8 +43,8 @@ func Postmaster(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, err
 	}
 	defer conn.Release()
-	var backend int
-	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+	backend, err := sqlcdb.New(conn).BenchBackendPid(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("reading the backend's pid: %w", err)
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", backend))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // Defaults of `rindactl bench email`: the incident's 30,339 overdue steps
@@ -148,17 +149,14 @@ func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConf
 	if _, err := sequence.ImportCampaign(ctx, s.Pool, c); err != nil {
 		return nil, err
 	}
-	if _, err := s.Pool.Exec(ctx, `
-		INSERT INTO leads (workspace_id, external_id, first_name, last_name, company, company_domain, email)
-		SELECT w.id, 'bench-' || g, 'First' || g, 'Last' || g, 'Company ' || (g % 1000),
-		       'company' || (g % 1000) || '.example', 'first' || g || '@company' || (g % 1000) || '.example'
-		FROM workspaces w, generate_series(1, $1::int) g WHERE w.name = 'bench'`, cfg.Steps); err != nil {
+	q := sqlcdb.New(s.Pool)
+	if err := q.BenchLeadsWithEmail(ctx, int32(cfg.Steps)); err != nil {
 		return nil, fmt.Errorf("loading leads: %w", err)
 	}
 	if _, err := sequence.Enroll(ctx, s.Pool, sequence.EnrollRequest{Workspace: "bench", Campaign: "bench"}, time.Now()); err != nil {
 		return nil, err
 	}
-	if _, err := s.Pool.Exec(ctx, `UPDATE enrollments SET next_send_at = now() - interval '1 hour'`); err != nil {
+	if err := q.BenchStepsDue(ctx); err != nil {
 		return nil, fmt.Errorf("making the steps due: %w", err)
 	}
 	return c, s.analyze(ctx, "leads", "enrollments")

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -87,9 +88,8 @@ steps:
 	if _, err := ar.run(ctx, "inbox-import-campaign", "import", "campaign", path); err != nil {
 		return act, err
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO leads (workspace_id, first_name, company, email)
-		SELECT w.id, 'Lead' || g, 'Company' || g, 'lead' || g || '@customer.example'
-		FROM workspaces w, generate_series(1, $1) g WHERE w.name = $2`, inboxLeads, inboxWorkspace); err != nil {
+	q := sqlcdb.New(pool)
+	if err := q.DemoInboxLeadsSeed(ctx, sqlcdb.DemoInboxLeadsSeedParams{Column1: inboxLeads, Name: inboxWorkspace}); err != nil {
 		return act, fmt.Errorf("seeding the inbox act's leads: %w", err)
 	}
 	if _, err := ar.run(ctx, "inbox-enroll", "enroll", "--workspace", inboxWorkspace, "--campaign", inboxCampaign, "--all-leads"); err != nil {
@@ -102,29 +102,27 @@ steps:
 		return act, err
 	}
 	act.RampSent, act.SeasonedSent = sent.ByMailbox[freshMailbox], sent.ByMailbox[seasonedMailbox]
-	if err := pool.QueryRow(ctx, `SELECT m.cap_today, (SELECT count(*) FROM enrollments e WHERE e.mailbox_id = m.id)
-		FROM mailboxes m WHERE m.address = $1`, freshMailbox).Scan(&act.RampCapToday, &act.RampDue); err != nil {
+	ramp, err := q.DemoInboxRamp(ctx, freshMailbox)
+	if err == nil && ramp.CapToday == nil {
+		err = fmt.Errorf("mailbox %s has no cap today", freshMailbox)
+	}
+	if err != nil {
 		return act, fmt.Errorf("reading the ramp: %w", err)
 	}
+	act.RampCapToday, act.RampDue = int(*ramp.CapToday), int(ramp.Enrollments)
 
 	// Two of the seasoned mailbox's leads answer: one replies, one's
 	// server bounces the message (address unknown).
-	rows, err := pool.Query(ctx, `SELECT s.message_id, l.email FROM sends s
-		JOIN enrollments e ON e.id = s.enrollment_id JOIN leads l ON l.id = e.lead_id JOIN mailboxes m ON m.id = s.mailbox_id
-		WHERE m.address = $1 ORDER BY l.id LIMIT 2`, seasonedMailbox)
-	if err != nil {
-		return act, err
+	seasoned, err := q.DemoInboxSent(ctx, seasonedMailbox)
+	if err != nil || len(seasoned) < 2 {
+		return act, fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(seasoned), err)
 	}
 	var ids, leads []string
-	for rows.Next() {
-		var id, lead string
-		if err := rows.Scan(&id, &lead); err != nil {
-			return act, err
+	for _, s := range seasoned {
+		if s.Email == nil {
+			return act, fmt.Errorf("message %s went to a lead without an address", s.MessageID)
 		}
-		ids, leads = append(ids, id), append(leads, lead)
-	}
-	if err := rows.Err(); err != nil || len(ids) < 2 {
-		return act, fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(ids), err)
+		ids, leads = append(ids, s.MessageID), append(leads, *s.Email)
 	}
 	act.ReplyLead, act.BounceLead = leads[0], leads[1]
 	for i, sample := range []string{"gmail-reply.eml", "postfix-bounce.eml"} {
@@ -141,10 +139,7 @@ steps:
 		return act, err
 	}
 	act.Outcomes = read.Outcomes
-	err = pool.QueryRow(ctx, `SELECT
-		(SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $1),
-		(SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $2),
-		EXISTS (SELECT 1 FROM suppressions WHERE email = $2)`, act.ReplyLead, act.BounceLead).
-		Scan(&act.ReplyStatus, &act.BounceStatus, &act.Suppressed)
+	out, err := q.DemoInboxOutcome(ctx, sqlcdb.DemoInboxOutcomeParams{Email: &act.ReplyLead, Email_2: &act.BounceLead})
+	act.ReplyStatus, act.BounceStatus, act.Suppressed = out.ReplyStatus, out.BounceStatus, out.Suppressed
 	return act, err
 }

@@ -2,17 +2,20 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // Report is what `rindactl demo` prints (`--output json` prints it as is).
@@ -72,61 +75,33 @@ type MailboxSpread struct {
 // collect reads the final state from the database and the stand-ins.
 func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCredits int, end time.Time) (Report, error) {
 	rep := Report{LeadsByStatus: map[string]int{}, EnrichedBy: map[string]int{}}
-	rows, err := pool.Query(ctx, `
-		SELECT e.status, coalesce(CASE WHEN e.status = 'enriched' THEN l.email_source END, ''), count(*)
-		FROM lead_enrichment e JOIN leads l ON l.id = e.lead_id
-		GROUP BY 1, 2`)
+	q := sqlcdb.New(pool)
+	enrichment, err := q.DemoReportEnrichment(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("reading enrichment results: %w", err)
 	}
-	for rows.Next() {
-		var status, source string
-		var n int
-		if err := rows.Scan(&status, &source, &n); err != nil {
-			return rep, err
+	for _, r := range enrichment {
+		rep.LeadsByStatus[r.Status] += int(r.Leads)
+		if r.Source != "" {
+			rep.EnrichedBy[r.Source] += int(r.Leads)
 		}
-		rep.LeadsByStatus[status] += n
-		if source != "" {
-			rep.EnrichedBy[source] += n
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return rep, fmt.Errorf("reading enrichment results: %w", err)
 	}
 
 	rep.Spread.ByMailbox = map[string]int{}
-	rows, err = pool.Query(ctx, `
-		SELECT m.address, count(s.id)
-		FROM mailboxes m LEFT JOIN sends s ON s.mailbox_id = m.id AND s.status = 'sent'
-		GROUP BY m.address`)
+	sends, err := q.DemoReportSends(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
 	}
-	for rows.Next() {
-		var addr string
-		var n int
-		if err := rows.Scan(&addr, &n); err != nil {
-			return rep, err
-		}
-		rep.Spread.ByMailbox[addr] = n
-		rep.EmailsSent += n
-	}
-	if err := rows.Err(); err != nil {
-		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
+	for _, r := range sends {
+		rep.Spread.ByMailbox[r.Address] = int(r.Sent)
+		rep.EmailsSent += int(r.Sent)
 	}
 	rep.Spread.Min, rep.Spread.Max, rep.Spread.CV = spread(rep.Spread.ByMailbox)
 
-	// The first breaker_opened event is written in the transaction that
-	// opened the breaker: its time is when the breaker took over.
-	var opened *time.Time
-	if err := pool.QueryRow(ctx, `
-		SELECT min(created_at) FROM events
-		WHERE provider = 'findymail' AND kind IN ('breaker_opened', 'quota_exhausted')`).Scan(&opened); err != nil {
+	// Zero when the breaker never opened.
+	breakerOpened, err := q.DemoReportBreakerOpened(ctx)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return rep, fmt.Errorf("reading when the breaker opened: %w", err)
-	}
-	var breakerOpened time.Time
-	if opened != nil {
-		breakerOpened = *opened
 	}
 	rep.Findymail = FindymailCalls{Total: s.findymail.count(), Credits: findymailCredits}
 	if q, ok := s.findymail.quota(breakerOpened); ok {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // The seeded incident's names.
@@ -117,7 +119,7 @@ func seed(ctx context.Context, r *runner, pool *pgxpool.Pool, dir string, cfg Co
 			return err
 		}
 	}
-	if _, err := pool.Exec(ctx, `UPDATE enrollments SET next_send_at = now() - interval '2 hours' WHERE status = 'active'`); err != nil {
+	if err := sqlcdb.New(pool).DemoStepsOverdue(ctx); err != nil {
 		return fmt.Errorf("making the enrolled steps overdue: %w", err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // StatusEveryDefault is how often the live status line refreshes.
@@ -24,13 +26,7 @@ func liveStatus(ctx context.Context, w io.Writer, pool *pgxpool.Pool, s *standIn
 			return
 		case <-t.C:
 		}
-		var sent, pending, enriched, unreachable int
-		err := pool.QueryRow(ctx, `
-			SELECT (SELECT count(*) FROM sends WHERE status = 'sent'),
-			       count(*) FILTER (WHERE status IN ('pending', 'in_progress')),
-			       count(*) FILTER (WHERE status = 'enriched'),
-			       count(*) FILTER (WHERE status = 'unreachable')
-			FROM lead_enrichment`).Scan(&sent, &pending, &enriched, &unreachable)
+		n, err := sqlcdb.New(pool).DemoLiveStatus(ctx)
 		if err != nil {
 			continue // the next refresh will tell; the run itself reports errors
 		}
@@ -39,6 +35,6 @@ func liveStatus(ctx context.Context, w io.Writer, pool *pgxpool.Pool, s *standIn
 			findymail = "OUT OF CREDITS"
 		}
 		fmt.Fprintf(w, "\r\033[Kround %d/%d  emails sent %d  leads enriched %d, queued %d, unreachable %d  findymail %s",
-			round(), total, sent, enriched, pending, unreachable, findymail)
+			round(), total, n.Sent, n.Enriched, n.Pending, n.Unreachable, findymail)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // CampaignRecord is a campaign as stored: plain values, no templates.
@@ -59,8 +61,9 @@ var ErrCampaignNotFound = errors.New("campaign not found")
 // UpsertCampaign writes a campaign, its steps and its mailboxes in tx and
 // returns the campaign id and whether it was created.
 func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, bool, error) {
-	var wsID int64
-	if err := tx.QueryRow(ctx, query("email_workspace_ensure"), rec.Workspace).Scan(&wsID); err != nil {
+	q := sqlcdb.New(tx)
+	wsID, err := q.EmailWorkspaceEnsure(ctx, rec.Workspace)
+	if err != nil {
 		return 0, false, fmt.Errorf("workspace %s: %w", rec.Workspace, err)
 	}
 	var (
@@ -73,11 +76,14 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	if rec.UnsubscribeURL != "" {
 		unsub = &rec.UnsubscribeURL
 	}
-	var id int64
-	var created bool
-	if err := tx.QueryRow(ctx, query("email_campaign_upsert"), wsID, rec.Name, tz, days, start, end, unsub, rec.FollowUpsFirst).Scan(&id, &created); err != nil {
+	c, err := q.EmailCampaignUpsert(ctx, sqlcdb.EmailCampaignUpsertParams{
+		WorkspaceID: wsID, Name: rec.Name, WindowTimezone: tz, WindowDays: days, WindowStart: start, WindowEnd: end,
+		UnsubscribeUrl: unsub, FollowUpsFirst: rec.FollowUpsFirst,
+	})
+	if err != nil {
 		return 0, false, fmt.Errorf("campaign %s: %w", rec.Name, err)
 	}
+	id := c.ID
 
 	n := len(rec.Steps)
 	steps, delays, subjects, bodies := make([]int32, n), make([]int64, n), make([]string, n), make([]string, n)
@@ -87,42 +93,45 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	if _, err := tx.Exec(ctx, query("email_steps_replace"), id, steps, delays, subjects, bodies); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
-	if _, err := tx.Exec(ctx, query("email_steps_trim"), id, n); err != nil {
+	if err := q.EmailStepsTrim(ctx, sqlcdb.EmailStepsTrimParams{CampaignID: id, Step: int32(n)}); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
 
 	mailboxIDs := make([]int64, 0, len(rec.Mailboxes))
 	for _, mb := range rec.Mailboxes {
-		var mbID int64
-		if err := tx.QueryRow(ctx, query("email_mailbox_upsert"), wsID, mb.Address, mb.DisplayName, mb.SMTPURL, mb.PasswordEnv, mb.DailyCap,
-			mb.IMAPURL, mb.RampStart, mb.RampStep, mb.RampEvery, mb.RampMax, mb.GapMin, mb.GapMax).Scan(&mbID); err != nil {
+		mbID, err := q.EmailMailboxUpsert(ctx, sqlcdb.EmailMailboxUpsertParams{
+			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
+			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
+			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax,
+		})
+		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
 		}
 		mailboxIDs = append(mailboxIDs, mbID)
 	}
-	if _, err := tx.Exec(ctx, query("email_campaign_mailboxes_set"), id, mailboxIDs); err != nil {
+	if err := q.EmailCampaignMailboxesSet(ctx, sqlcdb.EmailCampaignMailboxesSetParams{CampaignID: id, Column2: mailboxIDs}); err != nil {
 		return 0, false, fmt.Errorf("campaign %s mailboxes: %w", rec.Name, err)
 	}
-	return id, created, nil
+	return id, c.Created, nil
 }
 
 // LockCampaign finds a campaign by workspace and name and locks its
 // bindings for the rest of tx (see LockCampaigns).
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
-	err = tx.QueryRow(ctx, query("email_campaign_by_name"), workspace, name).Scan(&id, &workspaceID)
+	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Name: workspace, Name_2: name})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, 0, fmt.Errorf("campaign %q in workspace %q: %w (import it with 'rindactl import campaign FILE.yaml')", name, workspace, ErrCampaignNotFound)
 	}
 	if err != nil {
 		return 0, 0, err
 	}
-	return id, workspaceID, LockCampaigns(ctx, tx, []int64{id})
+	return c.ID, c.WorkspaceID, LockCampaigns(ctx, tx, []int64{c.ID})
 }
 
 // LockCampaigns serialises binding changes (enroll, rebinding) on these
 // campaigns until tx ends, so loads are read and written consistently.
 func LockCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) error {
-	if _, err := tx.Exec(ctx, query("email_campaign_lock"), ids); err != nil {
+	if err := sqlcdb.New(tx).EmailCampaignLock(ctx, ids); err != nil {
 		return fmt.Errorf("lock campaigns: %w", err)
 	}
 	return nil
@@ -130,28 +139,26 @@ func LockCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) error {
 
 // LoadCampaign reads a campaign with its steps and its current mailboxes.
 func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error) {
-	var rec CampaignRecord
-	err := db.QueryRow(ctx, query("email_campaign_get"), id).Scan(&rec.ID, &rec.WorkspaceID, &rec.Workspace, &rec.Name,
-		&rec.WindowTimezone, &rec.WindowDays, &rec.WindowStart, &rec.WindowEnd, &rec.UnsubscribeURL, &rec.Status, &rec.FollowUpsFirst)
+	q := sqlcdb.New(db)
+	c, err := q.EmailCampaignGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return rec, fmt.Errorf("campaign %d: %w", id, ErrCampaignNotFound)
+		return CampaignRecord{}, fmt.Errorf("campaign %d: %w", id, ErrCampaignNotFound)
 	}
 	if err != nil {
-		return rec, fmt.Errorf("campaign %d: %w", id, err)
+		return CampaignRecord{}, fmt.Errorf("campaign %d: %w", id, err)
 	}
-	rows, err := db.Query(ctx, query("email_steps_list"), id)
-	if err != nil {
-		return rec, fmt.Errorf("campaign %d steps: %w", id, err)
+	rec := CampaignRecord{
+		ID: c.ID, WorkspaceID: c.WorkspaceID, Workspace: c.Workspace, Name: c.Name, Status: c.Status,
+		WindowTimezone: c.WindowTimezone, WindowDays: c.WindowDays, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd,
+		UnsubscribeURL: c.UnsubscribeUrl, FollowUpsFirst: c.FollowUpsFirst,
 	}
-	rec.Steps, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (StepRecord, error) {
-		var st StepRecord
-		var secs int64
-		err := r.Scan(&st.Step, &secs, &st.Subject, &st.Body)
-		st.Delay = time.Duration(secs) * time.Second
-		return st, err
-	})
+	steps, err := q.EmailStepsList(ctx, id)
 	if err != nil {
 		return rec, fmt.Errorf("campaign %d steps: %w", id, err)
+	}
+	rec.Steps = make([]StepRecord, len(steps))
+	for i, st := range steps {
+		rec.Steps[i] = StepRecord{Step: int(st.Step), Delay: time.Duration(st.DelaySeconds) * time.Second, Subject: st.Subject, Body: st.Body}
 	}
 	loads, err := MailboxLoads(ctx, db, id)
 	if err != nil {
@@ -167,18 +174,21 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 
 // Mailboxes reads mailboxes by id.
 func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, error) {
-	rows, err := db.Query(ctx, query("email_mailboxes_get"), ids)
+	rows, err := sqlcdb.New(db).EmailMailboxesGet(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("mailboxes: %w", err)
 	}
-	mbs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MailboxRecord, error) {
-		var mb MailboxRecord
-		err := r.Scan(&mb.ID, &mb.Address, &mb.DisplayName, &mb.SMTPURL, &mb.PasswordEnv, &mb.DailyCap, &mb.Status, &mb.PausedUntil,
-			&mb.IMAPURL, &mb.RampStart, &mb.RampStep, &mb.RampEvery, &mb.RampMax, &mb.GapMin, &mb.GapMax, &mb.CapToday)
-		return mb, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("mailboxes: %w", err)
+	mbs := make([]MailboxRecord, len(rows))
+	for i, r := range rows {
+		mbs[i] = MailboxRecord{
+			ID: r.ID, Address: r.Address, DisplayName: r.DisplayName, SMTPURL: r.SmtpUrl, PasswordEnv: r.PasswordEnv,
+			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
+			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
+			GapMin: r.GapMin, GapMax: r.GapMax,
+		}
+		if r.CapToday != nil {
+			mbs[i].CapToday = int(*r.CapToday)
+		}
 	}
 	return mbs, nil
 }

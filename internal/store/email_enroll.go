@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // MailboxLoad is a campaign mailbox as the sender binder
@@ -21,17 +23,13 @@ type MailboxLoad struct {
 // MailboxLoads lists the campaign's mailboxes with the number of active
 // enrollments bound to each.
 func MailboxLoads(ctx context.Context, db DBTX, campaignID int64) ([]MailboxLoad, error) {
-	rows, err := db.Query(ctx, query("email_mailbox_loads"), campaignID)
+	rows, err := sqlcdb.New(db).EmailMailboxLoads(ctx, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d mailbox loads: %w", campaignID, err)
 	}
-	loads, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MailboxLoad, error) {
-		var l MailboxLoad
-		err := r.Scan(&l.ID, &l.Address, &l.Healthy, &l.Load)
-		return l, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("campaign %d mailbox loads: %w", campaignID, err)
+	loads := make([]MailboxLoad, len(rows))
+	for i, r := range rows {
+		loads[i] = MailboxLoad{ID: r.ID, Address: r.Address, Healthy: r.Healthy, Load: int(r.Load)}
 	}
 	return loads, nil
 }
@@ -49,17 +47,13 @@ type EnrollCandidate struct {
 // lead id; keys (external ids or lower-cased emails) narrow the list, nil
 // means every lead.
 func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
-	rows, err := tx.Query(ctx, query("email_enroll_candidates"), workspaceID, campaignID, keys)
+	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Column3: keys})
 	if err != nil {
 		return nil, fmt.Errorf("enroll candidates: %w", err)
 	}
-	c, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (EnrollCandidate, error) {
-		var c EnrollCandidate
-		err := r.Scan(&c.LeadID, &c.Timezone, &c.Duplicate)
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("enroll candidates: %w", err)
+	c := make([]EnrollCandidate, len(rows))
+	for i, r := range rows {
+		c[i] = EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate}
 	}
 	return c, nil
 }
@@ -103,17 +97,13 @@ type RebindCandidate struct {
 // sent nothing and sit on a paused, disabled or removed mailbox. tickID lets
 // a tick move rows it holds itself; pass "" otherwise.
 func RebindCandidates(ctx context.Context, tx pgx.Tx, campaignID int64, tickID string) ([]RebindCandidate, error) {
-	rows, err := tx.Query(ctx, query("email_rebind_candidates"), campaignID, tickID)
+	rows, err := sqlcdb.New(tx).EmailRebindCandidates(ctx, sqlcdb.EmailRebindCandidatesParams{CampaignID: campaignID, LockedBy: &tickID})
 	if err != nil {
 		return nil, fmt.Errorf("campaign %d rebind candidates: %w", campaignID, err)
 	}
-	c, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RebindCandidate, error) {
-		var c RebindCandidate
-		err := r.Scan(&c.EnrollmentID, &c.LeadID)
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("campaign %d rebind candidates: %w", campaignID, err)
+	c := make([]RebindCandidate, len(rows))
+	for i, r := range rows {
+		c[i] = RebindCandidate{EnrollmentID: r.ID, LeadID: r.LeadID}
 	}
 	return c, nil
 }

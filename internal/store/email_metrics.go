@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // EmailMailboxTotals is one mailbox's running email totals.
@@ -17,17 +17,16 @@ type EmailMailboxTotals struct {
 
 // EmailMetricsMailboxes reads every mailbox's running totals.
 func EmailMetricsMailboxes(ctx context.Context, db DBTX) ([]EmailMailboxTotals, error) {
-	rows, err := db.Query(ctx, query("email_metrics_mailboxes"))
+	rows, err := sqlcdb.New(db).EmailMetricsMailboxes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("email metrics: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (EmailMailboxTotals, error) {
-		var m EmailMailboxTotals
-		err := r.Scan(&m.Workspace, &m.Address, &m.Sent, &m.Failed, &m.Deferred, &m.DeliveryUnknown, &m.Paused)
-		return m, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("email metrics: %w", err)
+	out := make([]EmailMailboxTotals, len(rows))
+	for i, r := range rows {
+		out[i] = EmailMailboxTotals{
+			Workspace: r.Workspace, Address: r.Address, Sent: r.Sent, Failed: r.Failed, Deferred: r.Deferred,
+			DeliveryUnknown: r.DeliveryUnknown, Paused: r.Paused,
+		}
 	}
 	return out, nil
 }

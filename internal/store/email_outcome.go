@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // SendStart is a message about to be handed to SMTP.
@@ -140,11 +141,11 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 // PauseMailbox pauses a mailbox until until, or disables it when until is
 // nil, and returns its workspace and address.
 func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until *time.Time, reason string) (workspaceID int64, address string, err error) {
-	err = tx.QueryRow(ctx, query("email_mailbox_pause"), mailboxID, until, reason).Scan(&workspaceID, &address)
+	r, err := sqlcdb.New(tx).EmailMailboxPause(ctx, sqlcdb.EmailMailboxPauseParams{ID: mailboxID, PausedUntil: until, PauseReason: &reason})
 	if err != nil {
 		return 0, "", fmt.Errorf("pause mailbox %d: %w", mailboxID, err)
 	}
-	return workspaceID, address, nil
+	return r.WorkspaceID, r.Address, nil
 }
 
 // InsertEvent writes an outbox event; a second event with the same dedupe
@@ -154,7 +155,10 @@ func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailb
 	if err != nil {
 		return fmt.Errorf("event %s payload: %w", kind, err)
 	}
-	if _, err := tx.Exec(ctx, query("email_event_insert"), kind, workspaceID, mailboxID, dedupeKey, p); err != nil {
+	err = sqlcdb.New(tx).EmailEventInsert(ctx, sqlcdb.EmailEventInsertParams{
+		Kind: kind, WorkspaceID: &workspaceID, MailboxID: &mailboxID, DedupeKey: dedupeKey, Payload: p,
+	})
+	if err != nil {
 		return fmt.Errorf("event %s: %w", kind, err)
 	}
 	return nil
@@ -162,11 +166,7 @@ func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailb
 
 // MailboxCampaigns lists the campaigns a mailbox serves.
 func MailboxCampaigns(ctx context.Context, tx pgx.Tx, mailboxID int64) ([]int64, error) {
-	rows, err := tx.Query(ctx, query("email_mailbox_campaigns"), mailboxID)
-	if err != nil {
-		return nil, fmt.Errorf("mailbox %d campaigns: %w", mailboxID, err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	ids, err := sqlcdb.New(tx).EmailMailboxCampaigns(ctx, mailboxID)
 	if err != nil {
 		return nil, fmt.Errorf("mailbox %d campaigns: %w", mailboxID, err)
 	}

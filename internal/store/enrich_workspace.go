@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // ErrUnknownWorkspace is returned for a workspace name that does not exist.
@@ -13,8 +15,7 @@ var ErrUnknownWorkspace = errors.New("unknown workspace")
 
 // EnrichWorkspaceID resolves a workspace name for `enrich tick --workspace`.
 func EnrichWorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
-	var id int64
-	err := db.QueryRow(ctx, query("enrich_workspace_id"), name).Scan(&id)
+	id, err := sqlcdb.New(db).EnrichWorkspaceId(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("%w %q (list them with 'rindactl workspace list')", ErrUnknownWorkspace, name)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // GuardAdmitParams is one intended provider call and the limits it is
@@ -64,10 +66,12 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 // ledger row callID and, after a clean answer, clears the breaker's failure
 // streak. It reports whether the row was still reserved.
 func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
-	var settled, refunded, healed int64
-	err := db.QueryRow(ctx, query("guard_settle"), callID, state, outcome, workspaceID, provider, clean).Scan(&settled, &refunded, &healed)
+	r, err := sqlcdb.New(db).GuardSettle(ctx, sqlcdb.GuardSettleParams{
+		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
+	})
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
 	}
-	return settled == 1, nil
+	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
+	return r.Count == 1, nil
 }

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // BreakerRow is one breaker with its workspace name.
@@ -26,31 +29,36 @@ type BreakerRow struct {
 // writes the event kinds for its episode in the same statement. exact
 // replaces a longer window instead of keeping it.
 func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool) (episode int64, until time.Time, err error) {
-	var written int64
-	err = db.QueryRow(ctx, query("guard_breaker_trip"), workspaceID, provider, openFor, reason, kinds, exact).Scan(&episode, &until, &written)
+	r, err := sqlcdb.New(db).GuardBreakerTrip(ctx, sqlcdb.GuardBreakerTripParams{
+		Column1: workspaceID, Column2: provider, Column3: openFor, Column4: reason, Column5: kinds, Column6: exact,
+	})
+	if err == nil && r.OpenUntil == nil {
+		err = errors.New("no open_until")
+	}
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("open %s breaker for workspace %d: %w", provider, workspaceID, err)
 	}
-	return episode, until, nil
+	return r.Episode, *r.OpenUntil, nil
 }
 
 // BreakerFailure counts one transient failure; the threshold-th in a row
 // opens a closed breaker for openFor. It returns the breaker's state.
 func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string) (state string, failures int, err error) {
-	var until *time.Time
-	err = db.QueryRow(ctx, query("guard_breaker_failure"), workspaceID, provider, threshold, openFor, reason).Scan(&state, &until, &failures)
+	r, err := sqlcdb.New(db).GuardBreakerFailure(ctx, sqlcdb.GuardBreakerFailureParams{
+		Column1: workspaceID, Column2: provider, Column3: int32(threshold), Column4: openFor, Column5: reason,
+	})
 	if err != nil {
 		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", provider, workspaceID, err)
 	}
-	return state, failures, nil
+	return r.State, int(r.ConsecutiveFailures), nil
 }
 
 // BreakerClose closes the breaker if probeOwner holds its probe ("" closes
 // it whoever holds it) and writes breaker_closed. It reports whether a row
 // changed.
 func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner, reason string) (bool, error) {
-	var n int64
-	if err := db.QueryRow(ctx, query("guard_breaker_close"), workspaceID, provider, probeOwner, reason).Scan(&n); err != nil {
+	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{Column1: workspaceID, Column2: provider, Column3: probeOwner, Column4: reason})
+	if err != nil {
 		return false, fmt.Errorf("close %s breaker for workspace %d: %w", provider, workspaceID, err)
 	}
 	return n > 0, nil
@@ -58,7 +66,7 @@ func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, pro
 
 // BreakerReleaseProbe gives back a claimed but unused half-open probe.
 func BreakerReleaseProbe(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner string) error {
-	if _, err := db.Exec(ctx, query("guard_breaker_release_probe"), workspaceID, provider, probeOwner); err != nil {
+	if err := sqlcdb.New(db).GuardBreakerReleaseProbe(ctx, sqlcdb.GuardBreakerReleaseProbeParams{Column1: workspaceID, Column2: provider, Column3: probeOwner}); err != nil {
 		return fmt.Errorf("release %s probe for workspace %d: %w", provider, workspaceID, err)
 	}
 	return nil
@@ -66,19 +74,17 @@ func BreakerReleaseProbe(ctx context.Context, db DBTX, workspaceID int64, provid
 
 // Breakers lists every breaker row.
 func Breakers(ctx context.Context, db DBTX) ([]BreakerRow, error) {
-	rows, err := db.Query(ctx, query("guard_breaker_list"))
+	rows, err := sqlcdb.New(db).GuardBreakerList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list breakers: %w", err)
 	}
-	defer rows.Close()
-	out := []BreakerRow{}
-	for rows.Next() {
-		var b BreakerRow
-		if err := rows.Scan(&b.Workspace, &b.WorkspaceID, &b.Provider, &b.State, &b.OpenUntil, &b.Reason,
-			&b.ConsecutiveFailures, &b.ProbeOwner, &b.ProbeUntil, &b.OpenedAt, &b.Episode, &b.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("list breakers: %w", err)
+	out := make([]BreakerRow, len(rows))
+	for i, r := range rows {
+		out[i] = BreakerRow{
+			Workspace: r.Name, WorkspaceID: r.WorkspaceID, Provider: r.Provider, State: r.State, OpenUntil: r.OpenUntil,
+			Reason: r.Reason, ConsecutiveFailures: int(r.ConsecutiveFailures), ProbeOwner: r.ProbeOwner,
+			ProbeUntil: r.ProbeUntil, OpenedAt: r.OpenedAt, Episode: r.Episode, UpdatedAt: r.UpdatedAt,
 		}
-		out = append(out, b)
 	}
-	return out, rows.Err()
+	return out, nil
 }

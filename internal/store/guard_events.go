@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // ClaimedEvent is an outbox event leased for delivery. LockedUntil is the
@@ -40,37 +42,37 @@ type EventRow struct {
 
 // ClaimEvents leases up to limit due undelivered events for lease.
 func ClaimEvents(ctx context.Context, db DBTX, limit int, lease time.Duration) ([]ClaimedEvent, error) {
-	rows, err := db.Query(ctx, query("guard_events_claim"), limit, lease)
+	rows, err := sqlcdb.New(db).GuardEventsClaim(ctx, sqlcdb.GuardEventsClaimParams{Column1: int32(limit), Column2: lease})
 	if err != nil {
 		return nil, fmt.Errorf("claim events: %w", err)
 	}
-	defer rows.Close()
 	var out []ClaimedEvent
-	for rows.Next() {
-		var e ClaimedEvent
-		var payload []byte
-		if err := rows.Scan(&e.ID, &e.Kind, &e.WorkspaceID, &e.Provider, &payload, &e.CreatedAt, &e.Attempts, &e.LockedUntil); err != nil {
-			return nil, fmt.Errorf("claim events: %w", err)
+	for _, r := range rows {
+		if r.LockedUntil == nil {
+			return nil, fmt.Errorf("claim events: event %d claimed without a lease", r.ID)
 		}
-		e.Payload = payload
-		out = append(out, e)
+		out = append(out, ClaimedEvent{
+			ID: r.ID, Kind: r.Kind, WorkspaceID: r.WorkspaceID, Provider: r.Provider, Payload: r.Payload,
+			CreatedAt: r.CreatedAt, Attempts: int(r.Attempts), LockedUntil: *r.LockedUntil,
+		})
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // MarkEventDelivered records a delivery; false means the claim was lost
 // (its lease ran out and another deliverer took the event).
 func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time) (bool, error) {
-	tag, err := db.Exec(ctx, query("guard_events_delivered"), id, lease)
+	n, err := sqlcdb.New(db).GuardEventsDelivered(ctx, sqlcdb.GuardEventsDeliveredParams{Column1: id, Column2: lease})
 	if err != nil {
 		return false, fmt.Errorf("mark event %d delivered: %w", id, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // MarkEventFailed records a failed delivery to be retried after retryIn.
 func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, retryIn time.Duration, reason string) error {
-	if _, err := db.Exec(ctx, query("guard_events_failed"), id, lease, retryIn, reason); err != nil {
+	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{Column1: id, Column2: lease, Column3: retryIn, Column4: reason})
+	if err != nil {
 		return fmt.Errorf("mark event %d failed: %w", id, err)
 	}
 	return nil
@@ -78,21 +80,17 @@ func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, re
 
 // Events lists up to limit events, newest first.
 func Events(ctx context.Context, db DBTX, limit int, undeliveredOnly bool) ([]EventRow, error) {
-	rows, err := db.Query(ctx, query("guard_events_list"), limit, undeliveredOnly)
+	rows, err := sqlcdb.New(db).GuardEventsList(ctx, sqlcdb.GuardEventsListParams{Column1: int32(limit), Column2: undeliveredOnly})
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	defer rows.Close()
-	out := []EventRow{}
-	for rows.Next() {
-		var e EventRow
-		var payload []byte
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Workspace, &e.Provider, &e.DedupeKey, &payload, &e.CreatedAt,
-			&e.Attempts, &e.NextAttemptAt, &e.DeliveredAt, &e.LastError, &e.Alert); err != nil {
-			return nil, fmt.Errorf("list events: %w", err)
+	out := make([]EventRow, len(rows))
+	for i, r := range rows {
+		out[i] = EventRow{
+			ID: r.ID, Kind: r.Kind, Workspace: r.Workspace, Provider: r.Provider, DedupeKey: r.DedupeKey, Payload: r.Payload,
+			CreatedAt: r.CreatedAt, Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt, DeliveredAt: r.DeliveredAt,
+			LastError: r.LastError, Alert: r.Alert,
 		}
-		e.Payload = payload
-		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // ErrNoWorkspace is returned when a workspace name matches none.
@@ -22,8 +24,7 @@ type WorkspaceSpend struct {
 
 // WorkspaceID looks a workspace up by name.
 func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
-	var id int64
-	err := db.QueryRow(ctx, query("guard_workspace_by_name"), name).Scan(&id)
+	id, err := sqlcdb.New(db).GuardWorkspaceByName(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
 	}
@@ -35,32 +36,26 @@ func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
 
 // WorkspaceSpends lists every workspace with its spend this UTC month.
 func WorkspaceSpends(ctx context.Context, db DBTX) ([]WorkspaceSpend, error) {
-	rows, err := db.Query(ctx, query("guard_workspace_list"))
+	rows, err := sqlcdb.New(db).GuardWorkspaceList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
-	defer rows.Close()
-	out := []WorkspaceSpend{}
-	for rows.Next() {
-		var w WorkspaceSpend
-		if err := rows.Scan(&w.ID, &w.Name, &w.MonthlyUSDCeiling, &w.MonthSpentUSD, &w.MonthCalls); err != nil {
-			return nil, fmt.Errorf("list workspaces: %w", err)
-		}
-		out = append(out, w)
+	out := make([]WorkspaceSpend, len(rows))
+	for i, r := range rows {
+		out[i] = WorkspaceSpend{ID: r.ID, Name: r.Name, MonthlyUSDCeiling: r.MonthlyUsdCeiling, MonthSpentUSD: r.SpentUsd, MonthCalls: r.Count}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SetWorkspaceCeiling sets (nil clears) a workspace's monthly USD ceiling
 // and writes the audit row in the same statement.
 func SetWorkspaceCeiling(ctx context.Context, db DBTX, name string, ceiling *float64, actor string) (WorkspaceSpend, error) {
-	var w WorkspaceSpend
-	err := db.QueryRow(ctx, query("guard_workspace_set_ceiling"), name, ceiling, actor).Scan(&w.ID, &w.Name, &w.MonthlyUSDCeiling)
+	r, err := sqlcdb.New(db).GuardWorkspaceSetCeiling(ctx, sqlcdb.GuardWorkspaceSetCeilingParams{Column1: name, MonthlyUsdCeiling: ceiling, Column3: actor})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return w, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
+		return WorkspaceSpend{}, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
 	}
 	if err != nil {
-		return w, fmt.Errorf("set ceiling of workspace %q: %w", name, err)
+		return WorkspaceSpend{}, fmt.Errorf("set ceiling of workspace %q: %w", name, err)
 	}
-	return w, nil
+	return WorkspaceSpend{ID: r.ID, Name: r.Name, MonthlyUSDCeiling: r.MonthlyUsdCeiling}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // InboxCheckpoint is where the inbox tick left off in one mailbox.
@@ -20,25 +22,27 @@ type InboxCheckpoint struct {
 // ClaimInbox leases the next mailbox to read for tickID, or returns
 // ok=false when every mailbox is read (since tickStarted) or leased.
 func ClaimInbox(ctx context.Context, db DBTX, tickStarted time.Time, lease time.Duration, tickID string) (InboxCheckpoint, bool, error) {
-	if _, err := db.Exec(ctx, query("inbox_checkpoints_ensure")); err != nil {
+	q := sqlcdb.New(db)
+	if err := q.InboxCheckpointsEnsure(ctx); err != nil {
 		return InboxCheckpoint{}, false, fmt.Errorf("inbox checkpoints: %w", err)
 	}
-	var c InboxCheckpoint
-	var validity, last int64
-	err := db.QueryRow(ctx, query("inbox_claim"), tickStarted, lease, tickID).Scan(&c.MailboxID, &c.WorkspaceID, &validity, &last)
+	r, err := q.InboxClaim(ctx, sqlcdb.InboxClaimParams{Column1: tickStarted, Column2: lease, Column3: tickID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, false, nil
+		return InboxCheckpoint{}, false, nil
 	}
 	if err != nil {
-		return c, false, fmt.Errorf("claim inbox: %w", err)
+		return InboxCheckpoint{}, false, fmt.Errorf("claim inbox: %w", err)
 	}
-	c.UIDValidity, c.LastUID = uint32(validity), uint32(last)
-	return c, true, nil
+	return InboxCheckpoint{MailboxID: r.MailboxID, WorkspaceID: r.WorkspaceID, UIDValidity: uint32(r.UidValidity), LastUID: uint32(r.LastUid)}, true, nil
 }
 
 // SaveInboxCheckpoint records progress, and ends the lease when release.
 func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastError, tickID string, release bool) error {
-	if _, err := db.Exec(ctx, query("inbox_checkpoint_save"), c.MailboxID, int64(c.UIDValidity), int64(c.LastUID), lastError, tickID, release); err != nil {
+	err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
+		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID),
+		Column4: lastError, Column5: tickID, Column6: release,
+	})
+	if err != nil {
 		return fmt.Errorf("save inbox checkpoint: %w", err)
 	}
 	return nil
@@ -47,21 +51,17 @@ func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastEr
 // InboxEnrollments finds the enrollments an inbox message is about: by the
 // Message-IDs it names, else (a bounce) by the failed recipients.
 func InboxEnrollments(ctx context.Context, db DBTX, mailboxID int64, messageIDs, recipients []string) ([]int64, error) {
-	ids, err := collectIDs(ctx, db, "inbox_match_message_ids", mailboxID, messageIDs)
-	if err != nil || len(ids) > 0 || len(recipients) == 0 {
-		return ids, err
-	}
-	return collectIDs(ctx, db, "inbox_match_recipients", mailboxID, recipients)
-}
-
-func collectIDs(ctx context.Context, db DBTX, name string, mailboxID int64, values []string) ([]int64, error) {
-	rows, err := db.Query(ctx, query(name), mailboxID, values)
+	q := sqlcdb.New(db)
+	ids, err := q.InboxMatchMessageIds(ctx, sqlcdb.InboxMatchMessageIdsParams{MailboxID: &mailboxID, Column2: messageIDs})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("inbox_match_message_ids: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if len(ids) > 0 || len(recipients) == 0 {
+		return ids, nil
+	}
+	ids, err = q.InboxMatchRecipients(ctx, sqlcdb.InboxMatchRecipientsParams{MailboxID: &mailboxID, Column2: recipients})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("inbox_match_recipients: %w", err)
 	}
 	return ids, nil
 }

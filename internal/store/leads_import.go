@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // LeadImport is one lead to import; empty Email, ExternalID and Timezone
@@ -63,10 +65,12 @@ func BeginLeadImport(ctx context.Context, pool *pgxpool.Pool, workspace string) 
 		return nil, fmt.Errorf("importing leads: %w", err)
 	}
 	im := &LeadImporter{tx: tx}
-	if err := tx.QueryRow(ctx, query("leads_workspace_ensure"), workspace).Scan(&im.res.WorkspaceID, &im.res.WorkspaceCreated); err != nil {
+	ws, err := sqlcdb.New(tx).LeadsWorkspaceEnsure(ctx, workspace)
+	if err != nil {
 		im.Rollback(ctx)
 		return nil, fmt.Errorf("workspace %q: %w", workspace, err)
 	}
+	im.res.WorkspaceID, im.res.WorkspaceCreated = ws.ID, ws.Created
 	for _, q := range []string{"leads_import_stage", "leads_import_seen"} {
 		if _, err := tx.Exec(ctx, query(q)); err != nil {
 			im.Rollback(ctx)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"io/fs"
+	"path"
 	"strings"
 	"testing"
 
@@ -26,6 +27,11 @@ func TestEveryQueryPrepares(t *testing.T) {
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no embedded queries: %v", err)
 	}
+	byHand, err := fs.Glob(store.QueryFiles, "queries/byhand/*.sql")
+	if err != nil || len(byHand) == 0 {
+		t.Fatalf("no embedded hand-run queries: %v", err)
+	}
+	names = append(names, byHand...)
 	// The lead import merges from temp tables the stage and seen queries
 	// create for the life of its transaction.
 	tx, err := conn.Begin(ctx)
@@ -39,7 +45,7 @@ func TestEveryQueryPrepares(t *testing.T) {
 		}
 	}
 	for _, p := range names {
-		name := strings.TrimSuffix(strings.TrimPrefix(p, "queries/"), ".sql")
+		name := strings.TrimSuffix(path.Base(p), ".sql")
 		if _, err := tx.Conn().Prepare(ctx, "", store.Query(name)); err != nil {
 			t.Errorf("%s does not prepare against the schema: %v", name, err)
 		}

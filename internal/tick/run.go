@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -55,12 +56,11 @@ type Result struct {
 func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
-	err := db.QueryRow(ctx,
-		`INSERT INTO tick_runs (kind, tick_id, host, pid) VALUES ($1, $2, $3, $4) RETURNING started_at`,
-		kind, id, host, os.Getpid()).Scan(&r.Started)
+	started, err := sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: id, Host: host, Pid: int32(os.Getpid())})
 	if err != nil {
 		return nil, fmt.Errorf("recording %s tick start: %w", kind, err)
 	}
+	r.Started = started
 	return r, nil
 }
 
@@ -82,9 +82,10 @@ func (r *Run) Finish(ctx context.Context, res Result) error {
 		s := res.Err.Error()
 		errText = &s
 	}
-	_, err = r.db.Exec(ctx,
-		`UPDATE tick_runs SET finished_at = now(), claimed = $2, counts = $3, exit_status = $4, error = $5 WHERE tick_id = $1`,
-		r.ID, res.Claimed, cj, res.ExitStatus, errText)
+	exit := int32(res.ExitStatus)
+	err = sqlcdb.New(r.db).TickFinish(ctx, sqlcdb.TickFinishParams{
+		TickID: r.ID, Claimed: int32(res.Claimed), Counts: cj, ExitStatus: &exit, Error: errText,
+	})
 	if err != nil {
 		return fmt.Errorf("recording %s tick finish: %w", r.Kind, err)
 	}

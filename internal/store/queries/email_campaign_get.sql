@@ -1,6 +1,7 @@
-SELECT c.id, c.workspace_id, w.name, c.name, coalesce(c.window_timezone, ''), coalesce(c.window_days, '{}'),
-       coalesce(to_char(c.window_start, 'HH24:MI'), ''), coalesce(to_char(c.window_end, 'HH24:MI'), ''),
-       coalesce(c.unsubscribe_url, ''), c.status, c.follow_ups_first
+-- name: EmailCampaignGet :one
+SELECT c.id, c.workspace_id, w.name AS workspace, c.name, coalesce(c.window_timezone, '')::text AS window_timezone, coalesce(c.window_days, '{}')::text[] AS window_days,
+       coalesce(to_char(c.window_start, 'HH24:MI'), '')::text AS window_start, coalesce(to_char(c.window_end, 'HH24:MI'), '')::text AS window_end,
+       coalesce(c.unsubscribe_url, '')::text AS unsubscribe_url, c.status, c.follow_ups_first
 FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
-WHERE c.id = $1
+WHERE c.id = $1;

@@ -1,3 +1,4 @@
+-- name: EmailCampaignMailboxesSet :exec
 -- Makes $2 the exact set of the campaign's mailboxes.
 WITH removed AS (
     DELETE FROM campaign_mailboxes
@@ -5,4 +6,4 @@ WITH removed AS (
 )
 INSERT INTO campaign_mailboxes (campaign_id, mailbox_id)
 SELECT $1, unnest($2::bigint[])
-ON CONFLICT DO NOTHING
+ON CONFLICT DO NOTHING;

@@ -1,6 +1,7 @@
+-- name: EmailCampaignUpsert :one
 -- Creates or updates a campaign; created is false on update.
 INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first)
-VALUES ($1, $2, $3, $4, $5::time, $6::time, $7, $8)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (workspace_id, name) DO UPDATE
 SET window_timezone  = EXCLUDED.window_timezone,
     window_days      = EXCLUDED.window_days,
@@ -9,4 +10,4 @@ SET window_timezone  = EXCLUDED.window_timezone,
     unsubscribe_url  = EXCLUDED.unsubscribe_url,
     follow_ups_first = EXCLUDED.follow_ups_first,
     updated_at       = now()
-RETURNING id, (xmax = 0) AS created
+RETURNING id, (xmax = 0) AS created;

@@ -1,3 +1,4 @@
+-- name: EmailEnrollCandidates :many
 -- Leads of the workspace not yet in the campaign: all of them when $3 is
 -- NULL, else those whose external id or (normalised) email is listed. A
 -- lead whose normalised address is already enrolled in the campaign through
@@ -19,7 +20,7 @@ candidates AS (
       AND ($3::text[] IS NULL OR l.external_id = ANY ($3) OR lower(btrim(l.email)) = ANY ($3))
 )
 SELECT c.id, c.timezone,
-       c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
-           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1) AS duplicate
+       (c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
+           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1))::boolean AS duplicate
 FROM candidates c
-ORDER BY c.id
+ORDER BY c.id;

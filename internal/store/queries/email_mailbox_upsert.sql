@@ -1,11 +1,12 @@
+-- name: EmailMailboxUpsert :one
 -- Creates or updates a workspace mailbox by address. Pause and disable state
 -- is left alone: re-importing a file does not un-pause a limited mailbox.
 -- A ramp starts (level 0, first growth one period away) when the mailbox
 -- first gets one; re-importing the same ramp keeps its progress.
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
                        imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max)
-VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6,
-        NULLIF($7, ''), $8, $9, $10::interval, $11,
+VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
+        NULLIF($7::text, ''), $8, $9, $10::interval, $11,
         CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval)
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
@@ -24,4 +25,4 @@ SET display_name = EXCLUDED.display_name,
     gap_min      = EXCLUDED.gap_min,
     gap_max      = EXCLUDED.gap_max,
     updated_at   = now()
-RETURNING id
+RETURNING id;

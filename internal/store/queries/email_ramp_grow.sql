@@ -1,3 +1,4 @@
+-- name: EmailRampGrow :execrows
 -- Grows the warm-up ramps whose next step is due: one level per period,
 -- until the cap reaches ramp_max. A mailbox that bounced (an enrollment it
 -- sent to ended 'bounced', by SMTP or by a DSN the inbox tick read) or was
@@ -26,4 +27,4 @@ FROM (
     FOR UPDATE OF m2 SKIP LOCKED
 ) t
 WHERE m.id = t.id
-RETURNING m.id
+RETURNING m.id;

@@ -1,3 +1,4 @@
+-- name: EmailRebindCandidates :many
 -- Step-1 enrollments that have sent nothing and whose mailbox is gone from
 -- the campaign, paused or disabled: they may move. Rows another tick holds
 -- are left alone; the tick $2 may move its own.
@@ -15,4 +16,4 @@ WHERE e.campaign_id = $1
         WHERE cm.campaign_id = $1
           AND m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())))
 ORDER BY e.lead_id
-FOR UPDATE OF e
+FOR UPDATE OF e;

@@ -1,4 +1,5 @@
+-- name: EmailStepsList :many
 SELECT step, delay_seconds, coalesce(subject, ''), body
 FROM sequence_steps
 WHERE campaign_id = $1
-ORDER BY step
+ORDER BY step;

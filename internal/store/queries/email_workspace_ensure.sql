@@ -1,3 +1,4 @@
+-- name: EmailWorkspaceEnsure :one
 -- Returns the workspace's id, creating it on first use.
 WITH ins AS (
     INSERT INTO workspaces (name) VALUES ($1)
@@ -7,4 +8,4 @@ WITH ins AS (
 SELECT id FROM ins
 UNION ALL
 SELECT id FROM workspaces WHERE name = $1
-LIMIT 1
+LIMIT 1;

@@ -1,1 +1,2 @@
-SELECT id FROM workspaces WHERE name = $1
+-- name: EnrichWorkspaceId :one
+SELECT id FROM workspaces WHERE name = $1;

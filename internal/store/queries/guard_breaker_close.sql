@@ -1,3 +1,4 @@
+-- name: GuardBreakerClose :one
 -- Close a breaker (a successful probe, or an operator's reset) and write
 -- breaker_closed for its episode in the same statement. It is not an
 -- alert: the episode's one Slack message went out when it opened.
@@ -23,4 +24,4 @@ WITH up AS (
     WHERE up.episode > 0
     ON CONFLICT (dedupe_key) DO NOTHING
 )
-SELECT count(*) FROM up
+SELECT count(*) FROM up;

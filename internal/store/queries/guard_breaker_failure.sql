@@ -1,3 +1,4 @@
+-- name: GuardBreakerFailure :one
 -- Count one transient failure; the threshold-th consecutive one opens a
 -- closed breaker for the short window (a new episode, with breaker_opened
 -- written in the same statement).
@@ -33,4 +34,4 @@ WITH up AS (
     WHERE up.opened
     ON CONFLICT (dedupe_key) DO NOTHING
 )
-SELECT state, open_until, consecutive_failures FROM up
+SELECT state, open_until, consecutive_failures FROM up;

@@ -1,3 +1,4 @@
+-- name: GuardBreakerTrip :one
 -- Open a breaker now (quota, auth, a failed probe, an operator) and write
 -- its events in the same statement. Opening a closed breaker starts a new
 -- episode; re-opening one that is open or half-open stays in its episode.
@@ -37,4 +38,4 @@ WITH up AS (
     ON CONFLICT (dedupe_key) DO NOTHING
     RETURNING 1
 )
-SELECT up.episode, up.open_until, (SELECT count(*) FROM ev) FROM up
+SELECT up.episode, up.open_until, (SELECT count(*) FROM ev) FROM up;

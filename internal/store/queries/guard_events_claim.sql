@@ -1,3 +1,4 @@
+-- name: GuardEventsClaim :many
 -- Claim due undelivered alerts for delivery under a lease (an episode's
 -- other events are listed, never posted). SKIP LOCKED and
 -- the lease keep concurrent deliverers off each other's events.
@@ -13,4 +14,4 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) due
 WHERE e.id = due.id
-RETURNING e.id, e.kind, e.workspace_id, e.provider, e.payload, e.created_at, e.attempts, e.locked_until
+RETURNING e.id, e.kind, e.workspace_id, e.provider, e.payload, e.created_at, e.attempts, e.locked_until;

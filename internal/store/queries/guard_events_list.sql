@@ -1,8 +1,9 @@
+-- name: GuardEventsList :many
 -- Recent events, newest first; $1 limit, $2 only alerts not yet delivered.
-SELECT e.id, e.kind, coalesce(w.name, ''), coalesce(e.provider, ''), e.dedupe_key, e.payload,
+SELECT e.id, e.kind, coalesce(w.name, '') AS workspace, coalesce(e.provider, ''), e.dedupe_key, e.payload,
        e.created_at, e.attempts, e.next_attempt_at, e.delivered_at, coalesce(e.last_error, ''), e.alert
 FROM events e
 LEFT JOIN workspaces w ON w.id = e.workspace_id
 WHERE NOT $2::boolean OR (e.delivered_at IS NULL AND e.alert)
 ORDER BY e.id DESC
-LIMIT $1::int
+LIMIT $1::int;

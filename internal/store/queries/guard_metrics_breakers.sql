@@ -1,4 +1,5 @@
+-- name: GuardMetricsBreakers :many
 -- Breakers currently refusing calls, per provider.
 SELECT provider, count(*) FILTER (WHERE state <> 'closed')
 FROM breakers
-GROUP BY provider
+GROUP BY provider;

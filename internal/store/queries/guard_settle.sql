@@ -1,3 +1,4 @@
+-- name: GuardSettle :one
 -- Settle or refund one ledger row, give a refund back to the month's spend,
 -- and clear the breaker's failure streak after a clean answer. Touching the
 -- breaker only when the streak is non-zero keeps the hot path free of
@@ -24,4 +25,4 @@ WITH call AS (
     WHERE $6::boolean AND workspace_id = $4::bigint AND provider = $5::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy)
+SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);

@@ -1,2 +1,3 @@
+-- name: GuardWorkspaceByName :one
 -- $1 workspace name.
-SELECT id FROM workspaces WHERE name = $1::text
+SELECT id FROM workspaces WHERE name = $1::text;

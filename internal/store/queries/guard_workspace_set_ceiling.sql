@@ -1,8 +1,9 @@
+-- name: GuardWorkspaceSetCeiling :one
 -- Set (or clear, with NULL) a workspace's monthly USD ceiling and record
 -- who did it, in one statement.
 -- $1 workspace name, $2 ceiling (NULL = none), $3 actor.
 WITH up AS (
-    UPDATE workspaces SET monthly_usd_ceiling = $2::numeric, updated_at = now()
+    UPDATE workspaces SET monthly_usd_ceiling = $2, updated_at = now()
     WHERE name = $1::text
     RETURNING id, name, monthly_usd_ceiling
 ), audit AS (
@@ -11,4 +12,4 @@ WITH up AS (
            jsonb_build_object('workspace', up.name, 'monthly_usd_ceiling', up.monthly_usd_ceiling), 1
     FROM up
 )
-SELECT id, name, monthly_usd_ceiling::float8 FROM up
+SELECT id, name, monthly_usd_ceiling FROM up;

@@ -1,9 +1,10 @@
+-- name: InboxClaim :one
 -- Leases one mailbox's inbox ($2 for tick $3): the one read longest ago,
 -- not leased by another tick and not read since this tick started ($1), so
 -- a tick visits each mailbox at most once and ticks on several hosts split
 -- the mailboxes between them.
 UPDATE inbox_checkpoints c
-SET locked_until = now() + $2::interval, locked_by = $3
+SET locked_until = now() + $2::interval, locked_by = $3::text
 FROM mailboxes m
 WHERE m.id = c.mailbox_id
   AND c.mailbox_id = (
@@ -12,8 +13,8 @@ WHERE m.id = c.mailbox_id
     JOIN mailboxes m2 ON m2.id = c2.mailbox_id
     WHERE m2.imap_url IS NOT NULL
       AND (c2.locked_until IS NULL OR c2.locked_until < now())
-      AND (c2.checked_at IS NULL OR c2.checked_at < $1)
+      AND (c2.checked_at IS NULL OR c2.checked_at < $1::timestamptz)
     ORDER BY c2.checked_at NULLS FIRST, c2.mailbox_id
     LIMIT 1
     FOR UPDATE OF c2 SKIP LOCKED)
-RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid
+RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid;

@@ -1,3 +1,4 @@
+-- name: OpsCampaigns :many
 -- Campaigns with their sending window and active enrollment count (an
 -- index-only count on enrollments_campaign_claim_idx), and the enrollments
 -- whose delivery is unknown (enrollments_delivery_unknown_idx).
@@ -10,4 +11,4 @@ FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
 WHERE ($1::bigint IS NULL OR c.workspace_id = $1)
   AND ($2::bigint IS NULL OR c.id = $2)
-ORDER BY w.name, c.name
+ORDER BY w.name, c.name;

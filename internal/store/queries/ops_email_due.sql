@@ -1,3 +1,4 @@
+-- name: OpsEmailDue :many
 -- Due active enrollments ($1 = now) grouped by what decides whether they can
 -- go out: campaign, mailbox, whether the lead has an address, and the lead's
 -- zone (only for campaigns that send in each lead's own zone). The groups are
@@ -17,4 +18,4 @@ WHERE e.status = 'active'
   AND e.step_due_at <= $1
   AND ($2::bigint IS NULL OR e.workspace_id = $2)
   AND ($3::bigint IS NULL OR e.campaign_id = $3)
-GROUP BY 1, 2, 3, 4
+GROUP BY 1, 2, 3, 4;

@@ -1,3 +1,4 @@
+-- name: OpsEnrichCounts :many
 -- Enrichment state per workspace in one pass over the narrow
 -- lead_enrichment table: counts by status, what is due at $1, and what waits
 -- behind a negative cache or a rate limit. "waiting" is the work a breaker or
@@ -20,4 +21,4 @@ SELECT le.workspace_id,
                           AND le.last_error LIKE '%rate_limited%') AS rate_limited
 FROM lead_enrichment le
 WHERE ($2::bigint IS NULL OR le.workspace_id = $2)
-GROUP BY le.workspace_id
+GROUP BY le.workspace_id;

@@ -1,3 +1,4 @@
+-- name: OpsEnrollmentMark :one
 -- Ends sequences because a lead replied, unsubscribed or bounced ($2), for
 -- the enrollments $1. Only active enrollments change; a tick that holds one
 -- keeps its lease, and its settle keeps this status (email_settle.sql), so
@@ -27,4 +28,4 @@ suppressed AS (
 )
 SELECT (SELECT count(*) FROM target),
        (SELECT count(*) FROM marked),
-       (SELECT count(*) FROM suppressed)
+       (SELECT count(*) FROM suppressed);

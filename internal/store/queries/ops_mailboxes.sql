@@ -1,3 +1,4 @@
+-- name: OpsMailboxes :many
 -- Mailboxes with their sends in the 24 hours before $1 (the email tick's
 -- daily cap is a rolling 24 hours; failed sends do not count), optionally of
 -- one workspace ($2) or one campaign ($3). cap_today is the cap in force
@@ -19,4 +20,4 @@ JOIN workspaces w ON w.id = m.workspace_id
 WHERE ($2::bigint IS NULL OR m.workspace_id = $2)
   AND ($3::bigint IS NULL OR EXISTS (SELECT 1 FROM campaign_mailboxes cm
                                      WHERE cm.mailbox_id = m.id AND cm.campaign_id = $3))
-ORDER BY w.name, m.address
+ORDER BY w.name, m.address;

@@ -1,3 +1,4 @@
+-- name: OpsRequeueEnrollmentsBatch :many
 -- One requeue batch of enrollments in status $5 ('failed' or
 -- 'delivery_unknown'; up to $4, SKIP LOCKED): they become active and due
 -- now with attempts, lease and last error cleared. The failed or
@@ -37,4 +38,4 @@ SELECT w.name, c.name, count(*)
 FROM moved m
 JOIN workspaces w ON w.id = m.workspace_id
 JOIN campaigns c ON c.id = m.campaign_id
-GROUP BY 1, 2
+GROUP BY 1, 2;

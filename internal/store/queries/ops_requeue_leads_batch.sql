@@ -1,3 +1,4 @@
+-- name: OpsRequeueLeadsBatch :many
 -- One requeue batch: claims up to $5 matching leads the way a tick claims
 -- (SKIP LOCKED, so a row a tick holds is left alone and no tick waits on us
 -- for longer than this statement), and makes them pending and due now with a
@@ -30,4 +31,4 @@ moved AS (
 SELECT w.name, coalesce(m.provider, ''), count(*)
 FROM moved m
 JOIN workspaces w ON w.id = m.workspace_id
-GROUP BY 1, 2
+GROUP BY 1, 2;

@@ -1,3 +1,4 @@
+-- name: OpsSentRecent :one
 -- Messages handed to SMTP (not failed) since $1, for `status --watch`'s
 -- sent-per-minute; counted per mailbox on sends_mailbox_created_idx so a
 -- large sends table is never scanned.
@@ -5,4 +6,4 @@ SELECT coalesce(sum(n.c), 0)::bigint
 FROM mailboxes m
 CROSS JOIN LATERAL (SELECT count(*) AS c
                     FROM sends s
-                    WHERE s.mailbox_id = m.id AND s.created_at > $1 AND s.status <> 'failed') n
+                    WHERE s.mailbox_id = m.id AND s.created_at > $1 AND s.status <> 'failed') n;

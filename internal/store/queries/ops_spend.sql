@@ -1,3 +1,4 @@
+-- name: OpsSpend :many
 -- Provider spend per workspace since $1 (the UTC month's start) against its
 -- ceiling. The guards keep a month-to-date counter (workspace_spend) that the
 -- ceiling check reads; it wins when present. Otherwise the ledger is summed:
@@ -15,4 +16,4 @@ SELECT w.id, w.name, w.monthly_usd_ceiling::float8,
                 0)::float8 AS spent
 FROM workspaces w
 WHERE ($2::bigint IS NULL OR w.id = $2)
-ORDER BY w.name
+ORDER BY w.name;

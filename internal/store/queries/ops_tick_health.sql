@@ -1,3 +1,4 @@
+-- name: OpsTickHealth :many
 -- Per tick kind ($3), on the database's clock: seconds since the last
 -- successful run finished, how many runs finished (one still running is
 -- neither a success nor a failure yet), and the crashed runs:
@@ -23,4 +24,4 @@ LEFT JOIN LATERAL (
     SELECT coalesce(r.error, 'exit status ' || r.exit_status) AS error FROM tick_runs r
     WHERE r.kind = k.kind AND r.exit_status <> 0
     ORDER BY r.started_at DESC LIMIT 1) bad ON true
-ORDER BY k.kind
+ORDER BY k.kind;

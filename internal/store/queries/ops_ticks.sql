@@ -1,3 +1,4 @@
+-- name: OpsTicks :many
 -- Per tick kind: the last start, the last success and the last failure, and
 -- how many runs and failures started in the 24 hours before $1. Each lateral
 -- walks tick_runs_kind_started_idx from the newest row.
@@ -22,4 +23,4 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT r.started_at, r.exit_status, r.error
     FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= $1 AND r.exit_status <> 0
-    ORDER BY r.started_at DESC LIMIT 1) bad ON true
+    ORDER BY r.started_at DESC LIMIT 1) bad ON true;

@@ -1,3 +1,4 @@
+-- name: OpsWhyEnrollment :one
 -- One enrollment with everything that can hold its next step back: its
 -- campaign and window, the lead's address and zone, the bound mailbox and its
 -- sends in the 24 hours before $2 against its cap in force (cap_today: the
@@ -25,4 +26,4 @@ JOIN leads l ON l.id = e.lead_id
 LEFT JOIN mailboxes m ON m.id = e.mailbox_id
 LEFT JOIN LATERAL (SELECT s.step, s.status, s.error FROM sends s
                    WHERE s.enrollment_id = e.id ORDER BY s.step DESC LIMIT 1) ls ON true
-WHERE e.id = $1
+WHERE e.id = $1;

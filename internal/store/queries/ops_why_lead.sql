@@ -1,3 +1,4 @@
+-- name: OpsWhyLead :many
 -- Leads matching $1 as an external id or $2 as an id (NULL when $1 is not a
 -- number), optionally in workspace $3, with their enrichment state.
 SELECT l.id, l.workspace_id, w.name, coalesce(l.external_id, ''), coalesce(l.email, ''), coalesce(l.email_source, ''),
@@ -10,4 +11,4 @@ LEFT JOIN lead_enrichment le ON le.lead_id = l.id
 WHERE (l.id = $2 OR l.external_id = $1)
   AND ($3::bigint IS NULL OR l.workspace_id = $3)
 ORDER BY l.id
-LIMIT 10
+LIMIT 10;

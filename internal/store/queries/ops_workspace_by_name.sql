@@ -1,5 +1,6 @@
+-- name: OpsWorkspaceByName :one
 -- A workspace by name: status, requeue and why filters resolve names to ids
 -- once, so the big scans filter on the indexed id.
 SELECT id, name, monthly_usd_ceiling::float8
 FROM workspaces
-WHERE name = $1
+WHERE name = $1;

@@ -1,0 +1,2 @@
+-- name: BenchWorkspace :one
+INSERT INTO workspaces (name) VALUES ('bench') RETURNING id;

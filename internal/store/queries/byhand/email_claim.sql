@@ -1,0 +1,131 @@
+-- Claims up to $1 due enrollments for tick $3 with a lease of $2, none on
+-- the mailboxes in $4 (still busy with an earlier batch of this tick).
+--
+-- Fair: each active campaign offers its own oldest due rows (LATERAL), and
+-- the batch takes them round-robin by rank within the campaign, so a huge
+-- backlog cannot starve a small campaign. Due follow-ups are looked for
+-- apart from first steps (their own LATERAL, on
+-- enrollments_followup_claim_idx: the two differ only in the step
+-- predicate, which must be literal for the partial index) and, where the
+-- campaign says follow_ups_first, take a mailbox's room first, so a backlog
+-- of new leads cannot break running threads.
+-- Only mailboxes that are active, not paused and under their cap in force
+-- (cap_today: the daily cap lowered by a warm-up ramp, over a rolling 24
+-- hours of sends) are served, and no mailbox gets more rows than its
+-- remaining room. A mailbox with a human gap gets one row per claim, only
+-- once its next_send_not_before has passed, which then moves a random gap
+-- ahead; its row is locked (SKIP LOCKED) so two ticks cannot both take its
+-- turn. Leads without an email are not claimed: they are blocked, not due.
+-- next_send_at becomes the lease end, so a crashed tick's rows come back by
+-- themselves; due_at keeps the original due time.
+WITH spaced_turns AS (
+    SELECT m.id, m.cap_today
+    FROM mailboxes m
+    WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
+      AND m.id <> ALL ($4::bigint[])
+      AND m.gap_max > interval '0' AND m.next_send_not_before <= now()
+    FOR UPDATE OF m SKIP LOCKED
+),
+open_mailboxes AS (
+    SELECT m.id, m.cap_today, false AS spaced
+    FROM mailboxes m
+    WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
+      AND m.id <> ALL ($4::bigint[])
+      AND m.gap_max = interval '0'
+    UNION ALL
+    SELECT st.id, st.cap_today, true FROM spaced_turns st
+),
+healthy AS (
+    SELECT o.id,
+           least(CASE WHEN o.spaced THEN 1 ELSE 2147483647 END,
+                 CASE WHEN o.cap_today = 0 THEN 2147483647
+                      ELSE o.cap_today - (SELECT count(*)
+                                          FROM sends s
+                                          WHERE s.mailbox_id = o.id
+                                            AND s.status <> 'failed'
+                                            AND s.created_at > now() - interval '24 hours')
+                 END) AS room
+    FROM open_mailboxes o
+),
+served AS (
+    SELECT ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0) AS ids
+),
+first_steps AS (
+    SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at, 1 AS priority
+    FROM campaigns c
+    CROSS JOIN served sv
+    CROSS JOIN LATERAL (
+        SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
+        FROM enrollments e
+        WHERE e.campaign_id = c.id
+          AND e.status = 'active'
+          AND e.current_step = 1
+          AND e.next_send_at <= now()
+          AND e.mailbox_id = ANY (sv.ids)
+          AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
+        ORDER BY e.next_send_at
+        LIMIT $1
+        FOR UPDATE OF e SKIP LOCKED
+    ) d
+    WHERE c.status = 'active'
+),
+follow_ups AS (
+    SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at, CASE WHEN c.follow_ups_first THEN 0 ELSE 1 END AS priority
+    FROM campaigns c
+    CROSS JOIN served sv
+    CROSS JOIN LATERAL (
+        SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
+        FROM enrollments e
+        WHERE e.campaign_id = c.id
+          AND e.status = 'active'
+          AND e.current_step > 1
+          AND e.next_send_at <= now()
+          AND e.mailbox_id = ANY (sv.ids)
+          AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
+        ORDER BY e.next_send_at
+        LIMIT $1
+        FOR UPDATE OF e SKIP LOCKED
+    ) d
+    WHERE c.status = 'active'
+),
+candidates AS (
+    SELECT * FROM first_steps
+    UNION ALL
+    SELECT * FROM follow_ups
+),
+ranked AS (
+    SELECT cd.id, cd.mailbox_id, cd.next_send_at, cd.priority, h.room,
+           row_number() OVER (PARTITION BY cd.campaign_id ORDER BY cd.priority, cd.next_send_at, cd.id) AS campaign_rank,
+           row_number() OVER (PARTITION BY cd.mailbox_id ORDER BY cd.priority, cd.next_send_at, cd.id) AS mailbox_rank
+    FROM candidates cd
+    JOIN healthy h ON h.id = cd.mailbox_id
+),
+picked AS (
+    SELECT id, mailbox_id, next_send_at
+    FROM ranked
+    WHERE mailbox_rank <= room
+    ORDER BY campaign_rank, priority, next_send_at, id
+    LIMIT $1
+),
+spaced AS (
+    -- The gap starts at the claim: the tick sends right away.
+    UPDATE mailboxes m
+    SET next_send_not_before = now() + m.gap_min + random() * (m.gap_max - m.gap_min)
+    WHERE m.gap_max > interval '0' AND m.id IN (SELECT p.mailbox_id FROM picked p)
+)
+UPDATE enrollments e
+SET next_send_at = now() + $2::interval,
+    locked_until = now() + $2::interval,
+    locked_by    = $3,
+    updated_at   = now()
+FROM picked p, leads l
+WHERE e.id = p.id AND l.id = e.lead_id
+RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
+          l.first_name, l.last_name, l.company, l.company_domain, lower(btrim(l.email)), coalesce(l.timezone, ''),
+          ARRAY(SELECT s.message_id FROM sends s
+                WHERE s.enrollment_id = e.id AND s.status = 'sent' AND s.step < e.current_step
+                ORDER BY s.step) AS thread,
+          (SELECT s.status FROM sends s
+           WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
+          (SELECT sp.reason FROM suppressions sp
+           WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(btrim(l.email))) AS suppressed;

@@ -1,0 +1,78 @@
+-- Settles a group of tick outcomes in one statement (one round trip, atomic
+-- without an explicit transaction), for tick $1:
+--   sends:       'sending' rows become 'sent', 'failed' when the server
+--                refused the message (a failed row means: not delivered), or
+--                'delivery_unknown' (with a delivery_unknown event); each
+--                adds its metric ($17) to its mailbox's running totals;
+--   enrollments: outcomes applied to the rows the tick still holds, which are
+--                released; a mailbox of 0 keeps the current one (it may have
+--                been rebound);
+--   suppressions: addresses that must not be mailed again.
+WITH finished AS (
+    UPDATE sends s
+    SET status = u.status, sent_at = u.sent_at, error = NULLIF(u.error, '')
+    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $17::text[])
+        AS u (enrollment_id, step, status, sent_at, error, metric)
+    WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
+    RETURNING s.enrollment_id, s.step, s.mailbox_id, s.message_id, s.status, s.error, u.metric
+),
+metrics AS (
+    SELECT mailbox_id, metric FROM finished WHERE mailbox_id IS NOT NULL AND metric <> ''
+),
+totals AS (
+    INSERT INTO email_mailbox_totals AS t (mailbox_id, sent, failed, deferred, delivery_unknown)
+    SELECT mailbox_id,
+           count(*) FILTER (WHERE metric = 'sent'),
+           count(*) FILTER (WHERE metric = 'failed'),
+           count(*) FILTER (WHERE metric = 'deferred'),
+           count(*) FILTER (WHERE metric = 'delivery_unknown')
+    FROM metrics
+    GROUP BY mailbox_id
+    ON CONFLICT (mailbox_id) DO UPDATE
+    SET sent             = t.sent + EXCLUDED.sent,
+        failed           = t.failed + EXCLUDED.failed,
+        deferred         = t.deferred + EXCLUDED.deferred,
+        delivery_unknown = t.delivery_unknown + EXCLUDED.delivery_unknown,
+        updated_at       = now()
+    RETURNING 1
+),
+unknown_events AS (
+    INSERT INTO events (kind, workspace_id, mailbox_id, dedupe_key, payload)
+    SELECT 'delivery_unknown', e.workspace_id, f.mailbox_id,
+           'delivery_unknown:' || f.enrollment_id || ':' || f.step || ':' || f.message_id,
+           jsonb_build_object('enrollment_id', f.enrollment_id, 'step', f.step, 'message_id', f.message_id,
+                              'address', mb.address, 'reason', f.error, 'tick_id', $1::text)
+    FROM finished f
+    JOIN enrollments e ON e.id = f.enrollment_id
+    LEFT JOIN mailboxes mb ON mb.id = f.mailbox_id
+    WHERE f.status = 'delivery_unknown'
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING 1
+),
+settled AS (
+    UPDATE enrollments e
+    -- A reply or unsubscribe recorded while this tick held the row
+    -- (rindactl enrollment mark) wins: the row keeps that status.
+    SET status       = CASE WHEN e.status = 'active' THEN u.status ELSE e.status END,
+        current_step = u.current_step,
+        next_send_at = u.next_send_at,
+        mailbox_id   = coalesce(NULLIF(u.mailbox_id, 0), e.mailbox_id),
+        attempts     = u.attempts,
+        last_error   = NULLIF(u.last_error, ''),
+        locked_until = NULL,
+        locked_by    = NULL,
+        updated_at   = now()
+    FROM unnest($7::bigint[], $8::text[], $9::int[], $10::timestamptz[], $11::bigint[], $12::int[], $13::text[])
+        AS u (id, status, current_step, next_send_at, mailbox_id, attempts, last_error)
+    WHERE e.id = u.id AND e.locked_by = $1
+    RETURNING 1
+),
+suppressed AS (
+    INSERT INTO suppressions (workspace_id, email, reason)
+    SELECT u.workspace_id, lower(u.email), u.reason
+    FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
+    ON CONFLICT (workspace_id, email) DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM settled), (SELECT count(*) FROM suppressed),
+       (SELECT count(*) FROM totals), (SELECT count(*) FROM unknown_events);

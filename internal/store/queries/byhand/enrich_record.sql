@@ -1,0 +1,33 @@
+-- Records a group of outcomes of tick $1 in one statement over arrays (one
+-- element per lead). Only rows this tick still holds are written: a lease
+-- that ran out and was claimed by another tick is not overwritten.
+--   due_at   absolute next_attempt_at, or NULL to use now() + delay_ms
+--   refund   1 gives back the attempt the claim charged (blocks, releases)
+--   email    the found address, written to leads unless it has one already
+WITH o AS (
+    SELECT o.*, coalesce(o.due_at, now() + o.delay_ms * interval '1 millisecond') AS next_at
+    FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[])
+        AS o(lead_id, status, due_at, delay_ms, refund, provider, last_error, email)
+),
+e AS (
+    UPDATE lead_enrichment e
+    SET status               = o.status,
+        next_attempt_at      = o.next_at,
+        negative_cache_until = CASE WHEN o.status = 'unreachable' THEN o.next_at END,
+        locked_until         = NULL,
+        locked_by            = NULL,
+        attempts             = greatest(e.attempts - o.refund, 0),
+        provider             = coalesce(o.provider, e.provider),
+        last_error           = o.last_error,
+        updated_at           = now()
+    FROM o
+    WHERE e.lead_id = o.lead_id AND e.status = 'in_progress' AND e.locked_by = $1
+    RETURNING e.lead_id
+),
+l AS (
+    UPDATE leads l
+    SET email = o.email, email_source = o.provider, updated_at = now()
+    FROM o JOIN e ON e.lead_id = o.lead_id
+    WHERE l.id = o.lead_id AND o.email IS NOT NULL AND l.email IS NULL
+)
+SELECT count(*) FROM e;

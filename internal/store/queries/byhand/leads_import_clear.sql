@@ -1,0 +1,2 @@
+-- Empties the staging table for the next batch.
+TRUNCATE lead_import;

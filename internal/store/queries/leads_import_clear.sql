@@ -1,2 +1,0 @@
--- Empties the staging table for the next batch.
-TRUNCATE lead_import
