@@ -2,10 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
@@ -122,25 +121,44 @@ type OpsTickKind struct {
 
 // OpsTicks sums up tick_runs per kind (enrich, email, events) as of now.
 func OpsTicks(ctx context.Context, db DBTX, now time.Time) ([]OpsTickKind, error) {
-	rows, err := db.Query(ctx, query("ops_ticks"), now)
+	rows, err := sqlcdb.New(db).OpsTicks(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("tick history: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsTickKind, error) {
-		var k OpsTickKind
-		var tickID, host *string
-		err := r.Scan(&k.Kind, &tickID, &host, &k.LastStartedAt, &k.LastFinishedAt, &k.LastExitStatus,
-			&k.LastSuccessStartedAt, &k.LastSuccessFinishedAt, &k.LastSuccessClaimed, &k.LastSuccessCounts,
-			&k.LastFailureStartedAt, &k.LastFailureExitStatus, &k.LastFailureError,
-			&k.Runs24h, &k.Failures24h)
-		if tickID != nil {
-			k.LastTickID = *tickID
+	out := make([]OpsTickKind, len(rows))
+	for i, r := range rows {
+		k := OpsTickKind{
+			Kind:          tickkind.Kind(r.Kind),
+			LastStartedAt: r.StartedAt, LastFinishedAt: r.FinishedAt, LastExitStatus: intOrNil(r.ExitStatus),
+			LastSuccessStartedAt: r.SuccessStartedAt, LastSuccessFinishedAt: r.SuccessFinishedAt,
+			LastSuccessClaimed:   intOrNil(r.SuccessClaimed),
+			LastFailureStartedAt: r.FailureStartedAt, LastFailureExitStatus: intOrNil(r.FailureExitStatus),
+			LastFailureError: r.FailureError,
+			Runs24h:          r.Runs24h, Failures24h: r.Failures24h,
 		}
-		if host != nil {
-			k.LastHost = *host
+		if r.TickID != nil {
+			k.LastTickID = *r.TickID
 		}
-		return k, err
-	})
+		if r.Host != nil {
+			k.LastHost = *r.Host
+		}
+		if r.SuccessCounts != nil {
+			if err := json.Unmarshal(r.SuccessCounts, &k.LastSuccessCounts); err != nil {
+				return nil, fmt.Errorf("tick history: %s counts: %w", k.Kind, err)
+			}
+		}
+		out[i] = k
+	}
+	return out, nil
+}
+
+// intOrNil widens a nullable integer column for the store's types.
+func intOrNil(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
 }
 
 // OpsTickSample is one finished tick: when it started and what it claimed.
