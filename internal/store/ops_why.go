@@ -128,17 +128,31 @@ type OpsEnrollment struct {
 // OpsFindEnrollment loads enrollment id as of now; found is false when it
 // does not exist.
 func OpsFindEnrollment(ctx context.Context, db DBTX, id int64, now time.Time) (e OpsEnrollment, found bool, err error) {
-	err = db.QueryRow(ctx, query("ops_why_enrollment"), id, now).Scan(
-		&e.ID, &e.Status, &e.CurrentStep, &e.NextSendAt, &e.Attempts, &e.LockedUntil, &e.LockedBy, &e.LastError, &e.Workspace,
-		&e.CampaignID, &e.Campaign, &e.CampaignStatus, &e.WindowTimezone, &e.WindowDays, &e.WindowStart, &e.WindowEnd, &e.Steps,
-		&e.LeadID, &e.LeadExternalID, &e.LeadEmail, &e.LeadTimezone,
-		&e.MailboxID, &e.MailboxAddress, &e.MailboxStatus, &e.MailboxDailyCap, &e.MailboxPausedUntil, &e.MailboxPauseReason,
-		&e.MailboxGapUntil, &e.MailboxSent24h, &e.Suppressed, &e.LastSendStep, &e.LastSendStatus, &e.LastSendError)
+	r, err := sqlcdb.New(db).OpsWhyEnrollment(ctx, sqlcdb.OpsWhyEnrollmentParams{ID: id, Now: now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return e, false, nil
 	}
 	if err != nil {
 		return e, false, fmt.Errorf("enrollment %d: %w", id, err)
 	}
-	return e, true, nil
+	return OpsEnrollment{
+		ID: r.ID, Status: enrollment.Status(r.Status), CurrentStep: int(r.CurrentStep), NextSendAt: r.NextSendAt,
+		Attempts: int(r.Attempts), LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, LastError: r.LastError,
+		Workspace: r.Workspace,
+
+		CampaignID: r.CampaignID, Campaign: r.Campaign, CampaignStatus: r.CampaignStatus,
+		WindowTimezone: r.WindowTimezone, WindowDays: r.WindowDays, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd,
+		Steps: int(r.Steps),
+
+		LeadID: r.LeadID, LeadExternalID: r.LeadExternalID, LeadEmail: r.LeadEmail, LeadTimezone: r.LeadTimezone,
+
+		MailboxID: r.MailboxID, MailboxAddress: r.MailboxAddress, MailboxStatus: r.MailboxStatus,
+		MailboxDailyCap: int(r.MailboxCapToday), MailboxPausedUntil: r.MailboxPausedUntil,
+		MailboxPauseReason: r.MailboxPauseReason, MailboxGapUntil: r.MailboxGapUntil, MailboxSent24h: r.MailboxSent24h,
+
+		Suppressed: r.Suppressed,
+
+		LastSendStep: int(r.LastSendStep), LastSendStatus: enrollment.SendStatus(r.LastSendStatus),
+		LastSendError: r.LastSendError,
+	}, true, nil
 }
