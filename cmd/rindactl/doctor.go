@@ -15,6 +15,7 @@ import (
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -23,7 +24,7 @@ type DoctorOptions struct {
 	f      *Factory
 	Output string
 	// Interval is the tick cadence: a kind whose last success is older
-	// than staleIntervals of it is reported.
+	// than tick.StaleIntervals of it is reported.
 	Interval time.Duration
 	// Lease is the longest a tick may hold its rows: one started longer
 	// ago that never finished has crashed.
@@ -36,10 +37,6 @@ type DoctorOptions struct {
 
 // DoctorIntervalDefault is the cadence the generated schedules use.
 const DoctorIntervalDefault = time.Minute
-
-// staleIntervals missed runs in a row are more than one slow or skipped
-// firing: the scheduler is not running the tick.
-const staleIntervals = 3
 
 // crashWindow is how far back doctor looks for crashed ticks: recent enough
 // to act on, short enough that one old crash does not fail doctor forever.
@@ -173,20 +170,20 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, re
 	if err != nil {
 		return err
 	}
-	stale := staleIntervals * opts.Interval
 	for _, h := range health {
-		switch {
-		case h.Runs == 0:
+		v := tick.JudgeHealth(h, opts.Interval)
+		switch v.Health {
+		case tick.NeverRan:
 			rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
-		case h.SinceSuccess == nil:
+		case tick.NeverSucceeded:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
-		case *h.SinceSuccess > stale:
+		case tick.Stale:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
-				h.Kind, *h.SinceSuccess, staleIntervals, opts.Interval, newestError(h)))
-		default:
+				h.Kind, *h.SinceSuccess, tick.StaleIntervals, opts.Interval, newestError(h)))
+		case tick.Healthy:
 			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
 		}
-		if h.Crashed > 0 {
+		if v.Crashed {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
 				h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // EnrollmentMarks is what MarkEnrollments changed.
@@ -19,7 +20,6 @@ type EnrollmentMarks struct {
 // bounced in one statement, and suppresses their addresses with the
 // reason suppress unless it is empty; see queries/ops_enrollment_mark.sql.
 func MarkEnrollments(ctx context.Context, db DBTX, ids []int64, status enrollment.Status, suppress string) (EnrollmentMarks, error) {
-	var m EnrollmentMarks
-	err := db.QueryRow(ctx, query("ops_enrollment_mark"), ids, status, suppress).Scan(&m.Found, &m.Marked, &m.Suppressed)
-	return m, err
+	r, err := sqlcdb.New(db).OpsEnrollmentMark(ctx, sqlcdb.OpsEnrollmentMarkParams{Ids: ids, Status: string(status), Suppress: suppress})
+	return EnrollmentMarks{Found: r.Found, Marked: r.Marked, Suppressed: r.Suppressed}, err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // OpsWorkspace is a workspace as the operator commands see it.
@@ -18,14 +20,14 @@ type OpsWorkspace struct {
 
 // OpsWorkspaceByName finds a workspace by name; found is false when none.
 func OpsWorkspaceByName(ctx context.Context, db DBTX, name string) (w OpsWorkspace, found bool, err error) {
-	err = db.QueryRow(ctx, query("ops_workspace_by_name"), name).Scan(&w.ID, &w.Name, &w.CeilingUSD)
+	r, err := sqlcdb.New(db).OpsWorkspaceByName(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, false, nil
 	}
 	if err != nil {
 		return w, false, fmt.Errorf("workspace %q: %w", name, err)
 	}
-	return w, true, nil
+	return OpsWorkspace{ID: r.ID, Name: r.Name, CeilingUSD: r.CeilingUsd}, true, nil
 }
 
 // OpsCampaignRef is a campaign id with its workspace's name.
@@ -37,12 +39,13 @@ type OpsCampaignRef struct {
 // OpsCampaignsByName lists the campaigns called name, in workspaceID when it
 // is not nil. Several results mean the name needs a workspace.
 func OpsCampaignsByName(ctx context.Context, db DBTX, name string, workspaceID *int64) ([]OpsCampaignRef, error) {
-	rows, err := db.Query(ctx, query("ops_campaign_by_name"), name, workspaceID)
+	rows, err := sqlcdb.New(db).OpsCampaignByName(ctx, sqlcdb.OpsCampaignByNameParams{Name: name, WorkspaceID: workspaceID})
 	if err != nil {
 		return nil, fmt.Errorf("campaign %q: %w", name, err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsCampaignRef, error) {
-		var c OpsCampaignRef
-		return c, r.Scan(&c.ID, &c.Workspace)
-	})
+	refs := make([]OpsCampaignRef, len(rows))
+	for i, r := range rows {
+		refs[i] = OpsCampaignRef{ID: r.ID, Workspace: r.Workspace}
+	}
+	return refs, nil
 }

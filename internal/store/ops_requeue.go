@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // OpsRequeueFilter narrows a requeue. Nil fields do not filter.
@@ -32,38 +31,57 @@ type OpsRequeueGroup struct {
 
 // OpsCountRequeueLeads counts leads in status matching f.
 func OpsCountRequeueLeads(ctx context.Context, db DBTX, status lead.Status, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, query("ops_requeue_leads_count"), status, f.WorkspaceID, f.Provider, f.OlderThan))
+	rows, err := sqlcdb.New(db).OpsRequeueLeadsCount(ctx, sqlcdb.OpsRequeueLeadsCountParams{
+		Status: string(status), WorkspaceID: f.WorkspaceID, Provider: f.Provider, OlderThan: f.OlderThan,
+	})
+	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueLeadsCountRow) OpsRequeueGroup {
+		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Provider, Count: r.Count}
+	})
 }
 
 // OpsRequeueLeadsBatch moves up to limit leads in status matching f back to
 // pending, due now. Run it in its own transaction: it holds the row locks
 // of one batch until commit.
 func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status lead.Status, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, query("ops_requeue_leads_batch"), status, f.WorkspaceID, f.Provider, f.OlderThan, limit))
+	rows, err := sqlcdb.New(db).OpsRequeueLeadsBatch(ctx, sqlcdb.OpsRequeueLeadsBatchParams{
+		Status: string(status), WorkspaceID: f.WorkspaceID, Provider: f.Provider, OlderThan: f.OlderThan, Batch: int32(limit),
+	})
+	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueLeadsBatchRow) OpsRequeueGroup {
+		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Provider, Count: r.Count}
+	})
 }
 
 // OpsCountRequeueEnrollments counts enrollments in status (failed or
 // delivery_unknown) matching f.
 func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, status enrollment.Status, f OpsRequeueFilter) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_count"), f.WorkspaceID, f.CampaignID, f.OlderThan, status))
+	rows, err := sqlcdb.New(db).OpsRequeueEnrollmentsCount(ctx, sqlcdb.OpsRequeueEnrollmentsCountParams{
+		Status: string(status), WorkspaceID: f.WorkspaceID, CampaignID: f.CampaignID, OlderThan: f.OlderThan,
+	})
+	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueEnrollmentsCountRow) OpsRequeueGroup {
+		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Campaign, Count: r.Count}
+	})
 }
 
 // OpsRequeueEnrollmentsBatch makes up to limit enrollments in status
 // matching f active and due now. Run it in its own transaction.
 func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, status enrollment.Status, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
-	return collectGroups(db.Query(ctx, query("ops_requeue_enrollments_batch"), f.WorkspaceID, f.CampaignID, f.OlderThan, limit, status))
+	rows, err := sqlcdb.New(db).OpsRequeueEnrollmentsBatch(ctx, sqlcdb.OpsRequeueEnrollmentsBatchParams{
+		Status: string(status), WorkspaceID: f.WorkspaceID, CampaignID: f.CampaignID, OlderThan: f.OlderThan, Batch: int32(limit),
+	})
+	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueEnrollmentsBatchRow) OpsRequeueGroup {
+		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Campaign, Count: r.Count}
+	})
 }
 
-func collectGroups(rows pgx.Rows, err error) ([]OpsRequeueGroup, error) {
+// requeueGroups converts the generated rows of one of the four requeue
+// queries (each its own row type) into groups.
+func requeueGroups[R any](rows []R, err error, group func(R) OpsRequeueGroup) ([]OpsRequeueGroup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("requeue: %w", err)
 	}
-	groups, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsRequeueGroup, error) {
-		var g OpsRequeueGroup
-		return g, r.Scan(&g.Workspace, &g.Key, &g.Count)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("requeue: %w", err)
+	groups := make([]OpsRequeueGroup, len(rows))
+	for i, r := range rows {
+		groups[i] = group(r)
 	}
 	return groups, nil
 }

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -29,21 +29,22 @@ type OpsEnrichCounts struct {
 // OpsEnrichStatusCounts counts lead_enrichment per workspace as of now, all
 // workspaces when workspaceID is nil.
 func OpsEnrichStatusCounts(ctx context.Context, db DBTX, now time.Time, workspaceID *int64) ([]OpsEnrichCounts, error) {
-	rows, err := db.Query(ctx, query("ops_enrich_counts"), now, workspaceID)
+	rows, err := sqlcdb.New(db).OpsEnrichCounts(ctx, sqlcdb.OpsEnrichCountsParams{Now: now, WorkspaceID: workspaceID})
 	if err != nil {
 		return nil, fmt.Errorf("enrichment counts: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsEnrichCounts, error) {
-		var c OpsEnrichCounts
-		var pending, inProgress, enriched, notFound, unreachable, failed int64
-		err := r.Scan(&c.WorkspaceID, &pending, &inProgress, &enriched, &notFound, &unreachable, &failed,
-			&c.DueNow, &c.NegativeCache, &c.Waiting, &c.RateLimited)
-		c.ByStatus = map[lead.Status]int64{
-			lead.Pending: pending, lead.InProgress: inProgress, lead.Enriched: enriched,
-			lead.NotFound: notFound, lead.Unreachable: unreachable, lead.EnrichmentFailed: failed,
+	out := make([]OpsEnrichCounts, len(rows))
+	for i, r := range rows {
+		out[i] = OpsEnrichCounts{
+			WorkspaceID: r.WorkspaceID,
+			ByStatus: map[lead.Status]int64{
+				lead.Pending: r.Pending, lead.InProgress: r.InProgress, lead.Enriched: r.Enriched,
+				lead.NotFound: r.NotFound, lead.Unreachable: r.Unreachable, lead.EnrichmentFailed: r.EnrichmentFailed,
+			},
+			DueNow: r.DueNow, NegativeCache: r.NegativeCache, Waiting: r.Waiting, RateLimited: r.RateLimited,
 		}
-		return c, err
-	})
+	}
+	return out, nil
 }
 
 // OpsSpend is a workspace's provider spend since the month's start.
@@ -57,14 +58,15 @@ type OpsSpend struct {
 // OpsSpendSince sums reserved and settled provider calls since monthStart
 // per workspace.
 func OpsSpendSince(ctx context.Context, db DBTX, monthStart time.Time, workspaceID *int64) ([]OpsSpend, error) {
-	rows, err := db.Query(ctx, query("ops_spend"), monthStart, workspaceID)
+	rows, err := sqlcdb.New(db).OpsSpend(ctx, sqlcdb.OpsSpendParams{MonthStart: monthStart, WorkspaceID: workspaceID})
 	if err != nil {
 		return nil, fmt.Errorf("spend: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsSpend, error) {
-		var s OpsSpend
-		return s, r.Scan(&s.WorkspaceID, &s.Workspace, &s.CeilingUSD, &s.SpentUSD)
-	})
+	out := make([]OpsSpend, len(rows))
+	for i, r := range rows {
+		out[i] = OpsSpend{WorkspaceID: r.ID, Workspace: r.Workspace, CeilingUSD: r.CeilingUsd, SpentUSD: r.Spent}
+	}
+	return out, nil
 }
 
 // OpsBreaker is one breaker row.
@@ -80,14 +82,18 @@ type OpsBreaker struct {
 
 // OpsBreakers lists breakers, of one workspace when workspaceID is not nil.
 func OpsBreakers(ctx context.Context, db DBTX, workspaceID *int64) ([]OpsBreaker, error) {
-	rows, err := db.Query(ctx, query("ops_breakers"), workspaceID)
+	rows, err := sqlcdb.New(db).OpsBreakers(ctx, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("breakers: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsBreaker, error) {
-		var b OpsBreaker
-		return b, r.Scan(&b.WorkspaceID, &b.Workspace, &b.Provider, &b.State, &b.OpenUntil, &b.Reason, &b.OpenedAt)
-	})
+	out := make([]OpsBreaker, len(rows))
+	for i, r := range rows {
+		out[i] = OpsBreaker{
+			WorkspaceID: r.WorkspaceID, Workspace: r.Workspace, Provider: r.Provider, State: r.State,
+			OpenUntil: r.OpenUntil, Reason: r.Reason, OpenedAt: r.OpenedAt,
+		}
+	}
+	return out, nil
 }
 
 // OpsTickKind sums up one tick kind's history.
@@ -115,25 +121,44 @@ type OpsTickKind struct {
 
 // OpsTicks sums up tick_runs per kind (enrich, email, events) as of now.
 func OpsTicks(ctx context.Context, db DBTX, now time.Time) ([]OpsTickKind, error) {
-	rows, err := db.Query(ctx, query("ops_ticks"), now)
+	rows, err := sqlcdb.New(db).OpsTicks(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("tick history: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsTickKind, error) {
-		var k OpsTickKind
-		var tickID, host *string
-		err := r.Scan(&k.Kind, &tickID, &host, &k.LastStartedAt, &k.LastFinishedAt, &k.LastExitStatus,
-			&k.LastSuccessStartedAt, &k.LastSuccessFinishedAt, &k.LastSuccessClaimed, &k.LastSuccessCounts,
-			&k.LastFailureStartedAt, &k.LastFailureExitStatus, &k.LastFailureError,
-			&k.Runs24h, &k.Failures24h)
-		if tickID != nil {
-			k.LastTickID = *tickID
+	out := make([]OpsTickKind, len(rows))
+	for i, r := range rows {
+		k := OpsTickKind{
+			Kind:          tickkind.Kind(r.Kind),
+			LastStartedAt: r.StartedAt, LastFinishedAt: r.FinishedAt, LastExitStatus: intOrNil(r.ExitStatus),
+			LastSuccessStartedAt: r.SuccessStartedAt, LastSuccessFinishedAt: r.SuccessFinishedAt,
+			LastSuccessClaimed:   intOrNil(r.SuccessClaimed),
+			LastFailureStartedAt: r.FailureStartedAt, LastFailureExitStatus: intOrNil(r.FailureExitStatus),
+			LastFailureError: r.FailureError,
+			Runs24h:          r.Runs24h, Failures24h: r.Failures24h,
 		}
-		if host != nil {
-			k.LastHost = *host
+		if r.TickID != nil {
+			k.LastTickID = *r.TickID
 		}
-		return k, err
-	})
+		if r.Host != nil {
+			k.LastHost = *r.Host
+		}
+		if r.SuccessCounts != nil {
+			if err := json.Unmarshal(r.SuccessCounts, &k.LastSuccessCounts); err != nil {
+				return nil, fmt.Errorf("tick history: %s counts: %w", k.Kind, err)
+			}
+		}
+		out[i] = k
+	}
+	return out, nil
+}
+
+// intOrNil widens a nullable integer column for the store's types.
+func intOrNil(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
 }
 
 // OpsTickSample is one finished tick: when it started and what it claimed.
@@ -145,14 +170,15 @@ type OpsTickSample struct {
 // OpsRecentTicks returns up to limit successful ticks of kind started at or
 // before now, newest first.
 func OpsRecentTicks(ctx context.Context, db DBTX, kind tickkind.Kind, now time.Time, limit int) ([]OpsTickSample, error) {
-	rows, err := db.Query(ctx, query("ops_tick_recent"), kind, now, limit)
+	rows, err := sqlcdb.New(db).OpsTickRecent(ctx, sqlcdb.OpsTickRecentParams{Kind: string(kind), Now: now, Max: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("recent %s ticks: %w", kind, err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsTickSample, error) {
-		var s OpsTickSample
-		return s, r.Scan(&s.StartedAt, &s.Claimed)
-	})
+	out := make([]OpsTickSample, len(rows))
+	for i, r := range rows {
+		out[i] = OpsTickSample{StartedAt: r.StartedAt, Claimed: int(r.Claimed)}
+	}
+	return out, nil
 }
 
 // OpsDueGroup is a group of due active enrollments that share what decides
@@ -169,14 +195,18 @@ type OpsDueGroup struct {
 
 // OpsEmailDue groups the active enrollments due at now.
 func OpsEmailDue(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsDueGroup, error) {
-	rows, err := db.Query(ctx, query("ops_email_due"), now, workspaceID, campaignID)
+	rows, err := sqlcdb.New(db).OpsEmailDue(ctx, sqlcdb.OpsEmailDueParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID})
 	if err != nil {
 		return nil, fmt.Errorf("due enrollments: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsDueGroup, error) {
-		var g OpsDueGroup
-		return g, r.Scan(&g.CampaignID, &g.MailboxID, &g.NoEmail, &g.LeadTimezone, &g.Count, &g.Oldest)
-	})
+	out := make([]OpsDueGroup, len(rows))
+	for i, r := range rows {
+		out[i] = OpsDueGroup{
+			CampaignID: r.CampaignID, MailboxID: r.MailboxID, NoEmail: r.NoEmail,
+			LeadTimezone: r.LeadTz, Count: r.N, Oldest: r.Oldest,
+		}
+	}
+	return out, nil
 }
 
 // OpsCampaign is a campaign with its window and active enrollment count.
@@ -197,15 +227,19 @@ type OpsCampaign struct {
 
 // OpsCampaigns lists campaigns, filtered by workspace and campaign id.
 func OpsCampaigns(ctx context.Context, db DBTX, workspaceID, campaignID *int64) ([]OpsCampaign, error) {
-	rows, err := db.Query(ctx, query("ops_campaigns"), workspaceID, campaignID)
+	rows, err := sqlcdb.New(db).OpsCampaigns(ctx, sqlcdb.OpsCampaignsParams{WorkspaceID: workspaceID, CampaignID: campaignID})
 	if err != nil {
 		return nil, fmt.Errorf("campaigns: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsCampaign, error) {
-		var c OpsCampaign
-		return c, r.Scan(&c.ID, &c.Workspace, &c.Name, &c.Status, &c.WindowTimezone, &c.WindowDays,
-			&c.WindowStart, &c.WindowEnd, &c.Active, &c.DeliveryUnknown)
-	})
+	out := make([]OpsCampaign, len(rows))
+	for i, r := range rows {
+		out[i] = OpsCampaign{
+			ID: r.ID, Workspace: r.Workspace, Name: r.Name, Status: r.Status,
+			WindowTimezone: r.WindowTimezone, WindowDays: r.WindowDays, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd,
+			Active: r.Active, DeliveryUnknown: r.DeliveryUnknown,
+		}
+	}
+	return out, nil
 }
 
 // OpsMailbox is a mailbox with its sends in the last 24 hours.
@@ -227,20 +261,25 @@ type OpsMailbox struct {
 // OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
 // campaigns they serve.
 func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsMailbox, error) {
-	rows, err := db.Query(ctx, query("ops_mailboxes"), now, workspaceID, campaignID)
+	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID})
 	if err != nil {
 		return nil, fmt.Errorf("mailboxes: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsMailbox, error) {
-		var m OpsMailbox
-		return m, r.Scan(&m.ID, &m.Workspace, &m.Address, &m.Status, &m.DailyCap, &m.PausedUntil, &m.PauseReason, &m.CapToday, &m.RampNextAt, &m.Sent24h)
-	})
+	out := make([]OpsMailbox, len(rows))
+	for i, r := range rows {
+		out[i] = OpsMailbox{
+			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status, DailyCap: int(r.DailyCap),
+			PausedUntil: r.PausedUntil, PauseReason: r.PauseReason, CapToday: int(r.CapToday), RampNextAt: r.RampNextAt,
+			Sent24h: r.Sent24h,
+		}
+	}
+	return out, nil
 }
 
 // OpsSentSince counts the messages sent (or being sent) since since.
 func OpsSentSince(ctx context.Context, db DBTX, since time.Time) (int64, error) {
-	var n int64
-	if err := db.QueryRow(ctx, query("ops_sent_recent"), since).Scan(&n); err != nil {
+	n, err := sqlcdb.New(db).OpsSentRecent(ctx, since)
+	if err != nil {
 		return 0, fmt.Errorf("sends since %s: %w", since.Format(time.RFC3339), err)
 	}
 	return n, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -25,23 +26,27 @@ type TickHealth struct {
 
 // TickHealthOf reads the health of each kind on the database's clock.
 func TickHealthOf(ctx context.Context, db DBTX, kinds []tickkind.Kind, lease, crashWindow time.Duration) ([]TickHealth, error) {
-	rows, err := db.Query(ctx, query("ops_tick_health"), lease.Seconds(), crashWindow.Seconds(), kinds)
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	rows, err := sqlcdb.New(db).OpsTickHealth(ctx, sqlcdb.OpsTickHealthParams{
+		Kinds: names, LeaseSecs: lease.Seconds(), CrashWindowSecs: crashWindow.Seconds(),
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []TickHealth
-	for rows.Next() {
-		var h TickHealth
-		var since *float64
-		if err := rows.Scan(&h.Kind, &since, &h.Runs, &h.Crashed, &h.NewestCrashed, &h.LastError); err != nil {
-			return nil, err
+	for _, r := range rows {
+		h := TickHealth{
+			Kind: tickkind.Kind(r.Kind), Runs: r.Runs,
+			Crashed: r.Crashed, NewestCrashed: r.NewestCrashed, LastError: r.LastError,
 		}
-		if since != nil {
-			d := time.Duration(*since * float64(time.Second)).Round(time.Second)
+		if r.SuccessFinishedAt != nil {
+			d := r.DbNow.Sub(*r.SuccessFinishedAt).Round(time.Second)
 			h.SinceSuccess = &d
 		}
 		out = append(out, h)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // OpsLead is a lead with its enrichment state, for `why lead`.
@@ -42,16 +43,21 @@ func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) 
 	if n, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		id = &n
 	}
-	rows, err := db.Query(ctx, query("ops_why_lead"), ref, id, workspaceID)
+	rows, err := sqlcdb.New(db).OpsWhyLead(ctx, sqlcdb.OpsWhyLeadParams{ID: id, Ref: ref, WorkspaceID: workspaceID})
 	if err != nil {
 		return nil, fmt.Errorf("lead %q: %w", ref, err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsLead, error) {
-		var l OpsLead
-		return l, r.Scan(&l.ID, &l.WorkspaceID, &l.Workspace, &l.ExternalID, &l.Email, &l.EmailSource,
-			&l.HasEnrichment, &l.Status, &l.Attempts, &l.NextAttemptAt, &l.LockedUntil, &l.LockedBy,
-			&l.NegativeCacheUntil, &l.LastError, &l.Provider, &l.UpdatedAt)
-	})
+	out := make([]OpsLead, len(rows))
+	for i, r := range rows {
+		out[i] = OpsLead{
+			ID: r.ID, WorkspaceID: r.WorkspaceID, Workspace: r.Workspace, ExternalID: r.ExternalID,
+			Email: r.Email, EmailSource: r.EmailSource, HasEnrichment: r.HasEnrichment,
+			Status: lead.Status(r.Status), Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
+			LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, NegativeCacheUntil: r.NegativeCacheUntil,
+			LastError: r.LastError, Provider: r.Provider, UpdatedAt: r.UpdatedAt,
+		}
+	}
+	return out, nil
 }
 
 // OpsRateLimit is a token bucket whose theoretical arrival time is ahead of
@@ -64,14 +70,15 @@ type OpsRateLimit struct {
 // OpsBusyRateLimits lists the buckets drawn ahead of now that apply to the
 // workspace (provider-wide keys and the workspace's own).
 func OpsBusyRateLimits(ctx context.Context, db DBTX, now time.Time, workspaceID int64) ([]OpsRateLimit, error) {
-	rows, err := db.Query(ctx, query("ops_rate_limits"), now, workspaceID)
+	rows, err := sqlcdb.New(db).OpsRateLimits(ctx, sqlcdb.OpsRateLimitsParams{Now: now, WorkspaceID: workspaceID})
 	if err != nil {
 		return nil, fmt.Errorf("rate limits: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OpsRateLimit, error) {
-		var rl OpsRateLimit
-		return rl, r.Scan(&rl.Key, &rl.TAT)
-	})
+	out := make([]OpsRateLimit, len(rows))
+	for i, r := range rows {
+		out[i] = OpsRateLimit{Key: r.Key, TAT: r.Tat}
+	}
+	return out, nil
 }
 
 // OpsEnrollment is an enrollment with everything that can hold its next
@@ -121,17 +128,31 @@ type OpsEnrollment struct {
 // OpsFindEnrollment loads enrollment id as of now; found is false when it
 // does not exist.
 func OpsFindEnrollment(ctx context.Context, db DBTX, id int64, now time.Time) (e OpsEnrollment, found bool, err error) {
-	err = db.QueryRow(ctx, query("ops_why_enrollment"), id, now).Scan(
-		&e.ID, &e.Status, &e.CurrentStep, &e.NextSendAt, &e.Attempts, &e.LockedUntil, &e.LockedBy, &e.LastError, &e.Workspace,
-		&e.CampaignID, &e.Campaign, &e.CampaignStatus, &e.WindowTimezone, &e.WindowDays, &e.WindowStart, &e.WindowEnd, &e.Steps,
-		&e.LeadID, &e.LeadExternalID, &e.LeadEmail, &e.LeadTimezone,
-		&e.MailboxID, &e.MailboxAddress, &e.MailboxStatus, &e.MailboxDailyCap, &e.MailboxPausedUntil, &e.MailboxPauseReason,
-		&e.MailboxGapUntil, &e.MailboxSent24h, &e.Suppressed, &e.LastSendStep, &e.LastSendStatus, &e.LastSendError)
+	r, err := sqlcdb.New(db).OpsWhyEnrollment(ctx, sqlcdb.OpsWhyEnrollmentParams{ID: id, Now: now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return e, false, nil
 	}
 	if err != nil {
 		return e, false, fmt.Errorf("enrollment %d: %w", id, err)
 	}
-	return e, true, nil
+	return OpsEnrollment{
+		ID: r.ID, Status: enrollment.Status(r.Status), CurrentStep: int(r.CurrentStep), NextSendAt: r.NextSendAt,
+		Attempts: int(r.Attempts), LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, LastError: r.LastError,
+		Workspace: r.Workspace,
+
+		CampaignID: r.CampaignID, Campaign: r.Campaign, CampaignStatus: r.CampaignStatus,
+		WindowTimezone: r.WindowTimezone, WindowDays: r.WindowDays, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd,
+		Steps: int(r.Steps),
+
+		LeadID: r.LeadID, LeadExternalID: r.LeadExternalID, LeadEmail: r.LeadEmail, LeadTimezone: r.LeadTimezone,
+
+		MailboxID: r.MailboxID, MailboxAddress: r.MailboxAddress, MailboxStatus: r.MailboxStatus,
+		MailboxDailyCap: int(r.MailboxCapToday), MailboxPausedUntil: r.MailboxPausedUntil,
+		MailboxPauseReason: r.MailboxPauseReason, MailboxGapUntil: r.MailboxGapUntil, MailboxSent24h: r.MailboxSent24h,
+
+		Suppressed: r.Suppressed,
+
+		LastSendStep: int(r.LastSendStep), LastSendStatus: enrollment.SendStatus(r.LastSendStatus),
+		LastSendError: r.LastSendError,
+	}, true, nil
 }

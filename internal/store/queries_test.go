@@ -2,8 +2,13 @@ package store_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,8 +16,10 @@ import (
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
-// Every embedded query must parse and resolve against the migrated schema:
-// a renamed column or a typo fails here, not in a tick at 5 a.m.
+// Every query must parse and resolve against the migrated schema: a renamed
+// column or a typo fails here, not in a tick at 5 a.m. A typed query is
+// prepared as sqlc generated it (sqlc.arg/sqlc.narg rewritten to $n, which
+// Postgres cannot parse in the source file); a hand-run one as its file.
 func TestEveryQueryPrepares(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
@@ -23,15 +30,31 @@ func TestEveryQueryPrepares(t *testing.T) {
 	}
 	defer conn.Release()
 
-	names, err := fs.Glob(store.QueryFiles, "queries/*.sql")
-	if err != nil || len(names) == 0 {
+	// Typed queries are not embedded (the store runs them through sqlcdb):
+	// they are read from the source tree.
+	typed, err := filepath.Glob(filepath.Join("queries", "*.sql"))
+	if err != nil || len(typed) == 0 {
 		t.Fatalf("no embedded queries: %v", err)
 	}
 	byHand, err := fs.Glob(store.QueryFiles, "queries/byhand/*.sql")
 	if err != nil || len(byHand) == 0 {
 		t.Fatalf("no embedded hand-run queries: %v", err)
 	}
-	names = append(names, byHand...)
+	generated := generatedSQL(t)
+	texts := map[string]string{}
+	for _, p := range typed {
+		name := strings.TrimSuffix(filepath.Base(p), ".sql")
+		sql, ok := generated[name]
+		if !ok {
+			t.Errorf("%s has no generated query in sqlcdb (run `sqlc generate`)", name)
+			continue
+		}
+		texts[name] = sql
+	}
+	for _, p := range byHand {
+		name := strings.TrimSuffix(path.Base(p), ".sql")
+		texts[name] = store.Query(name)
+	}
 	// The lead import merges from temp tables the stage and seen queries
 	// create for the life of its transaction.
 	tx, err := conn.Begin(ctx)
@@ -44,10 +67,52 @@ func TestEveryQueryPrepares(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	for _, p := range names {
-		name := strings.TrimSuffix(path.Base(p), ".sql")
-		if _, err := tx.Conn().Prepare(ctx, "", store.Query(name)); err != nil {
+	for name, sql := range texts {
+		// A savepoint each, so one failure does not abort the rest.
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sp.Conn().Prepare(ctx, "", sql); err != nil {
 			t.Errorf("%s does not prepare against the schema: %v", name, err)
 		}
+		if err := sp.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// generatedSQL reads the query text sqlc wrote into sqlcdb, by query file
+// name: the one string constant of each <name>.sql.go. The constants are
+// unexported, so they are read from the source.
+func generatedSQL(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("sqlcdb", "*.sql.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no generated queries in sqlcdb: %v", err)
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".sql.go")
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && strings.HasPrefix(s, "-- name: ") {
+				if _, dup := out[name]; dup {
+					t.Fatalf("%s holds more than one query", f)
+				}
+				out[name] = s
+			}
+			return true
+		})
+	}
+	return out
 }

@@ -1,5 +1,5 @@
 -- name: OpsEmailDue :many
--- Due active enrollments ($1 = now) grouped by what decides whether they can
+-- Due active enrollments (at now) grouped by what decides whether they can
 -- go out: campaign, mailbox, whether the lead has an address, and the lead's
 -- zone (only for campaigns that send in each lead's own zone). The groups are
 -- few; the sending window is judged per group in Go. Due and late are
@@ -10,12 +10,12 @@ SELECT e.campaign_id, e.mailbox_id,
        coalesce(l.email, '') = '' AS no_email,
        CASE WHEN c.window_timezone = 'lead' THEN coalesce(l.timezone, '') ELSE '' END AS lead_tz,
        count(*) AS n,
-       min(e.step_due_at) AS oldest
+       min(e.step_due_at)::timestamptz AS oldest
 FROM enrollments e
 JOIN campaigns c ON c.id = e.campaign_id
 JOIN leads l ON l.id = e.lead_id
 WHERE e.status = 'active'
-  AND e.step_due_at <= $1
-  AND ($2::bigint IS NULL OR e.workspace_id = $2)
-  AND ($3::bigint IS NULL OR e.campaign_id = $3)
+  AND e.step_due_at <= sqlc.arg(now)
+  AND (sqlc.narg(workspace_id)::bigint IS NULL OR e.workspace_id = sqlc.narg(workspace_id))
+  AND (sqlc.narg(campaign_id)::bigint IS NULL OR e.campaign_id = sqlc.narg(campaign_id))
 GROUP BY 1, 2, 3, 4;

@@ -1,6 +1,6 @@
 -- name: OpsRequeueEnrollmentsBatch :many
--- One requeue batch of enrollments in status $5 ('failed' or
--- 'delivery_unknown'; up to $4, SKIP LOCKED): they become active and due
+-- One requeue batch of enrollments in status 'failed' or
+-- 'delivery_unknown'; up to batch, SKIP LOCKED): they become active and due
 -- now with attempts, lease and last error cleared. The failed or
 -- delivery_unknown sends row of the current step is removed too: the
 -- (enrollment, step) key would otherwise stop the email tick from trying
@@ -9,11 +9,11 @@
 WITH picked AS (
     SELECT e.id
     FROM enrollments e
-    WHERE e.status = $5
-      AND ($1::bigint IS NULL OR e.workspace_id = $1)
-      AND ($2::bigint IS NULL OR e.campaign_id = $2)
-      AND ($3::interval IS NULL OR e.updated_at < now() - $3::interval)
-    LIMIT $4
+    WHERE e.status = sqlc.arg(status)
+      AND (sqlc.narg(workspace_id)::bigint IS NULL OR e.workspace_id = sqlc.narg(workspace_id))
+      AND (sqlc.narg(campaign_id)::bigint IS NULL OR e.campaign_id = sqlc.narg(campaign_id))
+      AND (sqlc.narg(older_than)::interval IS NULL OR e.updated_at < now() - sqlc.narg(older_than)::interval)
+    LIMIT sqlc.arg(batch)
     FOR UPDATE SKIP LOCKED
 ),
 moved AS (
@@ -34,7 +34,7 @@ cleared AS (
     USING moved m
     WHERE s.enrollment_id = m.id AND s.step = m.current_step AND s.status IN ('failed', 'delivery_unknown')
 )
-SELECT w.name, c.name, count(*)
+SELECT w.name AS workspace, c.name AS campaign, count(*)
 FROM moved m
 JOIN workspaces w ON w.id = m.workspace_id
 JOIN campaigns c ON c.id = m.campaign_id

@@ -1,5 +1,5 @@
 -- name: OpsRequeueLeadsBatch :many
--- One requeue batch: claims up to $5 matching leads the way a tick claims
+-- One requeue batch: claims up to batch matching leads the way a tick claims
 -- (SKIP LOCKED, so a row a tick holds is left alone and no tick waits on us
 -- for longer than this statement), and makes them pending and due now with a
 -- clean slate: attempts, lease, negative cache and last error cleared.
@@ -7,11 +7,11 @@
 WITH picked AS (
     SELECT le.lead_id
     FROM lead_enrichment le
-    WHERE le.status = $1
-      AND ($2::bigint IS NULL OR le.workspace_id = $2)
-      AND ($3::text IS NULL OR le.provider = $3)
-      AND ($4::interval IS NULL OR le.updated_at < now() - $4::interval)
-    LIMIT $5
+    WHERE le.status = sqlc.arg(status)
+      AND (sqlc.narg(workspace_id)::bigint IS NULL OR le.workspace_id = sqlc.narg(workspace_id))
+      AND (sqlc.narg(provider)::text IS NULL OR le.provider = sqlc.narg(provider))
+      AND (sqlc.narg(older_than)::interval IS NULL OR le.updated_at < now() - sqlc.narg(older_than)::interval)
+    LIMIT sqlc.arg(batch)
     FOR UPDATE SKIP LOCKED
 ),
 moved AS (
@@ -28,7 +28,7 @@ moved AS (
     WHERE le.lead_id = p.lead_id
     RETURNING le.workspace_id, le.provider
 )
-SELECT w.name, coalesce(m.provider, ''), count(*)
+SELECT w.name AS workspace, coalesce(m.provider, '') AS provider, count(*)
 FROM moved m
 JOIN workspaces w ON w.id = m.workspace_id
 GROUP BY 1, 2;

@@ -1,13 +1,13 @@
 -- name: OpsRequeueLeadsCount :many
--- Dry run of a lead requeue: rows in status $1 matching the filters
--- (workspace $2, provider $3, untouched for longer than $4), by workspace
+-- Dry run of a lead requeue: rows in status matching the filters
+-- (workspace, provider, untouched for longer than older_than), by workspace
 -- and provider.
-SELECT w.name, coalesce(le.provider, ''), count(*)
+SELECT w.name AS workspace, coalesce(le.provider, '') AS provider, count(*)
 FROM lead_enrichment le
 JOIN workspaces w ON w.id = le.workspace_id
-WHERE le.status = $1
-  AND ($2::bigint IS NULL OR le.workspace_id = $2)
-  AND ($3::text IS NULL OR le.provider = $3)
-  AND ($4::interval IS NULL OR le.updated_at < now() - $4::interval)
+WHERE le.status = sqlc.arg(status)
+  AND (sqlc.narg(workspace_id)::bigint IS NULL OR le.workspace_id = sqlc.narg(workspace_id))
+  AND (sqlc.narg(provider)::text IS NULL OR le.provider = sqlc.narg(provider))
+  AND (sqlc.narg(older_than)::interval IS NULL OR le.updated_at < now() - sqlc.narg(older_than)::interval)
 GROUP BY 1, 2
 ORDER BY 1, 2;

@@ -1,19 +1,19 @@
 -- name: OpsSpend :many
--- Provider spend per workspace since $1 (the UTC month's start) against its
+-- Provider spend per workspace since the month start (the UTC month's start) against its
 -- ceiling. The guards keep a month-to-date counter (workspace_spend) that the
 -- ceiling check reads; it wins when present. Otherwise the ledger is summed:
 -- reserved calls count, they are money already committed.
-SELECT w.id, w.name, w.monthly_usd_ceiling::float8,
+SELECT w.id, w.name AS workspace, w.monthly_usd_ceiling AS ceiling_usd,
        coalesce((SELECT s.spent_usd
                  FROM workspace_spend s
                  WHERE s.workspace_id = w.id
-                   AND s.month = ($1::timestamptz AT TIME ZONE 'UTC')::date),
+                   AND s.month = (sqlc.arg(month_start)::timestamptz AT TIME ZONE 'UTC')::date),
                 (SELECT sum(pc.cost_usd)
                  FROM provider_calls pc
                  WHERE pc.workspace_id = w.id
-                   AND pc.created_at >= $1
+                   AND pc.created_at >= sqlc.arg(month_start)
                    AND pc.state IN ('reserved', 'settled')),
                 0)::float8 AS spent
 FROM workspaces w
-WHERE ($2::bigint IS NULL OR w.id = $2)
+WHERE (sqlc.narg(workspace_id)::bigint IS NULL OR w.id = sqlc.narg(workspace_id))
 ORDER BY w.name;

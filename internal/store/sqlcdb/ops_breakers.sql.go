@@ -11,7 +11,7 @@ import (
 )
 
 const opsBreakers = `-- name: OpsBreakers :many
-SELECT b.workspace_id, w.name, b.provider, b.state, b.open_until, coalesce(b.reason, ''), b.opened_at
+SELECT b.workspace_id, w.name AS workspace, b.provider, b.state, b.open_until, coalesce(b.reason, '') AS reason, b.opened_at
 FROM breakers b
 JOIN workspaces w ON w.id = b.workspace_id
 WHERE ($1::bigint IS NULL OR b.workspace_id = $1)
@@ -20,7 +20,7 @@ ORDER BY w.name, b.provider
 
 type OpsBreakersRow struct {
 	WorkspaceID int64
-	Name        string
+	Workspace   string
 	Provider    string
 	State       string
 	OpenUntil   *time.Time
@@ -29,8 +29,8 @@ type OpsBreakersRow struct {
 }
 
 // Every breaker row, optionally of one workspace.
-func (q *Queries) OpsBreakers(ctx context.Context, dollar_1 int64) ([]OpsBreakersRow, error) {
-	rows, err := q.db.Query(ctx, opsBreakers, dollar_1)
+func (q *Queries) OpsBreakers(ctx context.Context, workspaceID *int64) ([]OpsBreakersRow, error) {
+	rows, err := q.db.Query(ctx, opsBreakers, workspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (q *Queries) OpsBreakers(ctx context.Context, dollar_1 int64) ([]OpsBreaker
 		var i OpsBreakersRow
 		if err := rows.Scan(
 			&i.WorkspaceID,
-			&i.Name,
+			&i.Workspace,
 			&i.Provider,
 			&i.State,
 			&i.OpenUntil,

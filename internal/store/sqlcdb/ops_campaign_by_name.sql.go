@@ -10,7 +10,7 @@ import (
 )
 
 const opsCampaignByName = `-- name: OpsCampaignByName :many
-SELECT c.id, w.name
+SELECT c.id, w.name AS workspace
 FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
 WHERE c.name = $1
@@ -19,19 +19,19 @@ ORDER BY w.name
 `
 
 type OpsCampaignByNameParams struct {
-	Name    string
-	Column2 int64
+	Name        string
+	WorkspaceID *int64
 }
 
 type OpsCampaignByNameRow struct {
-	ID   int64
-	Name string
+	ID        int64
+	Workspace string
 }
 
-// Campaigns by name, optionally within one workspace ($2 NULL: any). More
+// Campaigns by name, optionally within one workspace (NULL: any). More
 // than one row means the name is ambiguous without --workspace.
 func (q *Queries) OpsCampaignByName(ctx context.Context, arg OpsCampaignByNameParams) ([]OpsCampaignByNameRow, error) {
-	rows, err := q.db.Query(ctx, opsCampaignByName, arg.Name, arg.Column2)
+	rows, err := q.db.Query(ctx, opsCampaignByName, arg.Name, arg.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (q *Queries) OpsCampaignByName(ctx context.Context, arg OpsCampaignByNamePa
 	var items []OpsCampaignByNameRow
 	for rows.Next() {
 		var i OpsCampaignByNameRow
-		if err := rows.Scan(&i.ID, &i.Name); err != nil {
+		if err := rows.Scan(&i.ID, &i.Workspace); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -10,9 +10,10 @@ import (
 )
 
 const opsCampaigns = `-- name: OpsCampaigns :many
-SELECT c.id, w.name, c.name, c.status,
+SELECT c.id, w.name AS workspace, c.name, c.status,
        coalesce(c.window_timezone, ''), coalesce(c.window_days, '{}'),
-       coalesce(to_char(c.window_start, 'HH24:MI'), ''), coalesce(to_char(c.window_end, 'HH24:MI'), ''),
+       coalesce(to_char(c.window_start, 'HH24:MI'), '')::text AS window_start,
+       coalesce(to_char(c.window_end, 'HH24:MI'), '')::text AS window_end,
        (SELECT count(*) FROM enrollments e WHERE e.campaign_id = c.id AND e.status = 'active') AS active,
        (SELECT count(*) FROM enrollments e WHERE e.campaign_id = c.id AND e.status = 'delivery_unknown') AS delivery_unknown
 FROM campaigns c
@@ -23,19 +24,19 @@ ORDER BY w.name, c.name
 `
 
 type OpsCampaignsParams struct {
-	Column1 int64
-	Column2 int64
+	WorkspaceID *int64
+	CampaignID  *int64
 }
 
 type OpsCampaignsRow struct {
 	ID              int64
+	Workspace       string
 	Name            string
-	Name_2          string
 	Status          string
 	WindowTimezone  string
 	WindowDays      []string
-	Coalesce        interface{}
-	Coalesce_2      interface{}
+	WindowStart     string
+	WindowEnd       string
 	Active          int64
 	DeliveryUnknown int64
 }
@@ -44,7 +45,7 @@ type OpsCampaignsRow struct {
 // index-only count on enrollments_campaign_claim_idx), and the enrollments
 // whose delivery is unknown (enrollments_delivery_unknown_idx).
 func (q *Queries) OpsCampaigns(ctx context.Context, arg OpsCampaignsParams) ([]OpsCampaignsRow, error) {
-	rows, err := q.db.Query(ctx, opsCampaigns, arg.Column1, arg.Column2)
+	rows, err := q.db.Query(ctx, opsCampaigns, arg.WorkspaceID, arg.CampaignID)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +55,13 @@ func (q *Queries) OpsCampaigns(ctx context.Context, arg OpsCampaignsParams) ([]O
 		var i OpsCampaignsRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.Workspace,
 			&i.Name,
-			&i.Name_2,
 			&i.Status,
 			&i.WindowTimezone,
 			&i.WindowDays,
-			&i.Coalesce,
-			&i.Coalesce_2,
+			&i.WindowStart,
+			&i.WindowEnd,
 			&i.Active,
 			&i.DeliveryUnknown,
 		); err != nil {

@@ -15,7 +15,7 @@ SELECT e.campaign_id, e.mailbox_id,
        coalesce(l.email, '') = '' AS no_email,
        CASE WHEN c.window_timezone = 'lead' THEN coalesce(l.timezone, '') ELSE '' END AS lead_tz,
        count(*) AS n,
-       min(e.step_due_at) AS oldest
+       min(e.step_due_at)::timestamptz AS oldest
 FROM enrollments e
 JOIN campaigns c ON c.id = e.campaign_id
 JOIN leads l ON l.id = e.lead_id
@@ -27,9 +27,9 @@ GROUP BY 1, 2, 3, 4
 `
 
 type OpsEmailDueParams struct {
-	StepDueAt time.Time
-	Column2   int64
-	Column3   int64
+	Now         time.Time
+	WorkspaceID *int64
+	CampaignID  *int64
 }
 
 type OpsEmailDueRow struct {
@@ -38,10 +38,10 @@ type OpsEmailDueRow struct {
 	NoEmail    bool
 	LeadTz     string
 	N          int64
-	Oldest     interface{}
+	Oldest     time.Time
 }
 
-// Due active enrollments ($1 = now) grouped by what decides whether they can
+// Due active enrollments (at now) grouped by what decides whether they can
 // go out: campaign, mailbox, whether the lead has an address, and the lead's
 // zone (only for campaigns that send in each lead's own zone). The groups are
 // few; the sending window is judged per group in Go. Due and late are
@@ -49,7 +49,7 @@ type OpsEmailDueRow struct {
 // lease or a retry moves next_send_at, never that, so leased rows and rows
 // backing off after a refused send count as long as their step is unsent.
 func (q *Queries) OpsEmailDue(ctx context.Context, arg OpsEmailDueParams) ([]OpsEmailDueRow, error) {
-	rows, err := q.db.Query(ctx, opsEmailDue, arg.StepDueAt, arg.Column2, arg.Column3)
+	rows, err := q.db.Query(ctx, opsEmailDue, arg.Now, arg.WorkspaceID, arg.CampaignID)
 	if err != nil {
 		return nil, err
 	}

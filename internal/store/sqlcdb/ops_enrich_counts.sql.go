@@ -32,8 +32,8 @@ GROUP BY le.workspace_id
 `
 
 type OpsEnrichCountsParams struct {
-	NextAttemptAt time.Time
-	Column2       int64
+	Now         time.Time
+	WorkspaceID *int64
 }
 
 type OpsEnrichCountsRow struct {
@@ -51,12 +51,12 @@ type OpsEnrichCountsRow struct {
 }
 
 // Enrichment state per workspace in one pass over the narrow
-// lead_enrichment table: counts by status, what is due at $1, and what waits
+// lead_enrichment table: counts by status, what is due at now, and what waits
 // behind a negative cache or a rate limit. "waiting" is the work a breaker or
 // a spend ceiling would hold: pending rows and unreachable rows whose
 // negative cache has run out.
 func (q *Queries) OpsEnrichCounts(ctx context.Context, arg OpsEnrichCountsParams) ([]OpsEnrichCountsRow, error) {
-	rows, err := q.db.Query(ctx, opsEnrichCounts, arg.NextAttemptAt, arg.Column2)
+	rows, err := q.db.Query(ctx, opsEnrichCounts, arg.Now, arg.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}

@@ -31,32 +31,32 @@ suppressed AS (
     ON CONFLICT DO NOTHING
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM target),
-       (SELECT count(*) FROM marked),
-       (SELECT count(*) FROM suppressed)
+SELECT (SELECT count(*) FROM target) AS found,
+       (SELECT count(*) FROM marked) AS marked,
+       (SELECT count(*) FROM suppressed) AS suppressed
 `
 
 type OpsEnrollmentMarkParams struct {
-	Column1 []int64
-	Column2 string
-	Column3 string
+	Ids      []int64
+	Status   string
+	Suppress string
 }
 
 type OpsEnrollmentMarkRow struct {
-	Count   int64
-	Count_2 int64
-	Count_3 int64
+	Found      int64
+	Marked     int64
+	Suppressed int64
 }
 
-// Ends sequences because a lead replied, unsubscribed or bounced ($2), for
-// the enrollments $1. Only active enrollments change; a tick that holds one
+// Ends sequences because a lead replied, unsubscribed or bounced (status), for
+// the enrollments ids. Only active enrollments change; a tick that holds one
 // keeps its lease, and its settle keeps this status (email_settle.sql), so
-// the reply wins over the send in flight. A non-empty $3 (unsubscribed, a
+// the reply wins over the send in flight. A non-empty suppress (unsubscribed, a
 // hard bounce) also suppresses the lead's address in its workspace (every
 // campaign) with that reason, whatever state the enrollment was in.
 func (q *Queries) OpsEnrollmentMark(ctx context.Context, arg OpsEnrollmentMarkParams) (OpsEnrollmentMarkRow, error) {
-	row := q.db.QueryRow(ctx, opsEnrollmentMark, arg.Column1, arg.Column2, arg.Column3)
+	row := q.db.QueryRow(ctx, opsEnrollmentMark, arg.Ids, arg.Status, arg.Suppress)
 	var i OpsEnrollmentMarkRow
-	err := row.Scan(&i.Count, &i.Count_2, &i.Count_3)
+	err := row.Scan(&i.Found, &i.Marked, &i.Suppressed)
 	return i, err
 }

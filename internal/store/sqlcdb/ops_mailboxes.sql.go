@@ -11,11 +11,13 @@ import (
 )
 
 const opsMailboxes = `-- name: OpsMailboxes :many
-SELECT m.id, w.name, m.address, m.status, m.daily_cap, m.paused_until, coalesce(m.pause_reason, ''),
-       m.cap_today,
-       CASE WHEN m.ramp_start > 0 AND m.cap_today < CASE WHEN m.daily_cap = 0 THEN m.ramp_max
-                                                         ELSE least(m.ramp_max, m.daily_cap) END
-            THEN m.ramp_next_at END,
+SELECT m.id, w.name AS workspace, m.address, m.status, m.daily_cap, m.paused_until, coalesce(m.pause_reason, '') AS pause_reason,
+       coalesce(m.cap_today, 0) AS cap_today,
+       -- A subquery rather than CASE, so sqlc types it as a nullable time.
+       (SELECT r.ramp_next_at FROM mailboxes r
+        WHERE r.id = m.id
+          AND r.ramp_start > 0
+          AND r.cap_today < CASE WHEN r.daily_cap = 0 THEN r.ramp_max ELSE least(r.ramp_max, r.daily_cap) END) AS ramp_next_at,
        (SELECT count(*)
         FROM sends s
         WHERE s.mailbox_id = m.id
@@ -31,31 +33,31 @@ ORDER BY w.name, m.address
 `
 
 type OpsMailboxesParams struct {
-	Column1 time.Time
-	Column2 int64
-	Column3 int64
+	Now         time.Time
+	WorkspaceID *int64
+	CampaignID  *int64
 }
 
 type OpsMailboxesRow struct {
 	ID          int64
-	Name        string
+	Workspace   string
 	Address     string
 	Status      string
 	DailyCap    int32
 	PausedUntil *time.Time
 	PauseReason string
-	CapToday    *int32
-	Column9     interface{}
+	CapToday    int32
+	RampNextAt  *time.Time
 	Sent24h     int64
 }
 
-// Mailboxes with their sends in the 24 hours before $1 (the email tick's
+// Mailboxes with their sends in the 24 hours before now (the email tick's
 // daily cap is a rolling 24 hours; failed sends do not count), optionally of
-// one workspace ($2) or one campaign ($3). cap_today is the cap in force
+// one workspace or one campaign. cap_today is the cap in force
 // (the daily cap lowered by a warm-up ramp); the ramp's next growth shows
 // while the ramp, not the daily cap or its max, holds the cap.
 func (q *Queries) OpsMailboxes(ctx context.Context, arg OpsMailboxesParams) ([]OpsMailboxesRow, error) {
-	rows, err := q.db.Query(ctx, opsMailboxes, arg.Column1, arg.Column2, arg.Column3)
+	rows, err := q.db.Query(ctx, opsMailboxes, arg.Now, arg.WorkspaceID, arg.CampaignID)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +67,14 @@ func (q *Queries) OpsMailboxes(ctx context.Context, arg OpsMailboxesParams) ([]O
 		var i OpsMailboxesRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.Name,
+			&i.Workspace,
 			&i.Address,
 			&i.Status,
 			&i.DailyCap,
 			&i.PausedUntil,
 			&i.PauseReason,
 			&i.CapToday,
-			&i.Column9,
+			&i.RampNextAt,
 			&i.Sent24h,
 		); err != nil {
 			return nil, err

@@ -19,8 +19,8 @@ ORDER BY rl.key
 `
 
 type OpsRateLimitsParams struct {
-	Tat     time.Time
-	Column2 int64
+	Now         time.Time
+	WorkspaceID int64
 }
 
 type OpsRateLimitsRow struct {
@@ -28,10 +28,10 @@ type OpsRateLimitsRow struct {
 	Tat time.Time
 }
 
-// Token buckets drawn ahead of $1 that apply to workspace $2: provider-wide
+// Token buckets drawn ahead of now that apply to the workspace: provider-wide
 // keys ('findymail') and the workspace's own ('findymail/ws/12').
 func (q *Queries) OpsRateLimits(ctx context.Context, arg OpsRateLimitsParams) ([]OpsRateLimitsRow, error) {
-	rows, err := q.db.Query(ctx, opsRateLimits, arg.Tat, arg.Column2)
+	rows, err := q.db.Query(ctx, opsRateLimits, arg.Now, arg.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}

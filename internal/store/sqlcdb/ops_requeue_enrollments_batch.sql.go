@@ -15,11 +15,11 @@ const opsRequeueEnrollmentsBatch = `-- name: OpsRequeueEnrollmentsBatch :many
 WITH picked AS (
     SELECT e.id
     FROM enrollments e
-    WHERE e.status = $5
-      AND ($1::bigint IS NULL OR e.workspace_id = $1)
-      AND ($2::bigint IS NULL OR e.campaign_id = $2)
-      AND ($3::interval IS NULL OR e.updated_at < now() - $3::interval)
-    LIMIT $4
+    WHERE e.status = $1
+      AND ($2::bigint IS NULL OR e.workspace_id = $2)
+      AND ($3::bigint IS NULL OR e.campaign_id = $3)
+      AND ($4::interval IS NULL OR e.updated_at < now() - $4::interval)
+    LIMIT $5
     FOR UPDATE SKIP LOCKED
 ),
 moved AS (
@@ -40,7 +40,7 @@ cleared AS (
     USING moved m
     WHERE s.enrollment_id = m.id AND s.step = m.current_step AND s.status IN ('failed', 'delivery_unknown')
 )
-SELECT w.name, c.name, count(*)
+SELECT w.name AS workspace, c.name AS campaign, count(*)
 FROM moved m
 JOIN workspaces w ON w.id = m.workspace_id
 JOIN campaigns c ON c.id = m.campaign_id
@@ -48,21 +48,21 @@ GROUP BY 1, 2
 `
 
 type OpsRequeueEnrollmentsBatchParams struct {
-	Column1 int64
-	Column2 int64
-	Column3 time.Duration
-	Limit   int32
-	Status  string
+	Status      string
+	WorkspaceID *int64
+	CampaignID  *int64
+	OlderThan   *time.Duration
+	Batch       int32
 }
 
 type OpsRequeueEnrollmentsBatchRow struct {
-	Name   string
-	Name_2 string
-	Count  int64
+	Workspace string
+	Campaign  string
+	Count     int64
 }
 
-// One requeue batch of enrollments in status $5 ('failed' or
-// 'delivery_unknown'; up to $4, SKIP LOCKED): they become active and due
+// One requeue batch of enrollments in status 'failed' or
+// 'delivery_unknown'; up to batch, SKIP LOCKED): they become active and due
 // now with attempts, lease and last error cleared. The failed or
 // delivery_unknown sends row of the current step is removed too: the
 // (enrollment, step) key would otherwise stop the email tick from trying
@@ -70,11 +70,11 @@ type OpsRequeueEnrollmentsBatchRow struct {
 // that the message did not arrive.
 func (q *Queries) OpsRequeueEnrollmentsBatch(ctx context.Context, arg OpsRequeueEnrollmentsBatchParams) ([]OpsRequeueEnrollmentsBatchRow, error) {
 	rows, err := q.db.Query(ctx, opsRequeueEnrollmentsBatch,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
-		arg.Limit,
 		arg.Status,
+		arg.WorkspaceID,
+		arg.CampaignID,
+		arg.OlderThan,
+		arg.Batch,
 	)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (q *Queries) OpsRequeueEnrollmentsBatch(ctx context.Context, arg OpsRequeue
 	var items []OpsRequeueEnrollmentsBatchRow
 	for rows.Next() {
 		var i OpsRequeueEnrollmentsBatchRow
-		if err := rows.Scan(&i.Name, &i.Name_2, &i.Count); err != nil {
+		if err := rows.Scan(&i.Workspace, &i.Campaign, &i.Count); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -12,40 +12,40 @@ import (
 )
 
 const opsRequeueEnrollmentsCount = `-- name: OpsRequeueEnrollmentsCount :many
-SELECT w.name, c.name, count(*)
+SELECT w.name AS workspace, c.name AS campaign, count(*)
 FROM enrollments e
 JOIN workspaces w ON w.id = e.workspace_id
 JOIN campaigns c ON c.id = e.campaign_id
-WHERE e.status = $4
-  AND ($1::bigint IS NULL OR e.workspace_id = $1)
-  AND ($2::bigint IS NULL OR e.campaign_id = $2)
-  AND ($3::interval IS NULL OR e.updated_at < now() - $3::interval)
+WHERE e.status = $1
+  AND ($2::bigint IS NULL OR e.workspace_id = $2)
+  AND ($3::bigint IS NULL OR e.campaign_id = $3)
+  AND ($4::interval IS NULL OR e.updated_at < now() - $4::interval)
 GROUP BY 1, 2
 ORDER BY 1, 2
 `
 
 type OpsRequeueEnrollmentsCountParams struct {
-	Column1 int64
-	Column2 int64
-	Column3 time.Duration
-	Status  string
+	Status      string
+	WorkspaceID *int64
+	CampaignID  *int64
+	OlderThan   *time.Duration
 }
 
 type OpsRequeueEnrollmentsCountRow struct {
-	Name   string
-	Name_2 string
-	Count  int64
+	Workspace string
+	Campaign  string
+	Count     int64
 }
 
-// Dry run of an enrollment requeue: enrollments in status $4 ('failed' or
-// 'delivery_unknown') matching the filters (workspace $1, campaign $2,
-// untouched for longer than $3), by workspace and campaign.
+// Dry run of an enrollment requeue: enrollments in status ('failed' or
+// 'delivery_unknown') matching the filters (workspace, campaign,
+// untouched for longer than older_than), by workspace and campaign.
 func (q *Queries) OpsRequeueEnrollmentsCount(ctx context.Context, arg OpsRequeueEnrollmentsCountParams) ([]OpsRequeueEnrollmentsCountRow, error) {
 	rows, err := q.db.Query(ctx, opsRequeueEnrollmentsCount,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
 		arg.Status,
+		arg.WorkspaceID,
+		arg.CampaignID,
+		arg.OlderThan,
 	)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (q *Queries) OpsRequeueEnrollmentsCount(ctx context.Context, arg OpsRequeue
 	var items []OpsRequeueEnrollmentsCountRow
 	for rows.Next() {
 		var i OpsRequeueEnrollmentsCountRow
-		if err := rows.Scan(&i.Name, &i.Name_2, &i.Count); err != nil {
+		if err := rows.Scan(&i.Workspace, &i.Campaign, &i.Count); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -36,27 +36,27 @@ moved AS (
     WHERE le.lead_id = p.lead_id
     RETURNING le.workspace_id, le.provider
 )
-SELECT w.name, coalesce(m.provider, ''), count(*)
+SELECT w.name AS workspace, coalesce(m.provider, '') AS provider, count(*)
 FROM moved m
 JOIN workspaces w ON w.id = m.workspace_id
 GROUP BY 1, 2
 `
 
 type OpsRequeueLeadsBatchParams struct {
-	Status  string
-	Column2 int64
-	Column3 string
-	Column4 time.Duration
-	Limit   int32
+	Status      string
+	WorkspaceID *int64
+	Provider    *string
+	OlderThan   *time.Duration
+	Batch       int32
 }
 
 type OpsRequeueLeadsBatchRow struct {
-	Name     string
-	Provider string
-	Count    int64
+	Workspace string
+	Provider  string
+	Count     int64
 }
 
-// One requeue batch: claims up to $5 matching leads the way a tick claims
+// One requeue batch: claims up to batch matching leads the way a tick claims
 // (SKIP LOCKED, so a row a tick holds is left alone and no tick waits on us
 // for longer than this statement), and makes them pending and due now with a
 // clean slate: attempts, lease, negative cache and last error cleared.
@@ -64,10 +64,10 @@ type OpsRequeueLeadsBatchRow struct {
 func (q *Queries) OpsRequeueLeadsBatch(ctx context.Context, arg OpsRequeueLeadsBatchParams) ([]OpsRequeueLeadsBatchRow, error) {
 	rows, err := q.db.Query(ctx, opsRequeueLeadsBatch,
 		arg.Status,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
-		arg.Limit,
+		arg.WorkspaceID,
+		arg.Provider,
+		arg.OlderThan,
+		arg.Batch,
 	)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (q *Queries) OpsRequeueLeadsBatch(ctx context.Context, arg OpsRequeueLeadsB
 	var items []OpsRequeueLeadsBatchRow
 	for rows.Next() {
 		var i OpsRequeueLeadsBatchRow
-		if err := rows.Scan(&i.Name, &i.Provider, &i.Count); err != nil {
+		if err := rows.Scan(&i.Workspace, &i.Provider, &i.Count); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

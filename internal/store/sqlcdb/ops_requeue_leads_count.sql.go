@@ -12,7 +12,7 @@ import (
 )
 
 const opsRequeueLeadsCount = `-- name: OpsRequeueLeadsCount :many
-SELECT w.name, coalesce(le.provider, ''), count(*)
+SELECT w.name AS workspace, coalesce(le.provider, '') AS provider, count(*)
 FROM lead_enrichment le
 JOIN workspaces w ON w.id = le.workspace_id
 WHERE le.status = $1
@@ -24,27 +24,27 @@ ORDER BY 1, 2
 `
 
 type OpsRequeueLeadsCountParams struct {
-	Status  string
-	Column2 int64
-	Column3 string
-	Column4 time.Duration
+	Status      string
+	WorkspaceID *int64
+	Provider    *string
+	OlderThan   *time.Duration
 }
 
 type OpsRequeueLeadsCountRow struct {
-	Name     string
-	Provider string
-	Count    int64
+	Workspace string
+	Provider  string
+	Count     int64
 }
 
-// Dry run of a lead requeue: rows in status $1 matching the filters
-// (workspace $2, provider $3, untouched for longer than $4), by workspace
+// Dry run of a lead requeue: rows in status matching the filters
+// (workspace, provider, untouched for longer than older_than), by workspace
 // and provider.
 func (q *Queries) OpsRequeueLeadsCount(ctx context.Context, arg OpsRequeueLeadsCountParams) ([]OpsRequeueLeadsCountRow, error) {
 	rows, err := q.db.Query(ctx, opsRequeueLeadsCount,
 		arg.Status,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
+		arg.WorkspaceID,
+		arg.Provider,
+		arg.OlderThan,
 	)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (q *Queries) OpsRequeueLeadsCount(ctx context.Context, arg OpsRequeueLeadsC
 	var items []OpsRequeueLeadsCountRow
 	for rows.Next() {
 		var i OpsRequeueLeadsCountRow
-		if err := rows.Scan(&i.Name, &i.Provider, &i.Count); err != nil {
+		if err := rows.Scan(&i.Workspace, &i.Provider, &i.Count); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -11,19 +11,19 @@ import (
 )
 
 const opsSentRecent = `-- name: OpsSentRecent :one
-SELECT coalesce(sum(n.c), 0)::bigint
+SELECT coalesce(sum(n.c), 0)::bigint AS sent
 FROM mailboxes m
 CROSS JOIN LATERAL (SELECT count(*) AS c
                     FROM sends s
-                    WHERE s.mailbox_id = m.id AND s.created_at > $1 AND s.status <> 'failed') n
+                    WHERE s.mailbox_id = m.id AND s.created_at > $1::timestamptz AND s.status <> 'failed') n
 `
 
-// Messages handed to SMTP (not failed) since $1, for `status --watch`'s
+// Messages handed to SMTP (not failed) since since, for `status --watch`'s
 // sent-per-minute; counted per mailbox on sends_mailbox_created_idx so a
 // large sends table is never scanned.
-func (q *Queries) OpsSentRecent(ctx context.Context, createdAt time.Time) (int64, error) {
-	row := q.db.QueryRow(ctx, opsSentRecent, createdAt)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
+func (q *Queries) OpsSentRecent(ctx context.Context, since time.Time) (int64, error) {
+	row := q.db.QueryRow(ctx, opsSentRecent, since)
+	var sent int64
+	err := row.Scan(&sent)
+	return sent, err
 }

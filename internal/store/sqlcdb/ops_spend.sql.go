@@ -11,7 +11,7 @@ import (
 )
 
 const opsSpend = `-- name: OpsSpend :many
-SELECT w.id, w.name, w.monthly_usd_ceiling::float8,
+SELECT w.id, w.name AS workspace, w.monthly_usd_ceiling AS ceiling_usd,
        coalesce((SELECT s.spent_usd
                  FROM workspace_spend s
                  WHERE s.workspace_id = w.id
@@ -28,23 +28,23 @@ ORDER BY w.name
 `
 
 type OpsSpendParams struct {
-	Column1 time.Time
-	Column2 int64
+	MonthStart  time.Time
+	WorkspaceID *int64
 }
 
 type OpsSpendRow struct {
-	ID                 int64
-	Name               string
-	WMonthlyUsdCeiling float64
-	Spent              float64
+	ID         int64
+	Workspace  string
+	CeilingUsd *float64
+	Spent      float64
 }
 
-// Provider spend per workspace since $1 (the UTC month's start) against its
+// Provider spend per workspace since the month start (the UTC month's start) against its
 // ceiling. The guards keep a month-to-date counter (workspace_spend) that the
 // ceiling check reads; it wins when present. Otherwise the ledger is summed:
 // reserved calls count, they are money already committed.
 func (q *Queries) OpsSpend(ctx context.Context, arg OpsSpendParams) ([]OpsSpendRow, error) {
-	rows, err := q.db.Query(ctx, opsSpend, arg.Column1, arg.Column2)
+	rows, err := q.db.Query(ctx, opsSpend, arg.MonthStart, arg.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -54,8 +54,8 @@ func (q *Queries) OpsSpend(ctx context.Context, arg OpsSpendParams) ([]OpsSpendR
 		var i OpsSpendRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.Name,
-			&i.WMonthlyUsdCeiling,
+			&i.Workspace,
+			&i.CeilingUsd,
 			&i.Spent,
 		); err != nil {
 			return nil, err

@@ -7,23 +7,26 @@ package sqlcdb
 
 import (
 	"context"
+	"time"
 )
 
 const opsTickHealth = `-- name: OpsTickHealth :many
-SELECT k.kind,
-       extract(epoch FROM now() - ok.finished_at)::float8,
-       (SELECT count(*) FROM tick_runs r WHERE r.kind = k.kind AND r.finished_at IS NOT NULL),
-       coalesce(crashed.n, 0), coalesce(crashed.tick_id, ''),
-       coalesce(bad.error, '')
-FROM unnest($3::text[]) AS k(kind)
-LEFT JOIN LATERAL (
-    SELECT max(r.finished_at) AS finished_at FROM tick_runs r
-    WHERE r.kind = k.kind AND r.exit_status = 0) ok ON true
+SELECT k.kind::text AS kind,
+       now()::timestamptz AS db_now,
+       ok.finished_at AS success_finished_at,
+       (SELECT count(*) FROM tick_runs r WHERE r.kind = k.kind AND r.finished_at IS NOT NULL) AS runs,
+       coalesce(crashed.n, 0) AS crashed, coalesce(crashed.tick_id, '') AS newest_crashed,
+       coalesce(bad.error, '') AS last_error
+FROM unnest($1::text[]) AS k(kind)
+LEFT JOIN tick_runs ok ON ok.id = (
+    SELECT r.id FROM tick_runs r
+    WHERE r.kind = k.kind AND r.exit_status = 0 AND r.finished_at IS NOT NULL
+    ORDER BY r.finished_at DESC LIMIT 1)
 LEFT JOIN LATERAL (
     SELECT count(*) OVER () AS n, r.tick_id FROM tick_runs r
     WHERE r.kind = k.kind AND r.finished_at IS NULL
-      AND r.started_at < now() - make_interval(secs => $1)
-      AND r.started_at > now() - make_interval(secs => $2)
+      AND r.started_at < now() - make_interval(secs => $2::float8)
+      AND r.started_at > now() - make_interval(secs => $3::float8)
     ORDER BY r.started_at DESC LIMIT 1) crashed ON true
 LEFT JOIN LATERAL (
     SELECT coalesce(r.error, 'exit status ' || r.exit_status) AS error FROM tick_runs r
@@ -33,28 +36,30 @@ ORDER BY k.kind
 `
 
 type OpsTickHealthParams struct {
-	Secs    float64
-	Secs_2  float64
-	Column3 []string
+	Kinds           []string
+	LeaseSecs       float64
+	CrashWindowSecs float64
 }
 
 type OpsTickHealthRow struct {
-	Kind    interface{}
-	Column2 float64
-	Count   int64
-	N       int64
-	TickID  string
-	Error   string
+	Kind              string
+	DbNow             time.Time
+	SuccessFinishedAt *time.Time
+	Runs              int64
+	Crashed           int64
+	NewestCrashed     string
+	LastError         string
 }
 
-// Per tick kind ($3), on the database's clock: seconds since the last
-// successful run finished, how many runs finished (one still running is
-// neither a success nor a failure yet), and the crashed runs:
-// started more than $1 seconds (the lease) ago, within the crash window ($2
-// seconds), never finished; with the newest crashed run's id; and the error
-// of the newest failed run, so a kind that keeps failing says why.
+// Per tick kind, on the database's clock (db_now): when the last successful
+// run finished, how many runs finished (one still running is neither a
+// success nor a failure yet), and the crashed runs: started more than
+// lease_secs ago, within the crash window, never finished; with the newest
+// crashed run's id; and the error of the newest failed run, so a kind that
+// keeps failing says why. The last success is left-joined by id, so sqlc
+// types it as nullable.
 func (q *Queries) OpsTickHealth(ctx context.Context, arg OpsTickHealthParams) ([]OpsTickHealthRow, error) {
-	rows, err := q.db.Query(ctx, opsTickHealth, arg.Secs, arg.Secs_2, arg.Column3)
+	rows, err := q.db.Query(ctx, opsTickHealth, arg.Kinds, arg.LeaseSecs, arg.CrashWindowSecs)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +69,12 @@ func (q *Queries) OpsTickHealth(ctx context.Context, arg OpsTickHealthParams) ([
 		var i OpsTickHealthRow
 		if err := rows.Scan(
 			&i.Kind,
-			&i.Column2,
-			&i.Count,
-			&i.N,
-			&i.TickID,
-			&i.Error,
+			&i.DbNow,
+			&i.SuccessFinishedAt,
+			&i.Runs,
+			&i.Crashed,
+			&i.NewestCrashed,
+			&i.LastError,
 		); err != nil {
 			return nil, err
 		}

@@ -19,9 +19,9 @@ LIMIT $3
 `
 
 type OpsTickRecentParams struct {
-	Kind      string
-	StartedAt time.Time
-	Limit     int32
+	Kind string
+	Now  time.Time
+	Max  int32
 }
 
 type OpsTickRecentRow struct {
@@ -29,10 +29,10 @@ type OpsTickRecentRow struct {
 	Claimed   int32
 }
 
-// The most recent finished ticks of kind $1 before $2, newest first: their
+// The most recent finished ticks of a kind before now, newest first: their
 // spacing is the cadence and their claims the per-tick throughput.
 func (q *Queries) OpsTickRecent(ctx context.Context, arg OpsTickRecentParams) ([]OpsTickRecentRow, error) {
-	rows, err := q.db.Query(ctx, opsTickRecent, arg.Kind, arg.StartedAt, arg.Limit)
+	rows, err := q.db.Query(ctx, opsTickRecent, arg.Kind, arg.Now, arg.Max)
 	if err != nil {
 		return nil, err
 	}

@@ -11,53 +11,57 @@ import (
 )
 
 const opsTicks = `-- name: OpsTicks :many
-SELECT k.kind,
+SELECT k.kind::text AS kind,
        s.tick_id, s.host, s.started_at, s.finished_at, s.exit_status,
-       ok.started_at, ok.finished_at, ok.claimed, ok.counts,
-       bad.started_at, bad.exit_status, coalesce(bad.error, ''),
+       ok.started_at AS success_started_at, ok.finished_at AS success_finished_at,
+       ok.claimed AS success_claimed, ok.counts AS success_counts,
+       bad.started_at AS failure_started_at, bad.exit_status AS failure_exit_status,
+       coalesce(bad.error, '') AS failure_error,
        (SELECT count(*) FROM tick_runs r
-        WHERE r.kind = k.kind AND r.started_at > $1::timestamptz - interval '24 hours' AND r.started_at <= $1::timestamptz) AS runs_24h,
+        WHERE r.kind = k.kind AND r.started_at > $1::timestamptz - interval '24 hours'
+          AND r.started_at <= $1::timestamptz) AS runs_24h,
        (SELECT count(*) FROM tick_runs r
-        WHERE r.kind = k.kind AND r.started_at > $1::timestamptz - interval '24 hours' AND r.started_at <= $1
+        WHERE r.kind = k.kind AND r.started_at > $1::timestamptz - interval '24 hours'
+          AND r.started_at <= $1::timestamptz
           AND r.exit_status <> 0) AS failures_24h
 FROM unnest(ARRAY['enrich', 'email', 'events', 'inbox']) AS k(kind)
-LEFT JOIN LATERAL (
-    SELECT r.tick_id, r.host, r.started_at, r.finished_at, r.exit_status
-    FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= $1
-    ORDER BY r.started_at DESC LIMIT 1) s ON true
-LEFT JOIN LATERAL (
-    SELECT r.started_at, r.finished_at, r.claimed, r.counts
-    FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= $1 AND r.exit_status = 0
-    ORDER BY r.started_at DESC LIMIT 1) ok ON true
-LEFT JOIN LATERAL (
-    SELECT r.started_at, r.exit_status, r.error
-    FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= $1 AND r.exit_status <> 0
-    ORDER BY r.started_at DESC LIMIT 1) bad ON true
+LEFT JOIN tick_runs s ON s.id = (
+    SELECT r.id FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= $1::timestamptz
+    ORDER BY r.started_at DESC LIMIT 1)
+LEFT JOIN tick_runs ok ON ok.id = (
+    SELECT r.id FROM tick_runs r
+    WHERE r.kind = k.kind AND r.started_at <= $1::timestamptz AND r.exit_status = 0
+    ORDER BY r.started_at DESC LIMIT 1)
+LEFT JOIN tick_runs bad ON bad.id = (
+    SELECT r.id FROM tick_runs r
+    WHERE r.kind = k.kind AND r.started_at <= $1::timestamptz AND r.exit_status <> 0
+    ORDER BY r.started_at DESC LIMIT 1)
 `
 
 type OpsTicksRow struct {
-	Kind         interface{}
-	TickID       string
-	Host         string
-	StartedAt    time.Time
-	FinishedAt   *time.Time
-	ExitStatus   *int32
-	StartedAt_2  time.Time
-	FinishedAt_2 *time.Time
-	Claimed      int32
-	Counts       []byte
-	StartedAt_3  time.Time
-	ExitStatus_2 *int32
-	Error        string
-	Runs24h      int64
-	Failures24h  int64
+	Kind              string
+	TickID            *string
+	Host              *string
+	StartedAt         *time.Time
+	FinishedAt        *time.Time
+	ExitStatus        *int32
+	SuccessStartedAt  *time.Time
+	SuccessFinishedAt *time.Time
+	SuccessClaimed    *int32
+	SuccessCounts     []byte
+	FailureStartedAt  *time.Time
+	FailureExitStatus *int32
+	FailureError      string
+	Runs24h           int64
+	Failures24h       int64
 }
 
 // Per tick kind: the last start, the last success and the last failure, and
-// how many runs and failures started in the 24 hours before $1. Each lateral
-// walks tick_runs_kind_started_idx from the newest row.
-func (q *Queries) OpsTicks(ctx context.Context, dollar_1 time.Time) ([]OpsTicksRow, error) {
-	rows, err := q.db.Query(ctx, opsTicks, dollar_1)
+// how many runs and failures started in the 24 hours before now. Each row is
+// found by a subquery walking tick_runs_kind_started_idx from the newest row
+// and left-joined by id, so sqlc types its columns as nullable.
+func (q *Queries) OpsTicks(ctx context.Context, now time.Time) ([]OpsTicksRow, error) {
+	rows, err := q.db.Query(ctx, opsTicks, now)
 	if err != nil {
 		return nil, err
 	}
@@ -72,13 +76,13 @@ func (q *Queries) OpsTicks(ctx context.Context, dollar_1 time.Time) ([]OpsTicksR
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.ExitStatus,
-			&i.StartedAt_2,
-			&i.FinishedAt_2,
-			&i.Claimed,
-			&i.Counts,
-			&i.StartedAt_3,
-			&i.ExitStatus_2,
-			&i.Error,
+			&i.SuccessStartedAt,
+			&i.SuccessFinishedAt,
+			&i.SuccessClaimed,
+			&i.SuccessCounts,
+			&i.FailureStartedAt,
+			&i.FailureExitStatus,
+			&i.FailureError,
 			&i.Runs24h,
 			&i.Failures24h,
 		); err != nil {

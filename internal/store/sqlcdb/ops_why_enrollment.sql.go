@@ -11,79 +11,87 @@ import (
 )
 
 const opsWhyEnrollment = `-- name: OpsWhyEnrollment :one
-SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_until, coalesce(e.locked_by, ''),
-       coalesce(e.last_error, ''), w.name,
-       c.id, c.name, c.status,
-       coalesce(c.window_timezone, ''), coalesce(c.window_days, '{}'),
-       coalesce(to_char(c.window_start, 'HH24:MI'), ''), coalesce(to_char(c.window_end, 'HH24:MI'), ''),
-       coalesce((SELECT max(st.step) FROM sequence_steps st WHERE st.campaign_id = c.id), 0),
-       l.id, coalesce(l.external_id, ''), coalesce(l.email, ''), coalesce(l.timezone, ''),
-       m.id, coalesce(m.address, ''), coalesce(m.status, ''), coalesce(m.cap_today, 0), m.paused_until,
-       coalesce(m.pause_reason, ''),
-       CASE WHEN m.gap_max > interval '0' THEN m.next_send_not_before END,
+SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_until, coalesce(e.locked_by, '') AS locked_by,
+       coalesce(e.last_error, '') AS last_error, w.name AS workspace,
+       c.id AS campaign_id, c.name AS campaign, c.status AS campaign_status,
+       coalesce(c.window_timezone, '') AS window_timezone, coalesce(c.window_days, '{}') AS window_days,
+       coalesce(to_char(c.window_start, 'HH24:MI'), '')::text AS window_start,
+       coalesce(to_char(c.window_end, 'HH24:MI'), '')::text AS window_end,
+       coalesce((SELECT max(st.step) FROM sequence_steps st WHERE st.campaign_id = c.id), 0)::integer AS steps,
+       l.id AS lead_id, coalesce(l.external_id, '') AS lead_external_id, coalesce(l.email, '') AS lead_email,
+       coalesce(l.timezone, '') AS lead_timezone,
+       m.id AS mailbox_id, coalesce(m.address, '') AS mailbox_address, coalesce(m.status, '') AS mailbox_status,
+       coalesce(m.cap_today, 0) AS mailbox_cap_today, m.paused_until AS mailbox_paused_until,
+       coalesce(m.pause_reason, '') AS mailbox_pause_reason,
+       gap.next_send_not_before AS mailbox_gap_until,
        (SELECT count(*) FROM sends s
         WHERE s.mailbox_id = m.id AND s.status <> 'failed'
-          AND s.created_at > $2::timestamptz - interval '24 hours' AND s.created_at <= $2),
+          AND s.created_at > $1::timestamptz - interval '24 hours'
+          AND s.created_at <= $1::timestamptz) AS mailbox_sent_24h,
        coalesce((SELECT sp.reason FROM suppressions sp
-                 WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(l.email)), ''),
-       coalesce(ls.step, 0), coalesce(ls.status, ''), coalesce(ls.error, '')
+                 WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(l.email)), '')::text AS suppressed,
+       coalesce(ls.step, 0) AS last_send_step, coalesce(ls.status, '') AS last_send_status,
+       coalesce(ls.error, '') AS last_send_error
 FROM enrollments e
 JOIN workspaces w ON w.id = e.workspace_id
 JOIN campaigns c ON c.id = e.campaign_id
 JOIN leads l ON l.id = e.lead_id
 LEFT JOIN mailboxes m ON m.id = e.mailbox_id
+LEFT JOIN mailboxes gap ON gap.id = m.id AND gap.gap_max > interval '0'
 LEFT JOIN LATERAL (SELECT s.step, s.status, s.error FROM sends s
                    WHERE s.enrollment_id = e.id ORDER BY s.step DESC LIMIT 1) ls ON true
-WHERE e.id = $1
+WHERE e.id = $2
 `
 
 type OpsWhyEnrollmentParams struct {
-	ID      int64
-	Column2 time.Time
+	Now time.Time
+	ID  int64
 }
 
 type OpsWhyEnrollmentRow struct {
-	ID             int64
-	Status         string
-	CurrentStep    int32
-	NextSendAt     time.Time
-	Attempts       int32
-	LockedUntil    *time.Time
-	LockedBy       string
-	LastError      string
-	Name           string
-	ID_2           int64
-	Name_2         string
-	Status_2       string
-	WindowTimezone string
-	WindowDays     []string
-	Coalesce       interface{}
-	Coalesce_2     interface{}
-	Coalesce_3     interface{}
-	ID_3           int64
-	ExternalID     string
-	Email          string
-	Timezone       string
-	ID_4           *int64
-	Address        string
-	Status_3       string
-	CapToday       int32
-	PausedUntil    *time.Time
-	PauseReason    string
-	Column28       interface{}
-	Count          int64
-	Coalesce_4     interface{}
-	Step           int32
-	Status_4       string
-	Error          string
+	ID                 int64
+	Status             string
+	CurrentStep        int32
+	NextSendAt         time.Time
+	Attempts           int32
+	LockedUntil        *time.Time
+	LockedBy           string
+	LastError          string
+	Workspace          string
+	CampaignID         int64
+	Campaign           string
+	CampaignStatus     string
+	WindowTimezone     string
+	WindowDays         []string
+	WindowStart        string
+	WindowEnd          string
+	Steps              int32
+	LeadID             int64
+	LeadExternalID     string
+	LeadEmail          string
+	LeadTimezone       string
+	MailboxID          *int64
+	MailboxAddress     string
+	MailboxStatus      string
+	MailboxCapToday    int32
+	MailboxPausedUntil *time.Time
+	MailboxPauseReason string
+	MailboxGapUntil    *time.Time
+	MailboxSent24h     int64
+	Suppressed         string
+	LastSendStep       int32
+	LastSendStatus     string
+	LastSendError      string
 }
 
 // One enrollment with everything that can hold its next step back: its
 // campaign and window, the lead's address and zone, the bound mailbox and its
-// sends in the 24 hours before $2 against its cap in force (cap_today: the
+// sends in the 24 hours before now against its cap in force (cap_today: the
 // daily cap lowered by a warm-up ramp), a suppression, and the newest send.
+// The mailbox's gap is read through a second left join (only when it has a
+// gap), so sqlc types it as nullable.
 func (q *Queries) OpsWhyEnrollment(ctx context.Context, arg OpsWhyEnrollmentParams) (OpsWhyEnrollmentRow, error) {
-	row := q.db.QueryRow(ctx, opsWhyEnrollment, arg.ID, arg.Column2)
+	row := q.db.QueryRow(ctx, opsWhyEnrollment, arg.Now, arg.ID)
 	var i OpsWhyEnrollmentRow
 	err := row.Scan(
 		&i.ID,
@@ -94,31 +102,31 @@ func (q *Queries) OpsWhyEnrollment(ctx context.Context, arg OpsWhyEnrollmentPara
 		&i.LockedUntil,
 		&i.LockedBy,
 		&i.LastError,
-		&i.Name,
-		&i.ID_2,
-		&i.Name_2,
-		&i.Status_2,
+		&i.Workspace,
+		&i.CampaignID,
+		&i.Campaign,
+		&i.CampaignStatus,
 		&i.WindowTimezone,
 		&i.WindowDays,
-		&i.Coalesce,
-		&i.Coalesce_2,
-		&i.Coalesce_3,
-		&i.ID_3,
-		&i.ExternalID,
-		&i.Email,
-		&i.Timezone,
-		&i.ID_4,
-		&i.Address,
-		&i.Status_3,
-		&i.CapToday,
-		&i.PausedUntil,
-		&i.PauseReason,
-		&i.Column28,
-		&i.Count,
-		&i.Coalesce_4,
-		&i.Step,
-		&i.Status_4,
-		&i.Error,
+		&i.WindowStart,
+		&i.WindowEnd,
+		&i.Steps,
+		&i.LeadID,
+		&i.LeadExternalID,
+		&i.LeadEmail,
+		&i.LeadTimezone,
+		&i.MailboxID,
+		&i.MailboxAddress,
+		&i.MailboxStatus,
+		&i.MailboxCapToday,
+		&i.MailboxPausedUntil,
+		&i.MailboxPauseReason,
+		&i.MailboxGapUntil,
+		&i.MailboxSent24h,
+		&i.Suppressed,
+		&i.LastSendStep,
+		&i.LastSendStatus,
+		&i.LastSendError,
 	)
 	return i, err
 }

@@ -11,33 +11,33 @@ import (
 )
 
 const opsWhyLead = `-- name: OpsWhyLead :many
-SELECT l.id, l.workspace_id, w.name, coalesce(l.external_id, ''), coalesce(l.email, ''), coalesce(l.email_source, ''),
-       le.lead_id IS NOT NULL, coalesce(le.status, ''), coalesce(le.attempts, 0),
+SELECT l.id, l.workspace_id, w.name AS workspace, coalesce(l.external_id, ''), coalesce(l.email, ''), coalesce(l.email_source, ''),
+       (le.lead_id IS NOT NULL)::boolean AS has_enrichment, coalesce(le.status, ''), coalesce(le.attempts, 0),
        le.next_attempt_at, le.locked_until, coalesce(le.locked_by, ''), le.negative_cache_until,
        coalesce(le.last_error, ''), coalesce(le.provider, ''), le.updated_at
 FROM leads l
 JOIN workspaces w ON w.id = l.workspace_id
 LEFT JOIN lead_enrichment le ON le.lead_id = l.id
-WHERE (l.id = $2 OR l.external_id = $1)
+WHERE (l.id = $1::bigint OR l.external_id = $2::text)
   AND ($3::bigint IS NULL OR l.workspace_id = $3)
 ORDER BY l.id
 LIMIT 10
 `
 
 type OpsWhyLeadParams struct {
-	ExternalID *string
-	ID         int64
-	Column3    int64
+	ID          *int64
+	Ref         string
+	WorkspaceID *int64
 }
 
 type OpsWhyLeadRow struct {
 	ID                 int64
 	WorkspaceID        int64
-	Name               string
+	Workspace          string
 	ExternalID         string
 	Email              string
 	EmailSource        string
-	Column7            interface{}
+	HasEnrichment      bool
 	Status             string
 	Attempts           int32
 	NextAttemptAt      *time.Time
@@ -49,10 +49,10 @@ type OpsWhyLeadRow struct {
 	UpdatedAt          *time.Time
 }
 
-// Leads matching $1 as an external id or $2 as an id (NULL when $1 is not a
-// number), optionally in workspace $3, with their enrichment state.
+// Leads matching ref as an external id or id as an id (NULL when ref is not
+// a number), optionally in one workspace, with their enrichment state.
 func (q *Queries) OpsWhyLead(ctx context.Context, arg OpsWhyLeadParams) ([]OpsWhyLeadRow, error) {
-	rows, err := q.db.Query(ctx, opsWhyLead, arg.ExternalID, arg.ID, arg.Column3)
+	rows, err := q.db.Query(ctx, opsWhyLead, arg.ID, arg.Ref, arg.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +63,11 @@ func (q *Queries) OpsWhyLead(ctx context.Context, arg OpsWhyLeadParams) ([]OpsWh
 		if err := rows.Scan(
 			&i.ID,
 			&i.WorkspaceID,
-			&i.Name,
+			&i.Workspace,
 			&i.ExternalID,
 			&i.Email,
 			&i.EmailSource,
-			&i.Column7,
+			&i.HasEnrichment,
 			&i.Status,
 			&i.Attempts,
 			&i.NextAttemptAt,

@@ -10,15 +10,15 @@ import (
 )
 
 const opsWorkspaceByName = `-- name: OpsWorkspaceByName :one
-SELECT id, name, monthly_usd_ceiling::float8
+SELECT id, name, monthly_usd_ceiling AS ceiling_usd
 FROM workspaces
 WHERE name = $1
 `
 
 type OpsWorkspaceByNameRow struct {
-	ID                int64
-	Name              string
-	MonthlyUsdCeiling float64
+	ID         int64
+	Name       string
+	CeilingUsd *float64
 }
 
 // A workspace by name: status, requeue and why filters resolve names to ids
@@ -26,6 +26,6 @@ type OpsWorkspaceByNameRow struct {
 func (q *Queries) OpsWorkspaceByName(ctx context.Context, name string) (OpsWorkspaceByNameRow, error) {
 	row := q.db.QueryRow(ctx, opsWorkspaceByName, name)
 	var i OpsWorkspaceByNameRow
-	err := row.Scan(&i.ID, &i.Name, &i.MonthlyUsdCeiling)
+	err := row.Scan(&i.ID, &i.Name, &i.CeilingUsd)
 	return i, err
 }
