@@ -69,36 +69,12 @@ type TickConfig struct {
 }
 
 func (c *TickConfig) setDefaults() {
-	if c.Guard == nil {
-		c.Guard = OpenGuard{}
-	}
-	if c.Batch <= 0 {
-		c.Batch = BatchDefault
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = ConcurrencyDefault
-	}
-	if c.MaxDuration <= 0 {
-		c.MaxDuration = MaxDurationDefault
-	}
-	if c.Lease <= 0 {
-		c.Lease = LeaseDefault
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = CallTimeoutDefault
-	}
-	if c.NegativeCache <= 0 {
-		c.NegativeCache = NegativeCacheDefault
-	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = MaxAttemptsDefault
-	}
-	if c.TickID == "" {
-		c.TickID = tick.NewID()
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	tick.Defaults(c, TickConfig{
+		Guard: OpenGuard{}, Batch: BatchDefault, Concurrency: ConcurrencyDefault,
+		MaxDuration: MaxDurationDefault, Lease: LeaseDefault, CallTimeout: CallTimeoutDefault,
+		NegativeCache: NegativeCacheDefault, MaxAttempts: MaxAttemptsDefault,
+		TickID: tick.NewID(), Logger: slog.New(slog.DiscardHandler),
+	})
 }
 
 // RunTick runs one bounded enrichment tick: it claims due leads in rounds of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // Breaker and bucket defaults (docs/guards.md explains each).
@@ -54,24 +55,10 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.QuotaOpen <= 0 {
-		c.QuotaOpen = QuotaOpenDefault
-	}
-	if c.TransientOpen <= 0 {
-		c.TransientOpen = TransientOpenDefault
-	}
-	if c.AuthOpen <= 0 {
-		c.AuthOpen = AuthOpenDefault
-	}
-	if c.FailureThreshold <= 0 {
-		c.FailureThreshold = FailureThresholdDefault
-	}
-	if c.ProbeLease <= 0 {
-		c.ProbeLease = ProbeLeaseDefault
-	}
-	if c.MaxTokenWait <= 0 {
-		c.MaxTokenWait = MaxTokenWaitDefault
-	}
+	tick.Defaults(&c, Config{
+		QuotaOpen: QuotaOpenDefault, TransientOpen: TransientOpenDefault, AuthOpen: AuthOpenDefault,
+		FailureThreshold: FailureThresholdDefault, ProbeLease: ProbeLeaseDefault, MaxTokenWait: MaxTokenWaitDefault,
+	})
 	return c
 }
 

@@ -95,27 +95,11 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 }
 
 func (o TickOptions) withDefaults() TickOptions {
-	if o.Batch <= 0 {
-		o.Batch = TickBatchDefault
-	}
-	if o.MaxDuration <= 0 {
-		o.MaxDuration = TickMaxDurationDefault
-	}
-	if o.Lease <= 0 {
-		o.Lease = TickLeaseDefault
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.LookupEnv == nil {
-		o.LookupEnv = func(string) (string, bool) { return "", false }
-	}
-	if o.TickID == "" {
-		o.TickID = tick.NewID()
-	}
+	tick.Defaults(&o, TickOptions{
+		Batch: TickBatchDefault, MaxDuration: TickMaxDurationDefault, Lease: TickLeaseDefault,
+		Now: time.Now, Logger: slog.New(slog.DiscardHandler), TickID: tick.NewID(),
+		LookupEnv: func(string) (string, bool) { return "", false },
+	})
 	return o
 }
 

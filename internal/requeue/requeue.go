@@ -17,6 +17,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/opsfilter"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -96,9 +97,7 @@ func (f Filter) auditFilters(batchSize int) map[string]any {
 
 // FilterError is a filter that cannot be run as given; the message names
 // the fix.
-type FilterError struct{ msg string }
-
-func (e *FilterError) Error() string { return e.msg }
+type FilterError = opsfilter.Error
 
 // Group counts rows per workspace and provider (leads) or campaign
 // (enrollments).
@@ -170,41 +169,21 @@ func validate(ctx context.Context, db store.DBTX, f Filter) (store.OpsRequeueFil
 	valid := ValidStatuses()
 	switch {
 	case f.Status == "":
-		return sc, &FilterError{"--status is required: one of " + strings.Join(valid, ", ")}
+		return sc, &FilterError{Msg: "--status is required: one of " + strings.Join(valid, ", ")}
 	case !slices.Contains(valid, f.Status):
-		return sc, &FilterError{fmt.Sprintf("cannot requeue status %q: use one of %s", f.Status, strings.Join(valid, ", "))}
+		return sc, &FilterError{Msg: fmt.Sprintf("cannot requeue status %q: use one of %s", f.Status, strings.Join(valid, ", "))}
 	case f.Limit < 0:
-		return sc, &FilterError{fmt.Sprintf("--limit %d: use a positive number (or 0 for all)", f.Limit)}
+		return sc, &FilterError{Msg: fmt.Sprintf("--limit %d: use a positive number (or 0 for all)", f.Limit)}
 	case f.OlderThan < 0:
-		return sc, &FilterError{fmt.Sprintf("--older-than %s: use a positive duration such as 24h", f.OlderThan)}
+		return sc, &FilterError{Msg: fmt.Sprintf("--older-than %s: use a positive duration such as 24h", f.OlderThan)}
 	case f.Leads() && f.Campaign != "":
-		return sc, &FilterError{"--campaign applies to enrollments (--status=failed or delivery_unknown), not to leads"}
+		return sc, &FilterError{Msg: "--campaign applies to enrollments (--status=failed or delivery_unknown), not to leads"}
 	case !f.Leads() && f.Provider != "":
-		return sc, &FilterError{"--provider applies to leads (--status=unreachable or enrichment_failed), not to enrollments"}
+		return sc, &FilterError{Msg: "--provider applies to leads (--status=unreachable or enrichment_failed), not to enrollments"}
 	}
-	if f.Workspace != "" {
-		ws, found, err := store.OpsWorkspaceByName(ctx, db, f.Workspace)
-		if err != nil {
-			return sc, err
-		}
-		if !found {
-			return sc, &FilterError{fmt.Sprintf("unknown workspace %q (see 'rindactl workspace list')", f.Workspace)}
-		}
-		sc.WorkspaceID = &ws.ID
-	}
-	if f.Campaign != "" {
-		refs, err := store.OpsCampaignsByName(ctx, db, f.Campaign, sc.WorkspaceID)
-		if err != nil {
-			return sc, err
-		}
-		switch len(refs) {
-		case 0:
-			return sc, &FilterError{fmt.Sprintf("unknown campaign %q", f.Campaign)}
-		case 1:
-			sc.CampaignID = &refs[0].ID
-		default:
-			return sc, &FilterError{fmt.Sprintf("campaign %q exists in %d workspaces: add --workspace", f.Campaign, len(refs))}
-		}
+	var err error
+	if sc.WorkspaceID, sc.CampaignID, err = opsfilter.Resolve(ctx, db, f.Workspace, f.Campaign); err != nil {
+		return sc, err
 	}
 	if f.Provider != "" {
 		sc.Provider = &f.Provider

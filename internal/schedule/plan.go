@@ -124,12 +124,17 @@ func Render(format Format, plan Plan) ([]File, error) {
 	}
 
 	switch format {
-	case FormatCrontab:
-		content, err := execute("crontab.tmpl", struct {
+	case FormatCrontab, FormatKubernetes:
+		// One file holds every tick.
+		tmpl, name := "crontab.tmpl", "rindactl.crontab"
+		if format == FormatKubernetes {
+			tmpl, name = "kubernetes.yaml.tmpl", "rindactl-cronjobs.yaml"
+		}
+		content, err := execute(tmpl, struct {
 			Plan  Plan
 			Units []unit
 		}{plan, units})
-		return []File{{Name: "rindactl.crontab", Content: content}}, err
+		return []File{{Name: name, Content: content}}, err
 	case FormatSystemd:
 		var files []File
 		for _, u := range units {
@@ -148,12 +153,6 @@ func Render(format Format, plan Plan) ([]File, error) {
 			files = append(files, File{u.Name + ".service", service}, File{u.Name + ".timer", timer})
 		}
 		return files, nil
-	case FormatKubernetes:
-		content, err := execute("kubernetes.yaml.tmpl", struct {
-			Plan  Plan
-			Units []unit
-		}{plan, units})
-		return []File{{Name: "rindactl-cronjobs.yaml", Content: content}}, err
 	}
 	return nil, fmt.Errorf("format %q: use crontab, systemd or kubernetes", format)
 }

@@ -1,8 +1,6 @@
 package sequence
 
 import (
-	"errors"
-	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -29,42 +27,24 @@ type IMAPEndpoint struct {
 // ParseIMAPURL parses imaps://[user@]host[:993] or imap://[user@]host[:143].
 // Without a user, the mailbox address logs in.
 func ParseIMAPURL(raw, address string) (IMAPEndpoint, error) {
-	u, err := url.Parse(raw)
+	m, _, err := parseMailURL(raw, imapURLRules)
 	if err != nil {
-		return IMAPEndpoint{}, errors.New("not a URL (expected imaps://user@host:993)")
+		return IMAPEndpoint{}, err
 	}
-	if _, has := u.User.Password(); has {
-		return IMAPEndpoint{}, errors.New("the URL holds a password; remove it and name an environment variable in password_env")
-	}
-	ep := IMAPEndpoint{Host: u.Hostname(), Username: u.User.Username()}
+	ep := IMAPEndpoint(m)
 	if ep.Username == "" {
 		ep.Username = address
-	}
-	switch u.Scheme {
-	case "imaps":
-		ep.TLS, ep.Port = TLSImplicit, IMAPSPortDefault
-	case "imap":
-		ep.TLS, ep.Port = TLSRequired, IMAPPortDefault
-	default:
-		return IMAPEndpoint{}, fmt.Errorf("scheme %q is not imaps or imap", u.Scheme)
-	}
-	if ep.Host == "" {
-		return IMAPEndpoint{}, fmt.Errorf("%q has no host", raw)
-	}
-	if u.Path != "" && u.Path != "/" || u.Fragment != "" || u.Opaque != "" || u.RawQuery != "" {
-		return IMAPEndpoint{}, fmt.Errorf("%q has a path or query; only scheme, user, host and port are allowed", raw)
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			return IMAPEndpoint{}, fmt.Errorf("%q has an invalid port", raw)
-		}
-		ep.Port = n
 	}
 	if ep.TLS == TLSRequired && (SMTPEndpoint{Host: ep.Host}).Loopback() {
 		ep.TLS = TLSOpportunistic
 	}
 	return ep, nil
+}
+
+var imapURLRules = mailURLRules{
+	schemes:  [2]mailScheme{{"imaps", TLSImplicit, IMAPSPortDefault}, {"imap", TLSRequired, IMAPPortDefault}},
+	expected: "imaps://user@host:993",
+	hasPath:  "has a path or query; only scheme, user, host and port are allowed",
 }
 
 // Addr is host:port.

@@ -45,37 +45,12 @@ func ParseSMTPURL(raw string) (SMTPEndpoint, error) {
 	if raw == "" {
 		return SMTPEndpoint{}, errors.New("required (smtp://user@host:587 or smtps://user@host:465)")
 	}
-	u, err := url.Parse(raw)
+	m, query, err := parseMailURL(raw, smtpURLRules)
 	if err != nil {
-		// url's error repeats the input, which may hold a password.
-		return SMTPEndpoint{}, errors.New("not a URL (expected smtp://user@host:587 or smtps://user@host:465)")
+		return SMTPEndpoint{}, err
 	}
-	if _, has := u.User.Password(); has {
-		return SMTPEndpoint{}, errors.New("the URL holds a password; remove it and name an environment variable in password_env")
-	}
-	ep := SMTPEndpoint{Host: u.Hostname(), Username: u.User.Username()}
-	switch u.Scheme {
-	case "smtp":
-		ep.TLS, ep.Port = TLSOpportunistic, SubmissionPortDefault
-	case "smtps":
-		ep.TLS, ep.Port = TLSImplicit, SubmissionsPortDefault
-	default:
-		return SMTPEndpoint{}, fmt.Errorf("scheme %q is not smtp or smtps", u.Scheme)
-	}
-	if ep.Host == "" {
-		return SMTPEndpoint{}, fmt.Errorf("%q has no host", raw)
-	}
-	if u.Path != "" && u.Path != "/" || u.Fragment != "" || u.Opaque != "" {
-		return SMTPEndpoint{}, fmt.Errorf("%q has a path; only scheme, user, host, port and ?tls= are allowed", raw)
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			return SMTPEndpoint{}, fmt.Errorf("%q has an invalid port", raw)
-		}
-		ep.Port = n
-	}
-	for key, vals := range u.Query() {
+	ep := SMTPEndpoint(m)
+	for key, vals := range query {
 		if key != "tls" {
 			return SMTPEndpoint{}, fmt.Errorf("unknown query parameter %q; only tls=required|opportunistic is allowed", key)
 		}
@@ -92,6 +67,13 @@ func ParseSMTPURL(raw string) (SMTPEndpoint, error) {
 		ep.TLS = TLSRequired
 	}
 	return ep, nil
+}
+
+var smtpURLRules = mailURLRules{
+	schemes:  [2]mailScheme{{"smtp", TLSOpportunistic, SubmissionPortDefault}, {"smtps", TLSImplicit, SubmissionsPortDefault}},
+	expected: "smtp://user@host:587 or smtps://user@host:465",
+	query:    true,
+	hasPath:  "has a path; only scheme, user, host, port and ?tls= are allowed",
 }
 
 // Loopback reports whether the server is on this machine, the only place a

@@ -125,27 +125,11 @@ func (r *TickReport) countUnrecorded() {
 }
 
 func (o TickOptions) withDefaults() TickOptions {
-	if o.Batch <= 0 {
-		o.Batch = TickBatchDefault
-	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = TickConcurrencyDefault
-	}
-	if o.MaxDuration <= 0 {
-		o.MaxDuration = TickMaxDurationDefault
-	}
-	if o.Lease <= 0 {
-		o.Lease = TickLeaseDefault
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.TickID == "" {
-		o.TickID = tick.NewID()
-	}
+	tick.Defaults(&o, TickOptions{
+		Batch: TickBatchDefault, Concurrency: TickConcurrencyDefault,
+		MaxDuration: TickMaxDurationDefault, Lease: TickLeaseDefault,
+		Now: time.Now, Logger: slog.New(slog.DiscardHandler), TickID: tick.NewID(),
+	})
 	return o
 }
 

@@ -6,13 +6,13 @@ package status
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/opsfilter"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -166,9 +166,7 @@ type Filter struct {
 
 // FilterError is a filter naming something that does not exist, or a
 // campaign name that needs a workspace.
-type FilterError struct{ msg string }
-
-func (e *FilterError) Error() string { return e.msg }
+type FilterError = opsfilter.Error
 
 // scope is a Filter resolved to ids.
 type scope struct {
@@ -178,31 +176,9 @@ type scope struct {
 
 func resolve(ctx context.Context, db store.DBTX, f Filter) (scope, error) {
 	var s scope
-	if f.Workspace != "" {
-		ws, found, err := store.OpsWorkspaceByName(ctx, db, f.Workspace)
-		if err != nil {
-			return s, err
-		}
-		if !found {
-			return s, &FilterError{fmt.Sprintf("unknown workspace %q (see 'rindactl workspace list')", f.Workspace)}
-		}
-		s.workspaceID = &ws.ID
-	}
-	if f.Campaign != "" {
-		refs, err := store.OpsCampaignsByName(ctx, db, f.Campaign, s.workspaceID)
-		if err != nil {
-			return s, err
-		}
-		switch len(refs) {
-		case 0:
-			return s, &FilterError{fmt.Sprintf("unknown campaign %q", f.Campaign)}
-		case 1:
-			s.campaignID = &refs[0].ID
-		default:
-			return s, &FilterError{fmt.Sprintf("campaign %q exists in %d workspaces: add --workspace", f.Campaign, len(refs))}
-		}
-	}
-	return s, nil
+	var err error
+	s.workspaceID, s.campaignID, err = opsfilter.Resolve(ctx, db, f.Workspace, f.Campaign)
+	return s, err
 }
 
 // MonthStart is the start of now's calendar month in UTC: the period the

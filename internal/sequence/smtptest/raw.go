@@ -61,13 +61,11 @@ type Raw struct {
 	quit     chan struct{}
 	wg       sync.WaitGroup
 
-	mu          sync.Mutex
-	conns       map[net.Conn]bool
-	received    []Message
-	refused     map[int]bool // indexes into received answered 4xx/5xx
-	accepted    int
-	connections int
-	auths       int
+	tally
+	conns    map[net.Conn]bool
+	received []Message
+	refused  map[int]bool // indexes into received answered 4xx/5xx
+	auths    int
 }
 
 // NewRaw starts a Raw server for a test and closes it when the test ends.
@@ -135,25 +133,11 @@ func (s *Raw) Delivered() []Message {
 	return out
 }
 
-// Accepted counts messages answered with 250 after the final dot.
-func (s *Raw) Accepted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.accepted
-}
-
 // Auths counts AUTH commands.
 func (s *Raw) Auths() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.auths
-}
-
-// Connections counts the connections accepted so far.
-func (s *Raw) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.connections
 }
 
 func (s *Raw) serve() {

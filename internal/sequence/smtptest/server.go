@@ -15,7 +15,6 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -97,13 +96,11 @@ type Server struct {
 
 	quit chan struct{}
 
-	mu          sync.Mutex
-	rules       []*Rule
-	messages    []Message
-	accepted    int
-	received    int
-	attempts    map[string]int
-	connections int
+	tally
+	rules    []*Rule
+	messages []Message
+	received int
+	attempts map[string]int
 }
 
 // Start listens on 127.0.0.1 on a free port and serves until Close.
@@ -174,13 +171,6 @@ func (s *Server) Messages() []Message {
 	return append([]Message(nil), s.messages...)
 }
 
-// Accepted counts accepted messages (also with CountOnly).
-func (s *Server) Accepted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.accepted
-}
-
 // Received counts messages whose final dot arrived, answered or not: the
 // server has each of them.
 func (s *Server) Received() int {
@@ -194,13 +184,6 @@ func (s *Server) Attempts(from string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.attempts[strings.ToLower(from)]
-}
-
-// Connections counts the connections accepted so far.
-func (s *Server) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.connections
 }
 
 // match returns the reply of the first live rule for the stage, consuming

@@ -51,36 +51,18 @@ var Descriptor = providerspec.Descriptor{
 
 // Finder finds addresses with Findymail's name search.
 type Finder struct {
-	c *providerhttp.Client
+	providerhttp.Adapter
 }
-
-var (
-	_ enrich.Finder       = (*Finder)(nil)
-	_ enrich.Configurable = (*Finder)(nil)
-)
 
 // New returns a Finder for cfg (Provider is forced to Name).
-func New(cfg providerhttp.Config) *Finder {
-	cfg.Provider = Name
-	return &Finder{c: providerhttp.New(cfg)}
-}
+func New(cfg providerhttp.Config) *Finder { return &Finder{providerhttp.NewAdapter(Name, cfg)} }
 
 // FromEnv configures the Finder from RINDA_FINDYMAIL_API_KEY and
 // RINDA_FINDYMAIL_BASE_URL.
 // Its log lines go to log (nil discards).
 func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
-	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Logger = log
-	return New(cfg), nil
+	return providerhttp.FromEnv(Name, BaseURLDefault, getenv, log, New)
 }
-
-func (f *Finder) Name() string { return Name }
-
-// ConfigError reports an unset API key (enrich.Configurable).
-func (f *Finder) ConfigError() error { return f.c.ConfigError() }
 
 // SearchRequest is the JSON body of a name search.
 type SearchRequest struct {
@@ -95,22 +77,22 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 		Domain: lead.Domain,
 	})
 	if err != nil {
-		return enrich.Finding{}, f.c.Error(enrich.KindInvalidLead, nil, "cannot encode lead", err)
+		return enrich.Finding{}, f.Client().Error(enrich.KindInvalidLead, nil, "cannot encode lead", err)
 	}
-	target := f.c.URL(SearchPath, nil)
-	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
+	target := f.Client().URL(SearchPath, nil)
+	return providerhttp.Do(ctx, f.Client(), providerhttp.Op[enrich.Finding]{
 		Endpoint: SearchPath,
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 			if err != nil {
 				return nil, err
 			}
-			req.Header.Set("Authorization", "Bearer "+f.c.APIKey())
+			req.Header.Set("Authorization", "Bearer "+f.Client().APIKey())
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json")
 			return req, nil
 		},
-		Parse:    func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.c, resp) },
+		Parse:    func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.Client(), resp) },
 		LogAttrs: providerhttp.LeadAttrs(lead),
 	})
 }
@@ -155,7 +137,7 @@ func parse(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Finding,
 		if enrich.IsQuotaMessage(msg) {
 			return enrich.Finding{}, c.Error(enrich.KindQuota, resp, msg, nil)
 		}
-		return enrich.Finding{}, c.Error(enrich.KindAuth, resp, cmp.Or(msg, "forbidden")+"; check "+providerhttp.KeyEnv(Name), nil)
+		return enrich.Finding{}, c.Forbidden(resp, msg)
 	case http.StatusNotFound:
 		if decodeErr != nil { // an HTML 404: the base URL points elsewhere
 			return enrich.Finding{}, c.Error(enrich.KindAuth, resp, "endpoint not found; check "+providerhttp.BaseURLEnv(Name), nil)
@@ -167,10 +149,7 @@ func parse(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Finding,
 		}
 		return enrich.Finding{}, c.Error(enrich.KindInvalidLead, resp, cmp.Or(msg, "lead rejected"), nil)
 	}
-	if decodeErr != nil && resp.Status < 500 && resp.Status != http.StatusUnauthorized {
-		return enrich.Finding{}, decodeErr
-	}
-	return enrich.Finding{}, c.Unexpected(resp, msg)
+	return enrich.Finding{}, c.Otherwise(resp, decodeErr, msg)
 }
 
 // errorInside classifies a 200 that carries an error string.

@@ -48,36 +48,18 @@ var Descriptor = providerspec.Descriptor{
 
 // Finder finds addresses with Hunter's Email Finder.
 type Finder struct {
-	c *providerhttp.Client
+	providerhttp.Adapter
 }
-
-var (
-	_ enrich.Finder       = (*Finder)(nil)
-	_ enrich.Configurable = (*Finder)(nil)
-)
 
 // New returns a Finder for cfg (Provider is forced to Name).
-func New(cfg providerhttp.Config) *Finder {
-	cfg.Provider = Name
-	return &Finder{c: providerhttp.New(cfg)}
-}
+func New(cfg providerhttp.Config) *Finder { return &Finder{providerhttp.NewAdapter(Name, cfg)} }
 
 // FromEnv configures the Finder from RINDA_HUNTER_API_KEY and
 // RINDA_HUNTER_BASE_URL.
 // Its log lines go to log (nil discards).
 func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
-	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Logger = log
-	return New(cfg), nil
+	return providerhttp.FromEnv(Name, BaseURLDefault, getenv, log, New)
 }
-
-func (f *Finder) Name() string { return Name }
-
-// ConfigError reports an unset API key (enrich.Configurable).
-func (f *Finder) ConfigError() error { return f.c.ConfigError() }
 
 // FindEmail asks Hunter for the lead's most likely address.
 func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Finding, error) {
@@ -85,20 +67,14 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 		"domain":     {lead.Domain},
 		"first_name": {lead.FirstName},
 		"last_name":  {lead.LastName},
-		"api_key":    {f.c.APIKey()},
+		"api_key":    {f.Client().APIKey()},
 	}
-	target := f.c.URL(FinderPath, q)
-	return providerhttp.Do(ctx, f.c, providerhttp.Op[enrich.Finding]{
-		Endpoint: FinderPath,
-		NewRequest: func(ctx context.Context) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			if err == nil {
-				req.Header.Set("Accept", "application/json")
-			}
-			return req, err
-		},
-		Parse:    func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.c, resp) },
-		LogAttrs: providerhttp.LeadAttrs(lead),
+	target := f.Client().URL(FinderPath, q)
+	return providerhttp.Do(ctx, f.Client(), providerhttp.Op[enrich.Finding]{
+		Endpoint:   FinderPath,
+		NewRequest: providerhttp.GetJSON(target),
+		Parse:      func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.Client(), resp) },
+		LogAttrs:   providerhttp.LeadAttrs(lead),
 	})
 }
 

@@ -55,57 +55,33 @@ var Descriptor = providerspec.Descriptor{
 
 // Verifier checks addresses with MillionVerifier.
 type Verifier struct {
-	c *providerhttp.Client
+	providerhttp.Adapter
 }
-
-var (
-	_ enrich.Verifier     = (*Verifier)(nil)
-	_ enrich.Configurable = (*Verifier)(nil)
-)
 
 // New returns a Verifier for cfg (Provider is forced to Name).
-func New(cfg providerhttp.Config) *Verifier {
-	cfg.Provider = Name
-	return &Verifier{c: providerhttp.New(cfg)}
-}
+func New(cfg providerhttp.Config) *Verifier { return &Verifier{providerhttp.NewAdapter(Name, cfg)} }
 
 // FromEnv configures the Verifier from RINDA_MILLIONVERIFIER_API_KEY and
 // RINDA_MILLIONVERIFIER_BASE_URL.
 // Its log lines go to log (nil discards).
 func FromEnv(getenv func(string) string, log *slog.Logger) (*Verifier, error) {
-	cfg, err := providerhttp.ConfigFromEnv(Name, BaseURLDefault, getenv)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Logger = log
-	return New(cfg), nil
+	return providerhttp.FromEnv(Name, BaseURLDefault, getenv, log, New)
 }
-
-func (v *Verifier) Name() string { return Name }
-
-// ConfigError reports an unset API key (enrich.Configurable).
-func (v *Verifier) ConfigError() error { return v.c.ConfigError() }
 
 // Verify asks MillionVerifier for its verdict on email.
 func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, error) {
 	if !providerhttp.PlausibleEmail(email) {
-		return "", v.c.Error(enrich.KindInvalidLead, nil, "not an email address", nil)
+		return "", v.Client().Error(enrich.KindInvalidLead, nil, "not an email address", nil)
 	}
-	target := v.c.URL(VerifyPath, url.Values{
-		"api":     {v.c.APIKey()},
+	target := v.Client().URL(VerifyPath, url.Values{
+		"api":     {v.Client().APIKey()},
 		"email":   {email},
 		"timeout": {strconv.Itoa(SMTPTimeoutDefault)},
 	})
-	return providerhttp.Do(ctx, v.c, providerhttp.Op[enrich.Verdict]{
-		Endpoint: VerifyPath,
-		NewRequest: func(ctx context.Context) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			if err == nil {
-				req.Header.Set("Accept", "application/json")
-			}
-			return req, err
-		},
-		Parse: func(resp *providerhttp.Response) (enrich.Verdict, error) { return parse(v.c, resp) },
+	return providerhttp.Do(ctx, v.Client(), providerhttp.Op[enrich.Verdict]{
+		Endpoint:   VerifyPath,
+		NewRequest: providerhttp.GetJSON(target),
+		Parse:      func(resp *providerhttp.Response) (enrich.Verdict, error) { return parse(v.Client(), resp) },
 	})
 }
 
@@ -134,12 +110,9 @@ func parse(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Verdict,
 	case resp.Status == http.StatusTooManyRequests:
 		return "", c.RateLimited(resp, cmp.Or(c.Text(a.Error), "too many requests"))
 	case resp.Status == http.StatusForbidden:
-		return "", c.Error(enrich.KindAuth, resp, cmp.Or(c.Text(a.Error), "forbidden")+"; check "+providerhttp.KeyEnv(Name), nil)
+		return "", c.Forbidden(resp, c.Text(a.Error))
 	case resp.Status != http.StatusOK:
-		if decodeErr != nil && resp.Status < 500 && resp.Status != http.StatusUnauthorized {
-			return "", decodeErr
-		}
-		return "", c.Unexpected(resp, c.Text(a.Error))
+		return "", c.Otherwise(resp, decodeErr, c.Text(a.Error))
 	case decodeErr != nil:
 		return "", decodeErr
 	case a.Error != "" || a.Result == ResultError || a.ResultCode == 4:
