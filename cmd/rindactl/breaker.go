@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +26,9 @@ func newCmdBreakerList(f *Factory) *cobra.Command {
 		Use:   "list",
 		Short: "List breakers and their state",
 		Long: `List every breaker: state (closed, open, half_open), until when, why, the
-current failure streak and the episode number (one alert per episode).`,
+current failure streak and the episode number (one alert per episode). A
+breaker shown "open (expired)" is past its window: the next call probes it.
+Long reasons are cut to fit 80 columns; --output json has them whole.`,
 		Example: `  rindactl breaker list
   rindactl breaker list --output json`,
 	}
@@ -37,14 +38,15 @@ current failure streak and the episode number (one alert per episode).`,
 func breakerListRun(ctx context.Context, opts *ListOptions, format cliio.Format) error {
 	now := opts.f.Now()
 	return listRun(ctx, opts.f, format, store.Breakers, cliio.List[store.BreakerRow]{Key: "breakers",
-		Empty:  "no breakers yet: every provider is closed (calls allowed)",
-		Header: []string{"WORKSPACE", "PROVIDER", "STATE", "UNTIL", "REASON", "FAILURES", "EPISODE"},
+		Empty:   "no breakers yet: every provider is closed (calls allowed)",
+		Header:  []string{"workspace", "provider", "state", "until", "reason", "failures", "episode"},
+		Numeric: []int{5, 6}, Whole: []int{3}, Flexible: []int{4},
 		Cells: func(b store.BreakerRow) []string {
 			state, until := b.State, "-"
 			if b.OpenUntil != nil {
 				until = cliio.Stamp(*b.OpenUntil)
 				if b.State == "open" && !b.OpenUntil.After(now) {
-					state = "open (expired: next call probes)"
+					state = "open (expired)"
 				}
 			}
 			reason := "-"
@@ -52,7 +54,7 @@ func breakerListRun(ctx context.Context, opts *ListOptions, format cliio.Format)
 				reason = *b.Reason
 			}
 			return []string{b.Workspace, b.Provider, state, until, reason,
-				strconv.Itoa(b.ConsecutiveFailures), strconv.FormatInt(b.Episode, 10)}
+				cliio.Thousands(int64(b.ConsecutiveFailures)), cliio.Thousands(b.Episode)}
 		}})
 }
 

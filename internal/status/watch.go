@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -49,10 +50,10 @@ func WriteWatch(w io.Writer, f *WatchFrame) error {
 		oldest = human(time.Duration(r.Email.OldestOverdueSeconds) * time.Second)
 	}
 	add("email   overdue %s  oldest %s  sent/min %s  blocked %s",
-		Thousands(r.Email.Overdue), oldest, Thousands(f.SentLastMinute), Thousands(r.Email.Blocked.Total()))
+		cliio.Thousands(r.Email.Overdue), oldest, cliio.Thousands(f.SentLastMinute), cliio.Thousands(r.Email.Blocked.Total()))
 	add("enrich  due %s  pending %s  enriched %s  failed %s",
-		Thousands(r.Enrich.DueNow), Thousands(r.Enrich.ByStatus[lead.Pending]), Thousands(r.Enrich.ByStatus[lead.Enriched]),
-		Thousands(r.Enrich.ByStatus[lead.EnrichmentFailed]))
+		cliio.Thousands(r.Enrich.DueNow), cliio.Thousands(r.Enrich.ByStatus[lead.Pending]), cliio.Thousands(r.Enrich.ByStatus[lead.Enriched]),
+		cliio.Thousands(r.Enrich.ByStatus[lead.EnrichmentFailed]))
 
 	var open []string
 	for _, b := range r.Breakers {
