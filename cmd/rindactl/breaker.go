@@ -27,8 +27,8 @@ func newCmdBreakerList(f *Factory) *cobra.Command {
 		Short: "List breakers and their state",
 		Long: `List every breaker: state (closed, open, half_open), until when, why, the
 current failure streak and the episode number (one alert per episode). A
-breaker shown "open (expired)" is past its window: the next call probes it.
-Long reasons are cut to fit 80 columns; --output json has them whole.`,
+breaker shown "expired" is open past its window: the next call probes it.
+The table fits 80 columns; reasons and episodes follow it, whole.`,
 		Example: `  rindactl breaker list
   rindactl breaker list --output json`,
 	}
@@ -39,22 +39,24 @@ func breakerListRun(ctx context.Context, opts *ListOptions, format cliio.Format)
 	now := opts.f.Now()
 	return listRun(ctx, opts.f, format, store.Breakers, cliio.List[store.BreakerRow]{Key: "breakers",
 		Empty:   "no breakers yet: every provider is closed (calls allowed)",
-		Header:  []string{"workspace", "provider", "state", "until", "reason", "failures", "episode"},
-		Numeric: []int{5, 6}, Whole: []int{3}, Flexible: []int{4},
+		Header:  []string{"workspace", "provider", "state", "until", "failures"},
+		Numeric: []int{4}, Whole: []int{2, 3},
 		Cells: func(b store.BreakerRow) []string {
 			state, until := b.State, "-"
 			if b.OpenUntil != nil {
 				until = cliio.Stamp(*b.OpenUntil)
 				if b.State == "open" && !b.OpenUntil.After(now) {
-					state = "open (expired)"
+					state = "expired" // open past its window
 				}
 			}
-			reason := "-"
-			if b.Reason != nil {
-				reason = *b.Reason
+			return []string{b.Workspace, b.Provider, state, until, cliio.Thousands(int64(b.ConsecutiveFailures))}
+		},
+		// As in status: the reason whole, under the table.
+		Note: func(b store.BreakerRow) string {
+			if b.Reason == nil || *b.Reason == "" {
+				return ""
 			}
-			return []string{b.Workspace, b.Provider, state, until, reason,
-				cliio.Thousands(int64(b.ConsecutiveFailures)), cliio.Thousands(b.Episode)}
+			return fmt.Sprintf("%s %s breaker, episode %s: %s", b.Workspace, b.Provider, cliio.Thousands(b.Episode), *b.Reason)
 		}})
 }
 

@@ -37,6 +37,9 @@ func newCmdEventsList(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List recent events and their delivery state",
+		Long: `List recent events, newest first, and their delivery state. The table fits
+80 columns: a long delivery error is cut with an ellipsis; --output json
+has it whole.`,
 		Example: `  rindactl events list
   rindactl events list --undelivered --output json`,
 	}
@@ -55,7 +58,7 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions, format cliio.Fo
 	return listRun(ctx, opts.f, format, load, cliio.List[store.EventRow]{Key: "events",
 		Empty:   "no events",
 		Header:  []string{"id", "created", "kind", "workspace", "provider", "delivery"},
-		Numeric: []int{0}, Whole: []int{1}, Flexible: []int{5},
+		Numeric: []int{0}, Whole: []int{1, 2}, Flexible: []int{5},
 		Cells: func(e store.EventRow) []string {
 			var delivery string
 			switch {

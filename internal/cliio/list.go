@@ -3,6 +3,7 @@ package cliio
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // List is what a list command (breaker list, events list, workspace list)
@@ -18,6 +19,9 @@ type List[T any] struct {
 	Cells func(T) []string
 	// Numeric, Whole and Flexible columns as in Table.
 	Numeric, Whole, Flexible []int
+	// Note, when set, gives a row's free text (a reason) printed whole
+	// under the table, wrapped to Width; "" prints nothing.
+	Note func(T) string
 }
 
 // WriteList prints l as one JSON document (cells uncut), or as a table in
@@ -31,9 +35,16 @@ func WriteList[T any](s *IO, format Format, l List[T]) error {
 		return err
 	}
 	t := Table{Headers: l.Header, Numeric: l.Numeric, Whole: l.Whole, Flexible: l.Flexible}
+	var notes strings.Builder
 	for _, r := range l.Rows {
 		t.Rows = append(t.Rows, l.Cells(r))
+		if l.Note == nil {
+			continue
+		}
+		if n := l.Note(r); n != "" {
+			notes.WriteString(n + "\n")
+		}
 	}
-	_, err := io.WriteString(s.Out, NewPainter(s.Out, s.ColorEnabled()).Table(t)+"\n")
+	_, err := io.WriteString(s.Out, NewPainter(s.Out, s.ColorEnabled()).Table(t)+"\n"+Wrap(notes.String()))
 	return err
 }

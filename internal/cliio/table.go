@@ -39,8 +39,8 @@ func NewPainter(w io.Writer, color bool) *Painter {
 		Warn:   r.NewStyle().Foreground(lipgloss.Color("11")),
 		Good:   r.NewStyle().Foreground(lipgloss.Color("10")),
 		Dim:    r.NewStyle().Faint(true),
-		header: r.NewStyle().Bold(true).Padding(0, 1),
-		cell:   r.NewStyle().Padding(0, 1),
+		header: r.NewStyle().Bold(true).PaddingRight(2),
+		cell:   r.NewStyle().PaddingRight(2),
 	}
 }
 
@@ -63,7 +63,8 @@ type Table struct {
 // other columns are cut too: enough to tell one reason from another.
 const flexibleFloor = 12
 
-// Table draws t boxed, cutting cells with an ellipsis so that the table
+// Table draws t as columns two spaces apart under a bold header and a
+// rule (no boxes: they cost three columns per column), cutting cells with an ellipsis so that the table
 // fits Width: free-text columns first, then the widest others, then Whole
 // columns, never below their header and never a Numeric one. JSON output
 // carries the cells uncut.
@@ -73,8 +74,10 @@ func (p *Painter) Table(t Table) string {
 	for _, c := range t.Numeric {
 		right[c] = true
 	}
-	return table.New().
+	last := len(t.Headers) - 1
+	out := table.New().
 		Border(lipgloss.NormalBorder()).
+		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).BorderColumn(false).
 		BorderStyle(p.r.NewStyle()).
 		Headers(t.Headers...).
 		Rows(rows...).
@@ -83,17 +86,24 @@ func (p *Painter) Table(t Table) string {
 			if row == table.HeaderRow {
 				s = p.header
 			}
+			if col == last {
+				s = s.PaddingRight(0)
+			}
 			if right[col] {
 				s = s.Align(lipgloss.Right)
 			}
 			return s
 		}).
 		Render()
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ") // padding of the last cells
+	}
+	return strings.Join(lines, "\n")
 }
 
-// fitCells returns t's rows with cells cut to column widths whose boxed
-// table (a border per column plus one, one space of padding each side)
-// fits Width.
+// fitCells returns t's rows with cells cut to column widths whose table
+// (two spaces between columns) fits Width.
 func fitCells(t Table) [][]string {
 	n := len(t.Headers)
 	widths, floors := make([]int, n), make([]int, n)
@@ -119,7 +129,7 @@ func fitCells(t Table) [][]string {
 			floors[c] = widths[c]
 		}
 	}
-	budget := Width - (3*n + 1)
+	budget := Width - 2*(n-1)
 	total := 0
 	for _, w := range widths {
 		total += w

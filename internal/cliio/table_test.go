@@ -15,6 +15,9 @@ func assertFits(t *testing.T, s string) {
 		if w := lipgloss.Width(l); w > Width {
 			t.Errorf("line is %d columns, want at most %d:\n%s", w, Width, l)
 		}
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("trailing spaces: %q", l)
+		}
 	}
 }
 

@@ -57,7 +57,7 @@ func (p painter) writeFull(b *strings.Builder, r *Report) {
 	p.writeOverdueLine(b, r)
 	p.writeBlockedLine(b, r.Email.Blocked)
 	p.writeDeliveryUnknownLine(b, r)
-	b.WriteString(p.mailboxTable(r, false) + "\n")
+	b.WriteString(p.mailboxTable(r, false) + "\n\n")
 	b.WriteString(p.campaignTable(r, false) + "\n")
 
 	p.section(b, "BREAKERS")
@@ -133,7 +133,7 @@ func (p painter) writeOverdue(b *strings.Builder, r *Report) {
 			cliio.Thousands(d.SendableNow), d.PerTick, human(time.Duration(d.TickIntervalSeconds)*time.Second))
 	}
 	p.writeBlockedLine(b, r.Email.Blocked)
-	b.WriteString("\n" + p.mailboxTable(r, true) + "\n")
+	b.WriteString("\n" + p.mailboxTable(r, true) + "\n\n")
 	b.WriteString(p.campaignTable(r, true) + "\n")
 }
 
