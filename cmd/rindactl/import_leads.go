@@ -165,7 +165,7 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if rep.WorkspaceCreated {
 		created = " (created)"
 	}
-	n := cliio.Thousands
+	n := cliio.Thousands[int64]
 	fmt.Fprintf(ios.Out, "imported %s leads into workspace %s%s: %s new, %s updated, %s duplicates merged, %s queued for enrichment",
 		n(rep.Inserted+rep.Updated+rep.Merged), opts.Workspace, created, n(rep.Inserted), n(rep.Updated), n(rep.Merged), n(rep.Queued))
 	if rep.InvalidCount > 0 {

@@ -11,6 +11,9 @@ func TestCountsInNameOrder(t *testing.T) {
 	if got := Counts(m, " ", ", "); got != "bounced 0, sent 3, transient 1" {
 		t.Errorf("got %q", got)
 	}
+	if got := Counts(map[string]int{"sent": 12345}, "=", " "); got != "sent=12,345" {
+		t.Errorf("thousands: got %q", got)
+	}
 	if got := Counts(nil, "=", " "); got != "none" {
 		t.Errorf("empty: got %q, want none", got)
 	}

@@ -188,8 +188,8 @@ func Wrap(s string) string {
 }
 
 // Thousands formats 86000 as 86,000: every count in text output.
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
+func Thousands[N ~int | ~int32 | ~int64](n N) string {
+	s := strconv.FormatInt(int64(n), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder

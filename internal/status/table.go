@@ -128,9 +128,9 @@ func (p painter) writeOverdue(b *strings.Builder, r *Report) {
 	case "unknown":
 		b.WriteString(p.Warn.Render("drain: unknown (no successful email tick has claimed rows yet)") + "\n")
 	default:
-		fmt.Fprintf(b, "drain: about %s, limited by %s (%s sendable under today's caps, %d per tick every %s)\n",
+		fmt.Fprintf(b, "drain: about %s, limited by %s (%s sendable under today's caps, %s per tick every %s)\n",
 			human(time.Duration(*d.EstimatedSeconds)*time.Second), strings.ReplaceAll(d.LimitedBy, "_", " "),
-			cliio.Thousands(d.SendableNow), d.PerTick, human(time.Duration(d.TickIntervalSeconds)*time.Second))
+			cliio.Thousands(d.SendableNow), cliio.Thousands(d.PerTick), human(time.Duration(d.TickIntervalSeconds)*time.Second))
 	}
 	p.writeBlockedLine(b, r.Email.Blocked)
 	b.WriteString("\n" + p.mailboxTable(r, true) + "\n\n")
