@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +26,9 @@ func newCmdBreakerList(f *Factory) *cobra.Command {
 		Use:   "list",
 		Short: "List breakers and their state",
 		Long: `List every breaker: state (closed, open, half_open), until when, why, the
-current failure streak and the episode number (one alert per episode).`,
+current failure streak and the episode number (one alert per episode). A
+breaker shown "expired" is open past its window: the next call probes it.
+The table fits 80 columns; reasons and episodes follow it, whole.`,
 		Example: `  rindactl breaker list
   rindactl breaker list --output json`,
 	}
@@ -37,22 +38,25 @@ current failure streak and the episode number (one alert per episode).`,
 func breakerListRun(ctx context.Context, opts *ListOptions, format cliio.Format) error {
 	now := opts.f.Now()
 	return listRun(ctx, opts.f, format, store.Breakers, cliio.List[store.BreakerRow]{Key: "breakers",
-		Empty:  "no breakers yet: every provider is closed (calls allowed)",
-		Header: []string{"WORKSPACE", "PROVIDER", "STATE", "UNTIL", "REASON", "FAILURES", "EPISODE"},
+		Empty:   "no breakers yet: every provider is closed (calls allowed)",
+		Header:  []string{"workspace", "provider", "state", "until", "failures"},
+		Numeric: []int{4}, Whole: []int{2, 3},
 		Cells: func(b store.BreakerRow) []string {
 			state, until := b.State, "-"
 			if b.OpenUntil != nil {
 				until = cliio.Stamp(*b.OpenUntil)
 				if b.State == "open" && !b.OpenUntil.After(now) {
-					state = "open (expired: next call probes)"
+					state = "expired" // open past its window
 				}
 			}
-			reason := "-"
-			if b.Reason != nil {
-				reason = *b.Reason
+			return []string{b.Workspace, b.Provider, state, until, cliio.Thousands(int64(b.ConsecutiveFailures))}
+		},
+		// As in status: the reason whole, under the table.
+		Note: func(b store.BreakerRow) string {
+			if b.Reason == nil || *b.Reason == "" {
+				return ""
 			}
-			return []string{b.Workspace, b.Provider, state, until, reason,
-				strconv.Itoa(b.ConsecutiveFailures), strconv.FormatInt(b.Episode, 10)}
+			return fmt.Sprintf("%s %s breaker, episode %s: %s", b.Workspace, b.Provider, cliio.Thousands(b.Episode), *b.Reason)
 		}})
 }
 

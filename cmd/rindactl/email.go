@@ -101,7 +101,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 }
 
 func printTickReport(f *Factory, rep *sequence.TickReport) {
-	fmt.Fprintf(f.IO.Out, "claimed %d, sent %d in %dms\n", rep.Claimed, rep.Sent, rep.DurationMS)
+	fmt.Fprintf(f.IO.Out, "claimed %s, sent %s in %dms\n", cliio.Thousands(rep.Claimed), cliio.Thousands(rep.Sent), rep.DurationMS)
 	fmt.Fprintf(f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 	if len(rep.ByMailbox) > 0 {
 		fmt.Fprintf(f.IO.Out, "by mailbox: %s\n", cliio.Counts(rep.ByMailbox, "=", " "))

@@ -213,7 +213,8 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		return ios.WriteJSON(rep)
 	}
 	o := rep.Outcomes
-	fmt.Fprintf(ios.Out, "tick %s claimed %d: %d enriched, %d not_found, %d pending, %d unreachable, %d enrichment_failed; calls %s; %dms\n",
-		rep.TickID, rep.Claimed, o.Enriched, o.NotFound, o.Pending, o.Unreachable, o.EnrichmentFailed, cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
+	n := cliio.Thousands[int]
+	fmt.Fprintf(ios.Out, "tick %s claimed %s: %s enriched, %s not_found, %s pending, %s unreachable, %s enrichment_failed; calls %s; %dms\n",
+		rep.TickID, n(rep.Claimed), n(o.Enriched), n(o.NotFound), n(o.Pending), n(o.Unreachable), n(o.EnrichmentFailed), cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
 	return nil
 }

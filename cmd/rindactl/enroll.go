@@ -85,16 +85,16 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	if format == cliio.FormatJSON {
 		return opts.f.IO.WriteJSON(res)
 	}
-	fmt.Fprintf(opts.f.IO.Out, "enrolled %d leads in %s/%s", res.Enrolled, opts.Workspace, opts.Campaign)
+	fmt.Fprintf(opts.f.IO.Out, "enrolled %s leads in %s/%s", cliio.Thousands(res.Enrolled), opts.Workspace, opts.Campaign)
 	if res.Rebound > 0 {
-		fmt.Fprintf(opts.f.IO.Out, "; moved %d unsent leads to healthy mailboxes", res.Rebound)
+		fmt.Fprintf(opts.f.IO.Out, "; moved %s unsent leads to healthy mailboxes", cliio.Thousands(res.Rebound))
 	}
 	if res.Duplicates > 0 {
-		fmt.Fprintf(opts.f.IO.Out, "; skipped %d leads whose address another lead already has in the campaign", res.Duplicates)
+		fmt.Fprintf(opts.f.IO.Out, "; skipped %s leads whose address another lead already has in the campaign", cliio.Thousands(res.Duplicates))
 	}
 	fmt.Fprintln(opts.f.IO.Out)
 	if res.Unbound > 0 {
-		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %d leads have no mailbox: every mailbox of the campaign is paused or disabled; enroll again when one recovers\n", res.Unbound)
+		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %s leads have no mailbox: every mailbox of the campaign is paused or disabled; enroll again when one recovers\n", cliio.Thousands(res.Unbound))
 	}
 	return nil
 }

@@ -96,15 +96,15 @@ func enrollmentMarkRun(ctx context.Context, opts *EnrollmentMarkOptions) error {
 	if format == cliio.FormatJSON {
 		return ios.WriteJSON(map[string]any{"status": status, "requested": len(opts.IDs), "found": marks.Found, "marked": marks.Marked, "suppressed": marks.Suppressed})
 	}
-	fmt.Fprintf(ios.Out, "marked %d of %d enrollment(s) %s", marks.Marked, len(opts.IDs), status)
+	fmt.Fprintf(ios.Out, "marked %s of %s enrollment(s) %s", cliio.Thousands(marks.Marked), cliio.Thousands(len(opts.IDs)), status)
 	if missing := int64(len(opts.IDs)) - marks.Found; missing > 0 {
-		fmt.Fprintf(ios.Out, "; %d id(s) not found", missing)
+		fmt.Fprintf(ios.Out, "; %s id(s) not found", cliio.Thousands(missing))
 	}
 	if skipped := marks.Found - marks.Marked; skipped > 0 {
-		fmt.Fprintf(ios.Out, "; %d already ended", skipped)
+		fmt.Fprintf(ios.Out, "; %s already ended", cliio.Thousands(skipped))
 	}
 	if status == enrollment.Unsubscribed {
-		fmt.Fprintf(ios.Out, "; %d address(es) newly suppressed", marks.Suppressed)
+		fmt.Fprintf(ios.Out, "; %s address(es) newly suppressed", cliio.Thousands(marks.Suppressed))
 	}
 	fmt.Fprintln(ios.Out)
 	return nil

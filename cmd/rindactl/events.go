@@ -10,7 +10,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/events"
-	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -38,6 +37,9 @@ func newCmdEventsList(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List recent events and their delivery state",
+		Long: `List recent events, newest first, and their delivery state. The table fits
+80 columns: a long delivery error is cut with an ellipsis; --output json
+has it whole.`,
 		Example: `  rindactl events list
   rindactl events list --undelivered --output json`,
 	}
@@ -54,8 +56,9 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions, format cliio.Fo
 		return store.Events(ctx, db, opts.Limit, opts.Undelivered)
 	}
 	return listRun(ctx, opts.f, format, load, cliio.List[store.EventRow]{Key: "events",
-		Empty:  "no events",
-		Header: []string{"ID", "CREATED", "KIND", "WORKSPACE", "PROVIDER", "DELIVERY"},
+		Empty:   "no events",
+		Header:  []string{"id", "created", "kind", "workspace", "provider", "delivery"},
+		Numeric: []int{0}, Whole: []int{1, 2}, Flexible: []int{5},
 		Cells: func(e store.EventRow) []string {
 			var delivery string
 			switch {
@@ -155,6 +158,6 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 		return nil
 	}
 	fmt.Fprintf(ios.Out, "delivered %s event(s), %s failed (retried later with backoff)\n",
-		status.Thousands(int64(rep.Delivered)), status.Thousands(int64(rep.Failed)))
+		cliio.Thousands(int64(rep.Delivered)), cliio.Thousands(int64(rep.Failed)))
 	return nil
 }

@@ -83,7 +83,7 @@ func importCampaignRun(ctx context.Context, opts *ImportCampaignOptions) error {
 	}
 	fmt.Fprintf(opts.f.IO.Out, "%s campaign %s/%s: %d mailboxes, %d steps", verb, c.Workspace, c.Name, len(c.Mailboxes), len(c.Steps))
 	if res.Rebound > 0 {
-		fmt.Fprintf(opts.f.IO.Out, "; %d unsent leads moved off removed mailboxes", res.Rebound)
+		fmt.Fprintf(opts.f.IO.Out, "; %s unsent leads moved off removed mailboxes", cliio.Thousands(res.Rebound))
 	}
 	fmt.Fprintln(opts.f.IO.Out)
 	return nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
-	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -153,7 +152,7 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 			}
 		}
 		return usageError("%s: %s invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %s valid lines)",
-			opts.File, status.Thousands(int64(invalid.Invalid)), status.Thousands(int64(invalid.Valid)))
+			opts.File, cliio.Thousands(int64(invalid.Invalid)), cliio.Thousands(int64(invalid.Valid)))
 	}
 	if err != nil {
 		return leadFileError(opts.File, opts.MaxBytes, err)
@@ -166,7 +165,7 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if rep.WorkspaceCreated {
 		created = " (created)"
 	}
-	n := status.Thousands
+	n := cliio.Thousands[int64]
 	fmt.Fprintf(ios.Out, "imported %s leads into workspace %s%s: %s new, %s updated, %s duplicates merged, %s queued for enrichment",
 		n(rep.Inserted+rep.Updated+rep.Merged), opts.Workspace, created, n(rep.Inserted), n(rep.Updated), n(rep.Merged), n(rep.Queued))
 	if rep.InvalidCount > 0 {

@@ -67,7 +67,7 @@ func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
 			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
 		})
 	}, func(rep *inbox.TickReport) {
-		fmt.Fprintf(opts.f.IO.Out, "read %d messages from %d mailboxes in %dms\n", rep.Messages, rep.Mailboxes, rep.DurationMS)
+		fmt.Fprintf(opts.f.IO.Out, "read %s messages from %s mailboxes in %dms\n", cliio.Thousands(rep.Messages), cliio.Thousands(rep.Mailboxes), rep.DurationMS)
 		fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 	})
 }

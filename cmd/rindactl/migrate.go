@@ -65,13 +65,15 @@ func migrateRun(ctx context.Context, opts *MigrateOptions) error {
 		if format == cliio.FormatJSON {
 			return ios.WriteJSON(map[string]any{"migrations": st})
 		}
+		t := cliio.Table{Headers: []string{"version", "state", "name"}, Whole: []int{0}}
 		for _, s := range st {
 			state := "pending"
 			if s.Applied {
 				state = "applied"
 			}
-			fmt.Fprintf(ios.Out, "%05d  %-8s %s\n", s.Version, state, s.Name)
+			t.Rows = append(t.Rows, []string{fmt.Sprintf("%05d", s.Version), state, s.Name})
 		}
+		fmt.Fprintln(ios.Out, cliio.NewPainter(ios.Out, ios.ColorEnabled()).Table(t))
 		return nil
 	}
 

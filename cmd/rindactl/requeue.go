@@ -18,7 +18,6 @@ import (
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/requeue"
-	"github.com/rindactl/rindactl/internal/status"
 )
 
 // RequeueOptions holds the flags and clients of `rindactl requeue`.
@@ -144,11 +143,11 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 			return ios.WriteJSON(rep)
 		}
 		if plan.Matched == 0 {
-			fmt.Fprintf(ios.Out, "No %ss match %s: nothing to requeue.\n", noun, filter.Describe())
+			fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("No %ss match %s: nothing to requeue.\n", noun, filter.Describe())))
 			return nil
 		}
-		fmt.Fprintf(ios.Out, "Dry run: %s %s(s) match %s; would requeue %s. Nothing changed.\n",
-			status.Thousands(plan.Matched), noun, filter.Describe(), status.Thousands(plan.WouldMove))
+		fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("Dry run: %s %s(s) match %s; would requeue %s. Nothing changed.\n",
+			cliio.Thousands(plan.Matched), noun, filter.Describe(), cliio.Thousands(plan.WouldMove))))
 		writeRequeueGroups(ios, filter, plan.Groups)
 		return nil
 	}
@@ -156,9 +155,9 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 	if !opts.Yes {
 		if !ios.CanPrompt() {
 			return usageError("requeue would move %s %s(s) (%s): pass --yes to confirm when not on a terminal, or --dry-run to look first",
-				status.Thousands(plan.WouldMove), noun, filter.Describe())
+				cliio.Thousands(plan.WouldMove), noun, filter.Describe())
 		}
-		ok, err := confirm(ios, fmt.Sprintf("Requeue %s %s(s) matching %s? [y/N] ", status.Thousands(plan.WouldMove), noun, filter.Describe()))
+		ok, err := confirm(ios, fmt.Sprintf("Requeue %s %s(s) matching %s? [y/N] ", cliio.Thousands(plan.WouldMove), noun, filter.Describe()))
 		if err != nil {
 			return err
 		}
@@ -191,17 +190,24 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 	if !filter.Leads() {
 		due = string(enrollment.Active)
 	}
-	fmt.Fprintf(ios.Out, "Requeued %s %s(s) to %s, due now, in %d batch(es) (audit log #%d).\n",
-		status.Thousands(res.Moved), noun, due, res.Batches, res.AuditID)
+	fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("Requeued %s %s(s) to %s, due now, in %d batch(es) (audit log #%d).\n",
+		cliio.Thousands(res.Moved), noun, due, res.Batches, res.AuditID)))
 	writeRequeueGroups(ios, filter, res.Groups)
 	if res.Moved < plan.WouldMove {
-		fmt.Fprintf(ios.Out, "%s matching row(s) were held by a running tick or changed meanwhile and were left alone; run the command again to pick them up.\n",
-			status.Thousands(plan.WouldMove-res.Moved))
+		fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("%s matching row(s) were held by a running tick or changed meanwhile and were left alone; run the command again to pick them up.\n",
+			cliio.Thousands(plan.WouldMove-res.Moved))))
 	}
 	return nil
 }
 
 func writeRequeueGroups(ios *cliio.IO, f requeue.Filter, groups []requeue.Group) {
+	if len(groups) == 0 {
+		return
+	}
+	t := cliio.Table{Headers: []string{"workspace", "campaign", "enrollments"}, Numeric: []int{2}}
+	if f.Leads() {
+		t.Headers[1], t.Headers[2] = "provider", "leads"
+	}
 	for _, g := range groups {
 		key := g.Campaign
 		if f.Leads() {
@@ -210,8 +216,9 @@ func writeRequeueGroups(ios *cliio.IO, f requeue.Filter, groups []requeue.Group)
 				key = "(no provider)"
 			}
 		}
-		fmt.Fprintf(ios.Out, "  %-24s %-24s %10s\n", g.Workspace, key, status.Thousands(g.Count))
+		t.Rows = append(t.Rows, []string{g.Workspace, key, cliio.Thousands(g.Count)})
 	}
+	fmt.Fprintln(ios.Out, cliio.NewPainter(ios.Out, ios.ColorEnabled()).Table(t))
 }
 
 // confirm asks question on stderr and reads a yes/no answer from stdin.

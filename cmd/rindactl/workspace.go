@@ -35,14 +35,15 @@ func newCmdWorkspaceList(f *Factory) *cobra.Command {
 
 func workspaceListRun(ctx context.Context, opts *ListOptions, format cliio.Format) error {
 	return listRun(ctx, opts.f, format, store.WorkspaceSpends, cliio.List[store.WorkspaceSpend]{Key: "workspaces",
-		Empty:  "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one",
-		Header: []string{"WORKSPACE", "CEILING_USD", "SPENT_USD (MONTH)", "CALLS (MONTH)"},
+		Empty:   "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one",
+		Header:  []string{"workspace", "ceiling usd", "spent usd (month)", "calls (month)"},
+		Numeric: []int{1, 2, 3},
 		Cells: func(w store.WorkspaceSpend) []string {
 			ceiling := "none"
 			if w.MonthlyUSDCeiling != nil {
-				ceiling = fmt.Sprintf("%.2f", *w.MonthlyUSDCeiling)
+				ceiling = cliio.Decimal(*w.MonthlyUSDCeiling, 2)
 			}
-			return []string{w.Name, ceiling, fmt.Sprintf("%.4f", w.MonthSpentUSD), strconv.FormatInt(w.MonthCalls, 10)}
+			return []string{w.Name, ceiling, cliio.Decimal(w.MonthSpentUSD, 4), cliio.Thousands(w.MonthCalls)}
 		}})
 }
 
@@ -96,7 +97,7 @@ func workspaceSetRun(ctx context.Context, opts *WorkspaceSetOptions) error {
 	if w.MonthlyUSDCeiling == nil {
 		fmt.Fprintf(opts.f.IO.Out, "workspace %s: no monthly USD ceiling\n", w.Name)
 	} else {
-		fmt.Fprintf(opts.f.IO.Out, "workspace %s: monthly USD ceiling %.2f\n", w.Name, *w.MonthlyUSDCeiling)
+		fmt.Fprintf(opts.f.IO.Out, "workspace %s: monthly USD ceiling %s\n", w.Name, cliio.Decimal(*w.MonthlyUSDCeiling, 2))
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package cliio
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -17,7 +16,7 @@ func Counts(m map[string]int, sep, join string) string {
 	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s%s%d", k, sep, m[k])
+		parts[i] = k + sep + Thousands(m[k])
 	}
 	return strings.Join(parts, join)
 }

@@ -2,8 +2,8 @@ package cliio
 
 import (
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // List is what a list command (breaker list, events list, workspace list)
@@ -17,10 +17,15 @@ type List[T any] struct {
 	Header []string
 	// Cells renders one row as the table's columns.
 	Cells func(T) []string
+	// Numeric, Whole and Flexible columns as in Table.
+	Numeric, Whole, Flexible []int
+	// Note, when set, gives a row's free text (a reason) printed whole
+	// under the table, wrapped to Width; "" prints nothing.
+	Note func(T) string
 }
 
-// WriteList prints l as one JSON document, or as a table with columns two
-// spaces apart (the Empty line when there are no rows).
+// WriteList prints l as one JSON document (cells uncut), or as a table in
+// the style of every table (the Empty line when there are no rows).
 func WriteList[T any](s *IO, format Format, l List[T]) error {
 	if format == FormatJSON {
 		return s.WriteJSON(map[string]any{l.Key: l.Rows})
@@ -29,10 +34,17 @@ func WriteList[T any](s *IO, format Format, l List[T]) error {
 		_, err := fmt.Fprintln(s.Out, l.Empty)
 		return err
 	}
-	tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(l.Header, "\t"))
+	t := Table{Headers: l.Header, Numeric: l.Numeric, Whole: l.Whole, Flexible: l.Flexible}
+	var notes strings.Builder
 	for _, r := range l.Rows {
-		fmt.Fprintln(tw, strings.Join(l.Cells(r), "\t"))
+		t.Rows = append(t.Rows, l.Cells(r))
+		if l.Note == nil {
+			continue
+		}
+		if n := l.Note(r); n != "" {
+			notes.WriteString(n + "\n")
+		}
 	}
-	return tw.Flush()
+	_, err := io.WriteString(s.Out, NewPainter(s.Out, s.ColorEnabled()).Table(t)+"\n"+Wrap(notes.String()))
+	return err
 }

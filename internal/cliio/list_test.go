@@ -2,6 +2,7 @@ package cliio
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -12,13 +13,14 @@ func TestWriteList(t *testing.T) {
 		Count int    `json:"count"`
 	}
 	l := List[row]{Key: "things", Rows: []row{{"a", 1}, {"longer", 22}}, Empty: "no things",
-		Header: []string{"NAME", "COUNT"}, Cells: func(r row) []string { return []string{r.Name, strconv.Itoa(r.Count)} }}
+		Header: []string{"name", "count"}, Numeric: []int{1}, Cells: func(r row) []string { return []string{r.Name, strconv.Itoa(r.Count)} }}
 
 	ios, _, out, _ := Test()
 	if err := WriteList(ios, FormatText, l); err != nil {
 		t.Fatal(err)
 	}
-	if want := "NAME    COUNT\na       1\nlonger  22\n"; out.String() != want {
+	want := "name    count\n" + strings.Repeat("─", 13) + "\na           1\nlonger     22\n"
+	if out.String() != want {
 		t.Errorf("table:\n%q, want\n%q", out.String(), want)
 	}
 

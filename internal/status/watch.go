@@ -7,12 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
 // WatchWidth is the width `status --watch` draws in: a standard terminal.
-const WatchWidth = 80
+const WatchWidth = cliio.Width
 
 // WatchFrame is one redraw of `status --watch`.
 type WatchFrame struct {
@@ -43,21 +45,21 @@ func WriteWatch(w io.Writer, f *WatchFrame) error {
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 
-	add("rindactl status --watch  %s  every %s  Ctrl-C quits", now.UTC().Format("15:04:05Z"), f.Interval)
+	add("rindactl status --watch  %s  every %s  Ctrl-C quits", stamp(now), f.Interval)
 	oldest := "-"
 	if r.Email.OldestOverdueSeconds > 0 {
 		oldest = human(time.Duration(r.Email.OldestOverdueSeconds) * time.Second)
 	}
 	add("email   overdue %s  oldest %s  sent/min %s  blocked %s",
-		Thousands(r.Email.Overdue), oldest, Thousands(f.SentLastMinute), Thousands(r.Email.Blocked.Total()))
+		cliio.Thousands(r.Email.Overdue), oldest, cliio.Thousands(f.SentLastMinute), cliio.Thousands(r.Email.Blocked.Total()))
 	add("enrich  due %s  pending %s  enriched %s  failed %s",
-		Thousands(r.Enrich.DueNow), Thousands(r.Enrich.ByStatus[lead.Pending]), Thousands(r.Enrich.ByStatus[lead.Enriched]),
-		Thousands(r.Enrich.ByStatus[lead.EnrichmentFailed]))
+		cliio.Thousands(r.Enrich.DueNow), cliio.Thousands(r.Enrich.ByStatus[lead.Pending]), cliio.Thousands(r.Enrich.ByStatus[lead.Enriched]),
+		cliio.Thousands(r.Enrich.ByStatus[lead.EnrichmentFailed]))
 
 	var open []string
 	for _, b := range r.Breakers {
 		if BreakerOpen(b.State, b.OpenUntil, now) {
-			open = append(open, fmt.Sprintf("%s/%s until %s", b.Workspace, b.Provider, b.OpenUntil.UTC().Format("15:04Z")))
+			open = append(open, fmt.Sprintf("%s/%s until %s", b.Workspace, b.Provider, stamp(*b.OpenUntil)))
 		}
 	}
 	add("breakers open: %s", listOrNone(open))
@@ -68,7 +70,7 @@ func WriteWatch(w io.Writer, f *WatchFrame) error {
 		}
 		until := m.Status
 		if m.PausedUntil != nil && m.PausedUntil.After(now) {
-			until = "until " + m.PausedUntil.UTC().Format("15:04Z")
+			until = "until " + stamp(*m.PausedUntil)
 		}
 		paused = append(paused, m.Address+" "+until)
 	}
@@ -86,10 +88,10 @@ func WriteWatch(w io.Writer, f *WatchFrame) error {
 				state += ", FAILED: " + t.LastFailureError
 			}
 		}
-		add("tick %-7s %s (%d runs, %d failed in 24h)", kind, state, t.Runs24h, t.Failures24h)
+		add("tick %-7s %s (%s runs, %s failed in 24h)", kind, state, cliio.Thousands(t.Runs24h), cliio.Thousands(t.Failures24h))
 	}
 	for _, l := range lines {
-		if _, err := io.WriteString(w, clip(l, WatchWidth)+"\n"); err != nil {
+		if _, err := io.WriteString(w, ansi.Truncate(l, WatchWidth, "…")+"\n"); err != nil {
 			return err
 		}
 	}
@@ -101,13 +103,4 @@ func listOrNone(items []string) string {
 		return "none"
 	}
 	return fmt.Sprintf("%d: %s", len(items), strings.Join(items, ", "))
-}
-
-// clip cuts a line to width runes, marking the cut with "…".
-func clip(s string, width int) string {
-	r := []rune(s)
-	if len(r) <= width {
-		return s
-	}
-	return string(r[:width-1]) + "…"
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -34,10 +35,10 @@ func TestWatchFrameFitsEightyColumns(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"email   overdue " + status.Thousands(frame.Report.Email.Overdue),
+		"email   overdue " + cliio.Thousands(frame.Report.Email.Overdue),
 		"sent/min 3 ",
-		"breakers open: 1: acme/findymail until 06:05Z",
-		"paused mailboxes: 1: cy@acme.test until 06:55Z",
+		"breakers open: 1: acme/findymail until 2026-06-05 06:05:00Z",
+		"paused mailboxes: 1: cy@acme.test until 2026-06-05 06:55:00Z",
 		"tick email ", "tick enrich  running", "tick inbox   never ran",
 	} {
 		if !strings.Contains(text, want) {
