@@ -143,7 +143,7 @@ func (p painter) writeOverdueLine(b *strings.Builder, r *Report) {
 		return
 	}
 	fmt.Fprintf(b, "%s, oldest %s late\n", p.Bad.Render("overdue "+cliio.Thousands(r.Email.Overdue)),
-		human(time.Duration(r.Email.OldestOverdueSeconds)*time.Second))
+		lateness(r.Email.Overdue, r.Email.OldestOverdueSeconds))
 }
 
 // writeDeliveryUnknownLine shows steps whose delivery is unknown, which
@@ -206,7 +206,7 @@ func (p painter) campaignTable(r *Report, lateOnly bool) string {
 			continue
 		}
 		rows = append(rows, []string{c.Workspace, c.Name, c.Status, cliio.Thousands(c.Active), cliio.Thousands(c.Overdue),
-			human(time.Duration(c.OldestOverdueSeconds) * time.Second), cliio.Thousands(c.Blocked.Total())})
+			lateness(c.Overdue, c.OldestOverdueSeconds), cliio.Thousands(c.Blocked.Total())})
 	}
 	if len(rows) == 0 {
 		return "no campaigns with overdue steps"
@@ -226,6 +226,19 @@ func (p painter) alarm(n int64) string {
 func usd(v float64) string { return "$" + cliio.Decimal(v, 2) }
 
 // human formats a duration for people: 45s, 12m, 3h05m, 2d4h.
+// lateness is how late the oldest of overdue steps is: "-" when none is
+// overdue, "0s" for a step that fell due within the last second (human's
+// "-" would read as none beside a non-zero overdue count).
+func lateness(overdue, seconds int64) string {
+	if overdue == 0 {
+		return "-"
+	}
+	if seconds <= 0 {
+		return "0s"
+	}
+	return human(time.Duration(seconds) * time.Second)
+}
+
 func human(d time.Duration) string {
 	switch {
 	case d <= 0:

@@ -46,10 +46,7 @@ func WriteWatch(w io.Writer, f *WatchFrame) error {
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 
 	add("rindactl status --watch  %s  every %s  Ctrl-C quits", stamp(now), f.Interval)
-	oldest := "-"
-	if r.Email.OldestOverdueSeconds > 0 {
-		oldest = human(time.Duration(r.Email.OldestOverdueSeconds) * time.Second)
-	}
+	oldest := lateness(r.Email.Overdue, r.Email.OldestOverdueSeconds)
 	add("email   overdue %s  oldest %s  sent/min %s  blocked %s",
 		cliio.Thousands(r.Email.Overdue), oldest, cliio.Thousands(f.SentLastMinute), cliio.Thousands(r.Email.Blocked.Total()))
 	add("enrich  due %s  pending %s  enriched %s  failed %s",
