@@ -26,12 +26,15 @@ holder AS (
     -- The address's holder: committed before this statement, or claimed
     -- by it (a statement does not see its own inserts); a follow-up with
     -- no holder (sent before holders were recorded) holds it itself. -1: a
-    -- concurrent tick claimed it after this statement started.
+    -- concurrent tick claimed it after this statement started. The
+    -- committed holder is looked up per row on the primary key: joined, the
+    -- table (never analyzed while young) was scanned whole per group.
     SELECT i.*, CASE WHEN i.email = '' THEN i.enrollment_id
-                     WHEN i.step > 1 THEN coalesce(r.enrollment_id, i.enrollment_id)
-                     ELSE coalesce(r.enrollment_id, c.enrollment_id, -1) END AS held_by
-    FROM input i
-    LEFT JOIN campaign_recipients r ON r.campaign_id = i.campaign_id AND r.email = i.email
+                     WHEN i.step > 1 THEN coalesce(i.committed_holder, i.enrollment_id)
+                     ELSE coalesce(i.committed_holder, c.enrollment_id, -1) END AS held_by
+    FROM (SELECT ip.*, (SELECT r.enrollment_id FROM campaign_recipients r
+                        WHERE r.campaign_id = ip.campaign_id AND r.email = ip.email) AS committed_holder
+          FROM input ip) i
     LEFT JOIN claimed c ON c.campaign_id = i.campaign_id AND c.email = i.email
 ),
 written AS (

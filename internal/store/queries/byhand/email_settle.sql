@@ -62,9 +62,16 @@ settled AS (
         locked_until = NULL,
         locked_by    = NULL,
         updated_at   = now()
-    FROM unnest($7::bigint[], $8::text[], $9::int[], $10::timestamptz[], $11::bigint[], $12::int[], $13::text[])
-        AS u (id, status, current_step, next_send_at, mailbox_id, attempts, last_error)
-    WHERE e.id = u.id AND e.locked_by = $1
+    -- The rows are found on the key ($7) and matched to their outcomes by a
+    -- hash: locked_by = $1 is a join clause (u.tick, OFFSET 0 keeps it one),
+    -- since as a filter on enrollments, whose statistics see no locked row,
+    -- it made the planner expect one row and scan the table, or rescan the
+    -- outcomes, once per row.
+    FROM (SELECT *, $1::text AS tick
+          FROM unnest($7::bigint[], $8::text[], $9::int[], $10::timestamptz[], $11::bigint[], $12::int[], $13::text[])
+              AS u (id, status, current_step, next_send_at, mailbox_id, attempts, last_error)
+          OFFSET 0) u
+    WHERE e.id = ANY ($7::bigint[]) AND e.id = u.id AND e.locked_by = u.tick
     RETURNING 1
 ),
 suppressed AS (
