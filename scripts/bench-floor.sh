@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The raw-SQL floor for `rindactl bench claim`: pgbench runs the tick's own
-# claim statement (internal/store/queries/enrich_claim.sql: 100 rows, FOR
+# claim statement (internal/store/queries/byhand/enrich_claim.sql: 100 rows, FOR
 # UPDATE SKIP LOCKED, with a lease) and then completes the claimed rows by id
 # array, on the same tables (the migrations applied in a scratch schema),
 # the same data and the same database. Nothing else: no Go, no outcome
@@ -34,8 +34,8 @@ SQL
 
 # The tick's claim with its parameters filled in: batch, lease seconds,
 # tick id, any workspace, "updated before this tick started".
-claim=$(grep -v '^--' internal/store/queries/enrich_claim.sql |
-	sed -e "s|100 /\* batch \*/|$batch|" -e 's/\$1/300/g' -e "s/\$2/'floor'/g" -e 's/\$3/NULL/g' -e 's/\$4/now()/g')
+claim=$(grep -v '^--' internal/store/queries/byhand/enrich_claim.sql |
+	sed -e 's/;[[:space:]]*$//' -e "s|100 /\* batch \*/|$batch|" -e 's/\$1/300/g' -e "s/\$2/'floor'/g" -e 's/\$3/NULL/g' -e 's/\$4/now()/g')
 cat >"$work/floor.sql" <<SQL
 WITH claimed AS (
 $claim
