@@ -211,6 +211,12 @@ type limitReader struct {
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.left <= 0 {
+		// A file of exactly the limit is whole: only a byte beyond it is
+		// too much.
+		var one [1]byte
+		if n, err := l.r.Read(one[:]); n == 0 && err == io.EOF {
+			return 0, io.EOF
+		}
 		return 0, errLeadFileTooBig
 	}
 	if int64(len(p)) > l.left {

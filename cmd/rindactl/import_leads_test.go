@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,22 @@ func TestLeadFileSizeLimit(t *testing.T) {
 	}
 	if err := leadFileError(fifo, 64, err); !strings.Contains(err.Error(), "larger than the 64 bytes limit") {
 		t.Fatalf("pipe: got %v, want the size limit named", err)
+	}
+}
+
+// A file of exactly the limit is whole: it reads to its end, not to the
+// size error the next byte would bring.
+func TestLeadFileExactlyAtTheLimitReadsWhole(t *testing.T) {
+	t.Parallel()
+	file := writeCSV(t, leadsCSV)
+	rc, _, err := openLeadFile(file, int64(len(leadsCSV)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err != nil || string(got) != leadsCSV {
+		t.Fatalf("read %d of %d bytes, err %v: want the whole file", len(got), len(leadsCSV), err)
 	}
 }
 
