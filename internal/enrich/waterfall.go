@@ -81,7 +81,7 @@ func (b block) set() bool { return !b.until.IsZero() }
 func (b block) text() string { return b.provider + ": " + b.reason }
 
 func (lr *leadResult) add(provider string, s step) {
-	if s.called && s.err != nil {
+	if s.called { // only failedStep marks a step called, always with its error
 		lr.called = true
 	}
 	switch s.kind {
@@ -325,6 +325,11 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 // step says why.
 func (r *tickRun) admit(ctx context.Context, call Call, p *pair, log func() *slog.Logger) (Admission, step, bool) {
 	adm, err := r.cfg.Guard.Admit(ctx, call)
+	if err == nil && adm.Allowed {
+		// The common case: nothing to explain, no retry time to draw.
+		r.rateWait.Add(int64(adm.Waited))
+		return adm, step{}, true
+	}
 	s, ok := refusal(adm, err, ctx.Err() != nil, time.Now().Add(r.cfg.Backoff.Delay(1)))
 	if err != nil {
 		if s.kind == stepBlocked {
