@@ -81,7 +81,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	m := metrics.NewMetrics()
 	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
-			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+			LookupEnv: opts.f.LookupEnv,
 		})
 		defer mailer.Close()
 		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{

@@ -59,8 +59,9 @@ func (f *Factory) CheckDatabaseURL() error {
 	return nil
 }
 
-// Env reads an environment variable through the factory, so tests control it.
-func (f *Factory) Env(key string) string { return f.Getenv(key) }
+// LookupEnv reads an environment variable through the factory, so tests
+// control it; an empty value counts as unset.
+func (f *Factory) LookupEnv(key string) (string, bool) { v := f.Getenv(key); return v, v != "" }
 
 func newLogger(w io.Writer, format, level string, tty bool) *slog.Logger {
 	var lvl slog.Level

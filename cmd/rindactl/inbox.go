@@ -64,7 +64,7 @@ func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
 	return tickRun(ctx, opts.f, tickkind.Inbox, opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
 		return inbox.RunTick(ctx, pool, inbox.TickOptions{
 			Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
-			LookupEnv: func(k string) (string, bool) { v := opts.f.Env(k); return v, v != "" },
+			LookupEnv: opts.f.LookupEnv,
 		})
 	}, func(rep *inbox.TickReport) {
 		fmt.Fprintf(opts.f.IO.Out, "read %s messages from %s mailboxes in %dms\n", cliio.Thousands(rep.Messages), cliio.Thousands(rep.Mailboxes), rep.DurationMS)

@@ -6,10 +6,6 @@ import (
 	"slices"
 )
 
-// PairsDefault is how many interleaved pairs `make bench` runs when
-// BENCH_PAIRS is unset: enough that one noisy run cannot decide a median.
-const PairsDefault = 5
-
 // PairSummary is the ratio of a subject to its reference over runs taken
 // as interleaved pairs (reference, subject, reference, subject, …). Each
 // ratio is taken within its pair, so drift of a shared machine between
