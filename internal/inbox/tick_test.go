@@ -185,6 +185,12 @@ func TestInboxTickMatchesLaterStepsAndBouncesWithoutOriginal(t *testing.T) {
 	if err := f.imap.Deliver(mb3, fixtureMessage(t, "postfix-reply.eml", "someone-else@example.test", "", "x@example.test")); err != nil {
 		t.Fatal(err)
 	}
+	// Stored as an older import left it (spaces, capitals): the bounce still
+	// finds it, as the claim that mailed it did.
+	if _, err := f.pool.Exec(context.Background(),
+		`UPDATE leads SET email = '  ' || upper(email) || ' ' WHERE first_name = 'Lead2'`); err != nil {
+		t.Fatal(err)
+	}
 	rep := f.tick(TickOptions{})
 	if f.status(2) != "bounced" || rep.Outcomes[OutcomeUnmatched] != 1 || f.status(3) != "active" {
 		t.Fatalf("report %+v, lead 2 %s, lead 3 %s", rep, f.status(2), f.status(3))
