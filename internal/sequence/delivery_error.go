@@ -74,6 +74,10 @@ func (e *DeliveryError) Error() string {
 
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
+// ConnLost reports whether the failure left no usable connection: no SMTP
+// reply at all, or 421 (the server is closing it).
+func (e *DeliveryError) ConnLost() bool { return e.Code == 0 || e.Code == 421 }
+
 // PausesMailbox reports whether the failure is the mailbox's, not the
 // lead's, and for how long the mailbox should rest (0 = until an operator
 // re-enables it).

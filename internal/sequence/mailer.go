@@ -123,7 +123,7 @@ func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 			return nil
 		}
 		de := ClassifyDelivery(err)
-		if de.Code == 0 || de.Code == 421 {
+		if de.ConnLost() {
 			// No SMTP reply, or the server is closing: the connection is unusable.
 			conn.drop()
 			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 {

@@ -87,7 +87,7 @@ func afterFailure(de *DeliveryError) failureMove {
 	if pause, _ := de.PausesMailbox(); pause {
 		return failPause
 	}
-	if de.Code == 0 || de.Code == 421 {
+	if de.ConnLost() {
 		return failBackOff
 	}
 	return failLead
