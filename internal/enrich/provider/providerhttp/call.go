@@ -13,7 +13,7 @@ import (
 // its answer. Parse returns either a result or a *enrich.ProviderError.
 type Op[T any] struct {
 	NewRequest func(ctx context.Context) (*http.Request, error)
-	Parse      func(*Response) (T, error)
+	Parse      func(*Client, *Response) (T, error)
 	// Endpoint is the request's path, for log lines (never the query,
 	// which may carry the key).
 	Endpoint string
@@ -58,7 +58,7 @@ func once[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return op.Parse(resp)
+	return op.Parse(c, resp)
 }
 
 // sleep waits d or until ctx ends; it reports whether the full wait elapsed.
