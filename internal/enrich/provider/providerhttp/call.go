@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // Op is one logical provider call: how to build its request and how to read
@@ -42,7 +43,7 @@ func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 		}
 		if attempt < c.cfg.MaxRetries && pe.Transient() && pe.RetryAfter > 0 && pe.RetryAfter <= c.cfg.MaxRetryWait {
 			c.log(ctx, "provider asked for a short wait; retrying inside the call", pe, start, op.Endpoint, op.LogAttrs, slog.Int("attempt", attempt+1))
-			if sleep(ctx, pe.RetryAfter) {
+			if tick.Sleep(ctx, pe.RetryAfter) == nil {
 				continue
 			}
 		}
@@ -59,18 +60,6 @@ func once[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 		return zero, err
 	}
 	return op.Parse(c, resp)
-}
-
-// sleep waits d or until ctx ends; it reports whether the full wait elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // log writes the first link of the log chain (adapter, waterfall, tick).
