@@ -11,7 +11,9 @@ import (
 )
 
 // Op is one logical provider call: how to build its request and how to read
-// its answer. Parse returns either a result or a *enrich.ProviderError.
+// its answer. Parse reads the answer with the calling client (whose error
+// builders classify it) and returns either a result or a
+// *enrich.ProviderError.
 type Op[T any] struct {
 	NewRequest func(ctx context.Context) (*http.Request, error)
 	Parse      func(*Client, *Response) (T, error)
