@@ -49,10 +49,7 @@ DATABASE_URL credentials are never passed to the ticks it runs.`,
   rindactl demo --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return demoRun(cmd.Context(), opts)
+			return orTestHook(runF, demoRun)(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()

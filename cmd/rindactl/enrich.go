@@ -186,9 +186,9 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		cfg.Guard = guard.New(pool, gcfg, m)
 	}
 	if opts.Workspace != "" {
-		if cfg.WorkspaceID, err = store.EnrichWorkspaceID(ctx, pool, opts.Workspace); err != nil {
-			if errors.Is(err, store.ErrUnknownWorkspace) {
-				return usageError("--workspace: %v", err)
+		if cfg.WorkspaceID, err = store.WorkspaceID(ctx, pool, opts.Workspace); err != nil {
+			if errors.Is(err, store.ErrNoWorkspace) {
+				return usageError("--workspace: unknown workspace %q (list them with 'rindactl workspace list')", opts.Workspace)
 			}
 			return err
 		}

@@ -62,6 +62,18 @@ func TestEnrichTickJSONOutput(t *testing.T) {
 	}
 }
 
+// --workspace resolves through the one workspace lookup the operator
+// commands share; a name that matches none is a usage error naming the fix.
+func TestEnrichTickUnknownWorkspace(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res := runCLI(t, map[string]string{"DATABASE_URL": db.URL}, "enrich", "tick", "--workspace", "nope")
+	want := `--workspace: unknown workspace "nope" (list them with 'rindactl workspace list')`
+	if res.code != exitUsage || !strings.Contains(res.stderr, want) {
+		t.Fatalf("exit %d stderr %q; want %d with %q", res.code, res.stderr, exitUsage, want)
+	}
+}
+
 func TestEnrichTickUsageErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string][]string{

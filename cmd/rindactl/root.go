@@ -198,6 +198,15 @@ func groupCommand(use, short, long string, subs ...*cobra.Command) *cobra.Comman
 	return c
 }
 
+// orTestHook is a command's run, or runF when a test gave one to see the
+// parsed options without running.
+func orTestHook[O any](runF, run func(context.Context, *O) error) func(context.Context, *O) error {
+	if runF != nil {
+		return runF
+	}
+	return run
+}
+
 // needSubcommand runs for a group without its subcommand ("rindactl email"):
 // the help goes to stderr and the exit is 2, so a cron line missing "tick"
 // fails loudly instead of looking like success.

@@ -15,11 +15,8 @@ import (
 
 // RunOptions holds the flags and injected parts of `rindactl run`.
 type RunOptions struct {
-	f               *Factory
-	Enrich          string
-	Email           string
-	Events          string
-	Inbox           string
+	f *Factory
+	tickSpecs
 	ShutdownTimeout time.Duration
 
 	// TickArgv is the child process that runs one tick; nil re-executes
@@ -49,23 +46,17 @@ Exits 0 after a signal, 2 on a bad spec or flag, 1 only if it cannot run at all.
   rindactl run --enrich '*/2 * * * *' --email '*/30 * * * * *' --events off`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRun(cmd.Context(), opts)
+			return orTestHook(runF, runRun)(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Enrich, "enrich", schedule.SpecDefault, `cron spec for "enrich tick", or off`)
-	fl.StringVar(&opts.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
-	fl.StringVar(&opts.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
-	fl.StringVar(&opts.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
+	opts.tickSpecs.register(cmd)
 	fl.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", schedule.ShutdownTimeoutDefault, "how long running ticks get to exit after a signal before they are killed")
 	return cmd
 }
 
 func runRun(_ context.Context, opts *RunOptions) error {
-	ticks, err := parseTicks(tickSpecs{opts.Enrich, opts.Email, opts.Events, opts.Inbox}, schedule.ParseWithSeconds)
+	ticks, err := opts.tickSpecs.parse(schedule.ParseWithSeconds)
 	if err != nil {
 		return err
 	}

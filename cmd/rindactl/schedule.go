@@ -27,12 +27,9 @@ func newCmdSchedule(f *Factory) *cobra.Command {
 
 // SchedulePrintOptions holds the flags of `rindactl schedule print`.
 type SchedulePrintOptions struct {
-	f       *Factory
-	Format  string
-	Enrich  string
-	Email   string
-	Events  string
-	Inbox   string
+	f      *Factory
+	Format string
+	tickSpecs
 	EnvFile string
 	Binary  string
 	User    string
@@ -84,10 +81,7 @@ sh and systemd would read differently exits 2 with its line number (see
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", "", "unit format: crontab, systemd or kubernetes (required)")
-	fl.StringVar(&opts.Enrich, "enrich", schedule.SpecDefault, `cron spec for "enrich tick", or off`)
-	fl.StringVar(&opts.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
-	fl.StringVar(&opts.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
-	fl.StringVar(&opts.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
+	opts.tickSpecs.register(cmd)
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
@@ -108,7 +102,7 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 			return usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
 		}
 	}
-	ticks, err := parseTicks(tickSpecs{opts.Enrich, opts.Email, opts.Events, opts.Inbox}, schedule.Parse)
+	ticks, err := opts.tickSpecs.parse(schedule.Parse)
 	if err != nil {
 		return err
 	}
@@ -134,17 +128,26 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	return nil
 }
 
-// tickSpecs are the --enrich, --email, --events and --inbox values.
-type tickSpecs struct{ enrich, email, events, inbox string }
+// tickSpecs are the --enrich, --email, --events and --inbox cron specs
+// that `schedule print` and `run` share.
+type tickSpecs struct{ Enrich, Email, Events, Inbox string }
 
-// parseTicks turns the tick flags' values into ticks, leaving out the ones
-// set to "off". A bad spec is a usage error naming its flag.
-func parseTicks(specs tickSpecs, parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
+func (s *tickSpecs) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.Enrich, "enrich", schedule.SpecDefault, `cron spec for "enrich tick", or off`)
+	fl.StringVar(&s.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
+	fl.StringVar(&s.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
+	fl.StringVar(&s.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
+}
+
+// parse turns the specs into ticks, leaving out the ones set to "off". A
+// bad spec is a usage error naming its flag.
+func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
 	var ticks []schedule.Tick
 	for _, flag := range []struct {
 		kind tickkind.Kind
 		text string
-	}{{tickkind.Enrich, specs.enrich}, {tickkind.Email, specs.email}, {tickkind.Events, specs.events}, {tickkind.Inbox, specs.inbox}} {
+	}{{tickkind.Enrich, s.Enrich}, {tickkind.Email, s.Email}, {tickkind.Events, s.Events}, {tickkind.Inbox, s.Inbox}} {
 		if flag.text == specOff {
 			continue
 		}

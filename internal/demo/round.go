@@ -10,6 +10,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -57,16 +58,5 @@ func runRound(ctx context.Context, r *runner, cfg Config, n int) (Round, error) 
 // cadence waits until start + n*interval, or returns at once when the
 // round overran its slot.
 func cadence(ctx context.Context, start time.Time, n int, interval time.Duration) error {
-	wait := time.Until(start.Add(time.Duration(n) * interval))
-	if wait <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return tick.Sleep(ctx, time.Until(start.Add(time.Duration(n)*interval)))
 }

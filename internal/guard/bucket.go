@@ -8,6 +8,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // bucket is one call's view of its GCRA token bucket. The row keeps the
@@ -66,14 +67,10 @@ func (b bucket) wait(ctx context.Context, row store.GuardAdmitRow) (time.Duratio
 	if d <= 0 {
 		return 0, nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return d, nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
+	if err := tick.Sleep(ctx, d); err != nil {
+		return 0, err
 	}
+	return d, nil
 }
 
 func maxTime(a, b time.Time) time.Time {

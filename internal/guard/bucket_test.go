@@ -46,7 +46,7 @@ func TestBucketTwoConsumersNeverExceedRatePlusBurst(t *testing.T) {
 	leads := newLeads(t, db.Pool, ws, 1)
 	srv := providertest.NewHunter()
 	defer srv.Close()
-	finder, err := hunter.FromEnv(func(k string) string { return srv.Env(providertest.KeyDefault)[k] }, nil)
+	finder, err := hunter.Descriptor.NewFinder(func(k string) string { return srv.Env(providertest.KeyDefault)[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@
 // of the project, so the store and every domain package share one type.
 package lead
 
+import "slices"
+
 // Status is a lead's enrichment state, as stored in lead_enrichment.status.
 type Status string
 
@@ -40,21 +42,7 @@ var transitions = map[Status][]Status{
 }
 
 // CanBecome reports whether a lead in status s may move to next.
-func (s Status) CanBecome(next Status) bool {
-	for _, t := range transitions[s] {
-		if t == next {
-			return true
-		}
-	}
-	return false
-}
+func (s Status) CanBecome(next Status) bool { return slices.Contains(transitions[s], next) }
 
 // Valid reports whether s is a known status.
-func (s Status) Valid() bool {
-	for _, k := range Statuses {
-		if k == s {
-			return true
-		}
-	}
-	return false
-}
+func (s Status) Valid() bool { return slices.Contains(Statuses, s) }

@@ -42,36 +42,29 @@ type Metrics struct {
 // NewMetrics registers every rindactl metric on a fresh registry.
 func NewMetrics() *Metrics {
 	m := &Metrics{
-		Registry:   prometheus.NewRegistry(),
-		ownSuccess: map[string]time.Time{},
-		tickDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "rindactl_tick_duration_seconds", Help: "Wall time of the last tick of this kind.",
-		}, []string{"kind"}),
-		tickLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "rindactl_tick_last_success_timestamp_seconds", Help: "Unix time a tick of this kind last finished successfully (any host).",
-		}, []string{"kind"}),
-		leads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rindactl_leads_total", Help: "Leads processed by this run, by outcome.",
-		}, []string{"outcome"}),
-		providerRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rindactl_provider_requests_total", Help: "Provider calls made by this run, by provider and result class.",
-		}, []string{"provider", "class"}),
-		guardBlocked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rindactl_guard_blocked_total", Help: "Provider calls the guards refused, by provider and reason.",
-		}, []string{"provider", "reason"}),
-		breakersOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "rindactl_breakers_open", Help: "Breakers refusing calls, by provider.",
-		}, []string{"provider"}),
-		spend: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "rindactl_workspace_spend_usd", Help: "Provider spend this UTC month, by workspace.",
-		}, []string{"workspace"}),
-		eventsDelivered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rindactl_events_delivered_total", Help: "Domain events posted to Slack by this run, by kind and result.",
-		}, []string{"kind", "result"}),
+		Registry:         prometheus.NewRegistry(),
+		ownSuccess:       map[string]time.Time{},
+		tickDuration:     newGaugeVec("rindactl_tick_duration_seconds", "Wall time of the last tick of this kind.", "kind"),
+		tickLastSuccess:  newGaugeVec("rindactl_tick_last_success_timestamp_seconds", "Unix time a tick of this kind last finished successfully (any host).", "kind"),
+		leads:            newCounterVec("rindactl_leads_total", "Leads processed by this run, by outcome.", "outcome"),
+		providerRequests: newCounterVec("rindactl_provider_requests_total", "Provider calls made by this run, by provider and result class.", "provider", "class"),
+		guardBlocked:     newCounterVec("rindactl_guard_blocked_total", "Provider calls the guards refused, by provider and reason.", "provider", "reason"),
+		breakersOpen:     newGaugeVec("rindactl_breakers_open", "Breakers refusing calls, by provider.", "provider"),
+		spend:            newGaugeVec("rindactl_workspace_spend_usd", "Provider spend this UTC month, by workspace.", "workspace"),
+		eventsDelivered:  newCounterVec("rindactl_events_delivered_total", "Domain events posted to Slack by this run, by kind and result.", "kind", "result"),
 	}
 	m.Registry.MustRegister(m.tickDuration, m.tickLastSuccess, m.leads, m.providerRequests,
 		m.guardBlocked, m.breakersOpen, m.spend, m.eventsDelivered)
 	return m
+}
+
+// newGaugeVec and newCounterVec build one metric of NewMetrics.
+func newGaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+func newCounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // ObserveTick records a finished tick of kind ("enrich", "email", "events").

@@ -5,6 +5,7 @@ package opsfilter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rindactl/rindactl/internal/store"
@@ -20,14 +21,14 @@ func (e *Error) Error() string { return e.Msg }
 // the workspace. Names that do not resolve are an *Error.
 func Resolve(ctx context.Context, db store.DBTX, workspace, campaign string) (workspaceID, campaignID *int64, err error) {
 	if workspace != "" {
-		ws, found, err := store.OpsWorkspaceByName(ctx, db, workspace)
+		id, err := store.WorkspaceID(ctx, db, workspace)
+		if errors.Is(err, store.ErrNoWorkspace) {
+			return nil, nil, &Error{fmt.Sprintf("unknown workspace %q (see 'rindactl workspace list')", workspace)}
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if !found {
-			return nil, nil, &Error{fmt.Sprintf("unknown workspace %q (see 'rindactl workspace list')", workspace)}
-		}
-		workspaceID = &ws.ID
+		workspaceID = &id
 	}
 	if campaign != "" {
 		refs, err := store.OpsCampaignsByName(ctx, db, campaign, workspaceID)

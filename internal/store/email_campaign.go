@@ -175,20 +175,16 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 // Mailboxes reads mailboxes by id.
 func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, error) {
 	rows, err := sqlcdb.New(db).EmailMailboxesGet(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("mailboxes: %w", err)
-	}
-	mbs := make([]MailboxRecord, len(rows))
-	for i, r := range rows {
-		mbs[i] = MailboxRecord{
+	return convertRows(rows, err, "mailboxes", func(r sqlcdb.EmailMailboxesGetRow) MailboxRecord {
+		mb := MailboxRecord{
 			ID: r.ID, Address: r.Address, DisplayName: r.DisplayName, SMTPURL: r.SmtpUrl, PasswordEnv: r.PasswordEnv,
 			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
 			GapMin: r.GapMin, GapMax: r.GapMax,
 		}
 		if r.CapToday != nil {
-			mbs[i].CapToday = int(*r.CapToday)
+			mb.CapToday = int(*r.CapToday)
 		}
-	}
-	return mbs, nil
+		return mb
+	})
 }

@@ -24,14 +24,9 @@ type MailboxLoad struct {
 // enrollments bound to each.
 func MailboxLoads(ctx context.Context, db DBTX, campaignID int64) ([]MailboxLoad, error) {
 	rows, err := sqlcdb.New(db).EmailMailboxLoads(ctx, campaignID)
-	if err != nil {
-		return nil, fmt.Errorf("campaign %d mailbox loads: %w", campaignID, err)
-	}
-	loads := make([]MailboxLoad, len(rows))
-	for i, r := range rows {
-		loads[i] = MailboxLoad{ID: r.ID, Address: r.Address, Healthy: r.Healthy, Load: int(r.Load)}
-	}
-	return loads, nil
+	return convertRows(rows, err, fmt.Sprintf("campaign %d mailbox loads", campaignID), func(r sqlcdb.EmailMailboxLoadsRow) MailboxLoad {
+		return MailboxLoad{ID: r.ID, Address: r.Address, Healthy: r.Healthy, Load: int(r.Load)}
+	})
 }
 
 // EnrollCandidate is a lead that may be enrolled.
@@ -48,14 +43,9 @@ type EnrollCandidate struct {
 // means every lead.
 func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
 	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Column3: keys})
-	if err != nil {
-		return nil, fmt.Errorf("enroll candidates: %w", err)
-	}
-	c := make([]EnrollCandidate, len(rows))
-	for i, r := range rows {
-		c[i] = EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate}
-	}
-	return c, nil
+	return convertRows(rows, err, "enroll candidates", func(r sqlcdb.EmailEnrollCandidatesRow) EnrollCandidate {
+		return EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate}
+	})
 }
 
 // NewEnrollment is one enrollment to insert.
@@ -98,14 +88,9 @@ type RebindCandidate struct {
 // a tick move rows it holds itself; pass "" otherwise.
 func RebindCandidates(ctx context.Context, tx pgx.Tx, campaignID int64, tickID string) ([]RebindCandidate, error) {
 	rows, err := sqlcdb.New(tx).EmailRebindCandidates(ctx, sqlcdb.EmailRebindCandidatesParams{CampaignID: campaignID, LockedBy: &tickID})
-	if err != nil {
-		return nil, fmt.Errorf("campaign %d rebind candidates: %w", campaignID, err)
-	}
-	c := make([]RebindCandidate, len(rows))
-	for i, r := range rows {
-		c[i] = RebindCandidate{EnrollmentID: r.ID, LeadID: r.LeadID}
-	}
-	return c, nil
+	return convertRows(rows, err, fmt.Sprintf("campaign %d rebind candidates", campaignID), func(r sqlcdb.EmailRebindCandidatesRow) RebindCandidate {
+		return RebindCandidate{EnrollmentID: r.ID, LeadID: r.LeadID}
+	})
 }
 
 // RebindEnrollments stores new mailboxes for enrollments.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
@@ -18,15 +17,10 @@ type EmailMailboxTotals struct {
 // EmailMetricsMailboxes reads every mailbox's running totals.
 func EmailMetricsMailboxes(ctx context.Context, db DBTX) ([]EmailMailboxTotals, error) {
 	rows, err := sqlcdb.New(db).EmailMetricsMailboxes(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("email metrics: %w", err)
-	}
-	out := make([]EmailMailboxTotals, len(rows))
-	for i, r := range rows {
-		out[i] = EmailMailboxTotals{
+	return convertRows(rows, err, "email metrics", func(r sqlcdb.EmailMetricsMailboxesRow) EmailMailboxTotals {
+		return EmailMailboxTotals{
 			Workspace: r.Workspace, Address: r.Address, Sent: r.Sent, Failed: r.Failed, Deferred: r.Deferred,
 			DeliveryUnknown: r.DeliveryUnknown, Paused: r.Paused,
 		}
-	}
-	return out, nil
+	})
 }

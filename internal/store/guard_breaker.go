@@ -75,16 +75,11 @@ func BreakerReleaseProbe(ctx context.Context, db DBTX, workspaceID int64, provid
 // Breakers lists every breaker row.
 func Breakers(ctx context.Context, db DBTX) ([]BreakerRow, error) {
 	rows, err := sqlcdb.New(db).GuardBreakerList(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list breakers: %w", err)
-	}
-	out := make([]BreakerRow, len(rows))
-	for i, r := range rows {
-		out[i] = BreakerRow{
+	return convertRows(rows, err, "list breakers", func(r sqlcdb.GuardBreakerListRow) BreakerRow {
+		return BreakerRow{
 			Workspace: r.Name, WorkspaceID: r.WorkspaceID, Provider: r.Provider, State: r.State, OpenUntil: r.OpenUntil,
 			Reason: r.Reason, ConsecutiveFailures: int(r.ConsecutiveFailures), ProbeOwner: r.ProbeOwner,
 			ProbeUntil: r.ProbeUntil, OpenedAt: r.OpenedAt, Episode: r.Episode, UpdatedAt: r.UpdatedAt,
 		}
-	}
-	return out, nil
+	})
 }

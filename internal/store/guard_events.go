@@ -81,16 +81,11 @@ func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, re
 // Events lists up to limit events, newest first.
 func Events(ctx context.Context, db DBTX, limit int, undeliveredOnly bool) ([]EventRow, error) {
 	rows, err := sqlcdb.New(db).GuardEventsList(ctx, sqlcdb.GuardEventsListParams{Column1: int32(limit), Column2: undeliveredOnly})
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	out := make([]EventRow, len(rows))
-	for i, r := range rows {
-		out[i] = EventRow{
+	return convertRows(rows, err, "list events", func(r sqlcdb.GuardEventsListRow) EventRow {
+		return EventRow{
 			ID: r.ID, Kind: r.Kind, Workspace: r.Workspace, Provider: r.Provider, DedupeKey: r.DedupeKey, Payload: r.Payload,
 			CreatedAt: r.CreatedAt, Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt, DeliveredAt: r.DeliveredAt,
 			LastError: r.LastError, Alert: r.Alert,
 		}
-	}
-	return out, nil
+	})
 }

@@ -22,9 +22,10 @@ type WorkspaceSpend struct {
 	MonthCalls        int64    `json:"month_calls"`
 }
 
-// WorkspaceID looks a workspace up by name.
+// WorkspaceID looks a workspace up by name; a name that matches none is
+// ErrNoWorkspace.
 func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
-	id, err := sqlcdb.New(db).GuardWorkspaceByName(ctx, name)
+	id, err := sqlcdb.New(db).WorkspaceIDByName(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
 	}
@@ -37,14 +38,9 @@ func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
 // WorkspaceSpends lists every workspace with its spend this UTC month.
 func WorkspaceSpends(ctx context.Context, db DBTX) ([]WorkspaceSpend, error) {
 	rows, err := sqlcdb.New(db).GuardWorkspaceList(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list workspaces: %w", err)
-	}
-	out := make([]WorkspaceSpend, len(rows))
-	for i, r := range rows {
-		out[i] = WorkspaceSpend{ID: r.ID, Name: r.Name, MonthlyUSDCeiling: r.MonthlyUsdCeiling, MonthSpentUSD: r.SpentUsd, MonthCalls: r.Count}
-	}
-	return out, nil
+	return convertRows(rows, err, "list workspaces", func(r sqlcdb.GuardWorkspaceListRow) WorkspaceSpend {
+		return WorkspaceSpend{ID: r.ID, Name: r.Name, MonthlyUSDCeiling: r.MonthlyUsdCeiling, MonthSpentUSD: r.SpentUsd, MonthCalls: r.Count}
+	})
 }
 
 // SetWorkspaceCeiling sets (nil clears) a workspace's monthly USD ceiling

@@ -48,36 +48,35 @@ func migrator(pool *pgxpool.Pool) (*goose.Provider, *sql.DB, error) {
 // Migrate applies every pending migration and returns the versions it
 // applied (none when the schema is current).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]MigrationState, error) {
-	p, db, err := migrator(pool)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	results, err := p.Up(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
-	}
-	applied := make([]MigrationState, 0, len(results))
-	for _, r := range results {
-		applied = append(applied, MigrationState{Version: r.Source.Version, Name: sourceName(r.Source), Applied: true})
-	}
-	return applied, nil
+	return withMigrator(pool, "migrate", func(p *goose.Provider) ([]*goose.MigrationResult, error) { return p.Up(ctx) },
+		func(r *goose.MigrationResult) MigrationState {
+			return MigrationState{Version: r.Source.Version, Name: sourceName(r.Source), Applied: true}
+		})
 }
 
 // MigrationStatus lists every known migration and whether it is applied.
 func MigrationStatus(ctx context.Context, pool *pgxpool.Pool) ([]MigrationState, error) {
+	return withMigrator(pool, "migration status", func(p *goose.Provider) ([]*goose.MigrationStatus, error) { return p.Status(ctx) },
+		func(s *goose.MigrationStatus) MigrationState {
+			return MigrationState{Version: s.Source.Version, Name: sourceName(s.Source), Applied: s.State == goose.StateApplied}
+		})
+}
+
+// withMigrator runs one goose step (what, in its error) on a migrator over
+// pool and turns each migration it reports into a MigrationState.
+func withMigrator[R any](pool *pgxpool.Pool, what string, step func(*goose.Provider) ([]R, error), state func(R) MigrationState) ([]MigrationState, error) {
 	p, db, err := migrator(pool)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	st, err := p.Status(ctx)
+	rs, err := step(p)
 	if err != nil {
-		return nil, fmt.Errorf("migration status: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	out := make([]MigrationState, 0, len(st))
-	for _, s := range st {
-		out = append(out, MigrationState{Version: s.Source.Version, Name: sourceName(s.Source), Applied: s.State == goose.StateApplied})
+	out := make([]MigrationState, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, state(r))
 	}
 	return out, nil
 }

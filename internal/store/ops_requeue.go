@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
@@ -34,7 +33,7 @@ func OpsCountRequeueLeads(ctx context.Context, db DBTX, status lead.Status, f Op
 	rows, err := sqlcdb.New(db).OpsRequeueLeadsCount(ctx, sqlcdb.OpsRequeueLeadsCountParams{
 		Status: string(status), WorkspaceID: f.WorkspaceID, Provider: f.Provider, OlderThan: f.OlderThan,
 	})
-	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueLeadsCountRow) OpsRequeueGroup {
+	return convertRows(rows, err, "requeue", func(r sqlcdb.OpsRequeueLeadsCountRow) OpsRequeueGroup {
 		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Provider, Count: r.Count}
 	})
 }
@@ -46,7 +45,7 @@ func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status lead.Status, f Op
 	rows, err := sqlcdb.New(db).OpsRequeueLeadsBatch(ctx, sqlcdb.OpsRequeueLeadsBatchParams{
 		Status: string(status), WorkspaceID: f.WorkspaceID, Provider: f.Provider, OlderThan: f.OlderThan, Batch: int32(limit),
 	})
-	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueLeadsBatchRow) OpsRequeueGroup {
+	return convertRows(rows, err, "requeue", func(r sqlcdb.OpsRequeueLeadsBatchRow) OpsRequeueGroup {
 		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Provider, Count: r.Count}
 	})
 }
@@ -57,7 +56,7 @@ func OpsCountRequeueEnrollments(ctx context.Context, db DBTX, status enrollment.
 	rows, err := sqlcdb.New(db).OpsRequeueEnrollmentsCount(ctx, sqlcdb.OpsRequeueEnrollmentsCountParams{
 		Status: string(status), WorkspaceID: f.WorkspaceID, CampaignID: f.CampaignID, OlderThan: f.OlderThan,
 	})
-	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueEnrollmentsCountRow) OpsRequeueGroup {
+	return convertRows(rows, err, "requeue", func(r sqlcdb.OpsRequeueEnrollmentsCountRow) OpsRequeueGroup {
 		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Campaign, Count: r.Count}
 	})
 }
@@ -68,20 +67,7 @@ func OpsRequeueEnrollmentsBatch(ctx context.Context, db DBTX, status enrollment.
 	rows, err := sqlcdb.New(db).OpsRequeueEnrollmentsBatch(ctx, sqlcdb.OpsRequeueEnrollmentsBatchParams{
 		Status: string(status), WorkspaceID: f.WorkspaceID, CampaignID: f.CampaignID, OlderThan: f.OlderThan, Batch: int32(limit),
 	})
-	return requeueGroups(rows, err, func(r sqlcdb.OpsRequeueEnrollmentsBatchRow) OpsRequeueGroup {
+	return convertRows(rows, err, "requeue", func(r sqlcdb.OpsRequeueEnrollmentsBatchRow) OpsRequeueGroup {
 		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Campaign, Count: r.Count}
 	})
-}
-
-// requeueGroups converts the generated rows of one of the four requeue
-// queries (each its own row type) into groups.
-func requeueGroups[R any](rows []R, err error, group func(R) OpsRequeueGroup) ([]OpsRequeueGroup, error) {
-	if err != nil {
-		return nil, fmt.Errorf("requeue: %w", err)
-	}
-	groups := make([]OpsRequeueGroup, len(rows))
-	for i, r := range rows {
-		groups[i] = group(r)
-	}
-	return groups, nil
 }

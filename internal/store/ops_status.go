@@ -30,12 +30,8 @@ type OpsEnrichCounts struct {
 // workspaces when workspaceID is nil.
 func OpsEnrichStatusCounts(ctx context.Context, db DBTX, now time.Time, workspaceID *int64) ([]OpsEnrichCounts, error) {
 	rows, err := sqlcdb.New(db).OpsEnrichCounts(ctx, sqlcdb.OpsEnrichCountsParams{Now: now, WorkspaceID: workspaceID})
-	if err != nil {
-		return nil, fmt.Errorf("enrichment counts: %w", err)
-	}
-	out := make([]OpsEnrichCounts, len(rows))
-	for i, r := range rows {
-		out[i] = OpsEnrichCounts{
+	return convertRows(rows, err, "enrichment counts", func(r sqlcdb.OpsEnrichCountsRow) OpsEnrichCounts {
+		return OpsEnrichCounts{
 			WorkspaceID: r.WorkspaceID,
 			ByStatus: map[lead.Status]int64{
 				lead.Pending: r.Pending, lead.InProgress: r.InProgress, lead.Enriched: r.Enriched,
@@ -43,8 +39,7 @@ func OpsEnrichStatusCounts(ctx context.Context, db DBTX, now time.Time, workspac
 			},
 			DueNow: r.DueNow, NegativeCache: r.NegativeCache, Waiting: r.Waiting, RateLimited: r.RateLimited,
 		}
-	}
-	return out, nil
+	})
 }
 
 // OpsSpend is a workspace's provider spend since the month's start.
@@ -59,14 +54,9 @@ type OpsSpend struct {
 // per workspace.
 func OpsSpendSince(ctx context.Context, db DBTX, monthStart time.Time, workspaceID *int64) ([]OpsSpend, error) {
 	rows, err := sqlcdb.New(db).OpsSpend(ctx, sqlcdb.OpsSpendParams{MonthStart: monthStart, WorkspaceID: workspaceID})
-	if err != nil {
-		return nil, fmt.Errorf("spend: %w", err)
-	}
-	out := make([]OpsSpend, len(rows))
-	for i, r := range rows {
-		out[i] = OpsSpend{WorkspaceID: r.ID, Workspace: r.Workspace, CeilingUSD: r.CeilingUsd, SpentUSD: r.Spent}
-	}
-	return out, nil
+	return convertRows(rows, err, "spend", func(r sqlcdb.OpsSpendRow) OpsSpend {
+		return OpsSpend{WorkspaceID: r.ID, Workspace: r.Workspace, CeilingUSD: r.CeilingUsd, SpentUSD: r.Spent}
+	})
 }
 
 // OpsBreaker is one breaker row.
@@ -83,17 +73,12 @@ type OpsBreaker struct {
 // OpsBreakers lists breakers, of one workspace when workspaceID is not nil.
 func OpsBreakers(ctx context.Context, db DBTX, workspaceID *int64) ([]OpsBreaker, error) {
 	rows, err := sqlcdb.New(db).OpsBreakers(ctx, workspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("breakers: %w", err)
-	}
-	out := make([]OpsBreaker, len(rows))
-	for i, r := range rows {
-		out[i] = OpsBreaker{
+	return convertRows(rows, err, "breakers", func(r sqlcdb.OpsBreakersRow) OpsBreaker {
+		return OpsBreaker{
 			WorkspaceID: r.WorkspaceID, Workspace: r.Workspace, Provider: r.Provider, State: r.State,
 			OpenUntil: r.OpenUntil, Reason: r.Reason, OpenedAt: r.OpenedAt,
 		}
-	}
-	return out, nil
+	})
 }
 
 // OpsTickKind sums up one tick kind's history.
@@ -171,14 +156,9 @@ type OpsTickSample struct {
 // before now, newest first.
 func OpsRecentTicks(ctx context.Context, db DBTX, kind tickkind.Kind, now time.Time, limit int) ([]OpsTickSample, error) {
 	rows, err := sqlcdb.New(db).OpsTickRecent(ctx, sqlcdb.OpsTickRecentParams{Kind: string(kind), Now: now, Max: int32(limit)})
-	if err != nil {
-		return nil, fmt.Errorf("recent %s ticks: %w", kind, err)
-	}
-	out := make([]OpsTickSample, len(rows))
-	for i, r := range rows {
-		out[i] = OpsTickSample{StartedAt: r.StartedAt, Claimed: int(r.Claimed)}
-	}
-	return out, nil
+	return convertRows(rows, err, fmt.Sprintf("recent %s ticks", kind), func(r sqlcdb.OpsTickRecentRow) OpsTickSample {
+		return OpsTickSample{StartedAt: r.StartedAt, Claimed: int(r.Claimed)}
+	})
 }
 
 // OpsDueGroup is a group of due active enrollments that share what decides
@@ -196,17 +176,12 @@ type OpsDueGroup struct {
 // OpsEmailDue groups the active enrollments due at now.
 func OpsEmailDue(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsDueGroup, error) {
 	rows, err := sqlcdb.New(db).OpsEmailDue(ctx, sqlcdb.OpsEmailDueParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID})
-	if err != nil {
-		return nil, fmt.Errorf("due enrollments: %w", err)
-	}
-	out := make([]OpsDueGroup, len(rows))
-	for i, r := range rows {
-		out[i] = OpsDueGroup{
+	return convertRows(rows, err, "due enrollments", func(r sqlcdb.OpsEmailDueRow) OpsDueGroup {
+		return OpsDueGroup{
 			CampaignID: r.CampaignID, MailboxID: r.MailboxID, NoEmail: r.NoEmail,
 			LeadTimezone: r.LeadTz, Count: r.N, Oldest: r.Oldest,
 		}
-	}
-	return out, nil
+	})
 }
 
 // OpsCampaign is a campaign with its window and active enrollment count.
@@ -228,18 +203,13 @@ type OpsCampaign struct {
 // OpsCampaigns lists campaigns, filtered by workspace and campaign id.
 func OpsCampaigns(ctx context.Context, db DBTX, workspaceID, campaignID *int64) ([]OpsCampaign, error) {
 	rows, err := sqlcdb.New(db).OpsCampaigns(ctx, sqlcdb.OpsCampaignsParams{WorkspaceID: workspaceID, CampaignID: campaignID})
-	if err != nil {
-		return nil, fmt.Errorf("campaigns: %w", err)
-	}
-	out := make([]OpsCampaign, len(rows))
-	for i, r := range rows {
-		out[i] = OpsCampaign{
+	return convertRows(rows, err, "campaigns", func(r sqlcdb.OpsCampaignsRow) OpsCampaign {
+		return OpsCampaign{
 			ID: r.ID, Workspace: r.Workspace, Name: r.Name, Status: r.Status,
 			WindowTimezone: r.WindowTimezone, WindowDays: r.WindowDays, WindowStart: r.WindowStart, WindowEnd: r.WindowEnd,
 			Active: r.Active, DeliveryUnknown: r.DeliveryUnknown,
 		}
-	}
-	return out, nil
+	})
 }
 
 // OpsMailbox is a mailbox with its sends in the last 24 hours.
@@ -262,18 +232,13 @@ type OpsMailbox struct {
 // campaigns they serve.
 func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsMailbox, error) {
 	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID})
-	if err != nil {
-		return nil, fmt.Errorf("mailboxes: %w", err)
-	}
-	out := make([]OpsMailbox, len(rows))
-	for i, r := range rows {
-		out[i] = OpsMailbox{
+	return convertRows(rows, err, "mailboxes", func(r sqlcdb.OpsMailboxesRow) OpsMailbox {
+		return OpsMailbox{
 			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status, DailyCap: int(r.DailyCap),
 			PausedUntil: r.PausedUntil, PauseReason: r.PauseReason, CapToday: int(r.CapToday), RampNextAt: r.RampNextAt,
 			Sent24h: r.Sent24h,
 		}
-	}
-	return out, nil
+	})
 }
 
 // OpsSentSince counts the messages sent (or being sent) since since.

@@ -44,20 +44,15 @@ func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) 
 		id = &n
 	}
 	rows, err := sqlcdb.New(db).OpsWhyLead(ctx, sqlcdb.OpsWhyLeadParams{ID: id, Ref: ref, WorkspaceID: workspaceID})
-	if err != nil {
-		return nil, fmt.Errorf("lead %q: %w", ref, err)
-	}
-	out := make([]OpsLead, len(rows))
-	for i, r := range rows {
-		out[i] = OpsLead{
+	return convertRows(rows, err, fmt.Sprintf("lead %q", ref), func(r sqlcdb.OpsWhyLeadRow) OpsLead {
+		return OpsLead{
 			ID: r.ID, WorkspaceID: r.WorkspaceID, Workspace: r.Workspace, ExternalID: r.ExternalID,
 			Email: r.Email, EmailSource: r.EmailSource, HasEnrichment: r.HasEnrichment,
 			Status: lead.Status(r.Status), Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
 			LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, NegativeCacheUntil: r.NegativeCacheUntil,
 			LastError: r.LastError, Provider: r.Provider, UpdatedAt: r.UpdatedAt,
 		}
-	}
-	return out, nil
+	})
 }
 
 // OpsRateLimit is a token bucket whose theoretical arrival time is ahead of
@@ -71,14 +66,9 @@ type OpsRateLimit struct {
 // workspace (provider-wide keys and the workspace's own).
 func OpsBusyRateLimits(ctx context.Context, db DBTX, now time.Time, workspaceID int64) ([]OpsRateLimit, error) {
 	rows, err := sqlcdb.New(db).OpsRateLimits(ctx, sqlcdb.OpsRateLimitsParams{Now: now, WorkspaceID: workspaceID})
-	if err != nil {
-		return nil, fmt.Errorf("rate limits: %w", err)
-	}
-	out := make([]OpsRateLimit, len(rows))
-	for i, r := range rows {
-		out[i] = OpsRateLimit{Key: r.Key, TAT: r.Tat}
-	}
-	return out, nil
+	return convertRows(rows, err, "rate limits", func(r sqlcdb.OpsRateLimitsRow) OpsRateLimit {
+		return OpsRateLimit{Key: r.Key, TAT: r.Tat}
+	})
 }
 
 // OpsEnrollment is an enrollment with everything that can hold its next

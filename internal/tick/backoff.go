@@ -1,6 +1,9 @@
 package tick
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Backoff is exponential backoff without jitter: base·2^(attempt-1), capped
 // at ceiling; attempt is 1-based (attempt ≤ 1 gives base). Ticks, the
@@ -12,4 +15,21 @@ func Backoff(attempt int, base, ceiling time.Duration) time.Duration {
 		d *= 2
 	}
 	return min(d, ceiling)
+}
+
+// Sleep waits d unless ctx ends first: nil after the full wait, ctx's error
+// otherwise (at once when d is not positive and ctx has ended). Retry
+// waits, rate slots and the demo's round cadence all wait this way.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

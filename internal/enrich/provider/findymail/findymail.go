@@ -21,7 +21,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -44,9 +43,9 @@ const (
 // Findymail documents only 300 simultaneous requests; 20/s stays far below.
 // It bills found addresses only.
 var Descriptor = providerspec.Descriptor{
-	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(FromEnv),
+	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(Name, BaseURLDefault, New),
 	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 20, Per: time.Second}, Burst: 20, CostUSD: 0.049},
-	StandIn: standIn{},
+	StandIn: standIn{providerspec.Endpoint{Method: http.MethodPost, Path: SearchPath}},
 }
 
 // Finder finds addresses with Findymail's name search.
@@ -56,13 +55,6 @@ type Finder struct {
 
 // New returns a Finder for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Finder { return &Finder{providerhttp.NewAdapter(Name, cfg)} }
-
-// FromEnv configures the Finder from RINDA_FINDYMAIL_API_KEY and
-// RINDA_FINDYMAIL_BASE_URL.
-// Its log lines go to log (nil discards).
-func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
-	return providerhttp.FromEnv(Name, BaseURLDefault, getenv, log, New)
-}
 
 // SearchRequest is the JSON body of a name search.
 type SearchRequest struct {
@@ -92,7 +84,7 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 			req.Header.Set("Accept", "application/json")
 			return req, nil
 		},
-		Parse:    func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.Client(), resp) },
+		Parse:    parse,
 		LogAttrs: providerhttp.LeadAttrs(lead),
 	})
 }

@@ -16,10 +16,10 @@ const key = "findymail-SECRET-key-42"
 
 var lead = enrich.Lead{ID: 7, WorkspaceID: 1, FirstName: "Ada", LastName: "Lovelace", Domain: "example.com"}
 
-func newFinder(t *testing.T, baseURL string) *findymail.Finder {
+func newFinder(t *testing.T, baseURL string) enrich.Finder {
 	t.Helper()
 	env := map[string]string{"RINDA_FINDYMAIL_API_KEY": key, "RINDA_FINDYMAIL_BASE_URL": baseURL}
-	f, err := findymail.FromEnv(func(k string) string { return env[k] }, nil)
+	f, err := findymail.Descriptor.NewFinder(func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,7 @@ import (
 // standIn speaks Findymail's Laravel API: Bearer auth,
 // {"message":"Unauthenticated."}, 402 {"error":"Not enough credits"},
 // Laravel's throttle answer and validation errors.
-type standIn struct{}
-
-func (standIn) Route(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.URL.Path == SearchPath
-}
+type standIn struct{ providerspec.Endpoint }
 
 func (standIn) Read(r *http.Request) providerspec.Lookup {
 	var body SearchRequest
@@ -60,9 +56,7 @@ func (standIn) Quota(w http.ResponseWriter, _ providerspec.Lookup, incident bool
 func (standIn) RateLimited(w http.ResponseWriter, retryAfter string) {
 	w.Header().Set("X-RateLimit-Limit", "300")
 	w.Header().Set("X-RateLimit-Remaining", "0")
-	if retryAfter != "" {
-		w.Header().Set("Retry-After", retryAfter)
-	}
+	providerspec.SetRetryAfter(w, retryAfter)
 	providerspec.WriteRaw(w, http.StatusTooManyRequests, "application/json", `{"message":"Too Many Attempts."}`)
 }
 

@@ -17,7 +17,6 @@ package hunter
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,9 +40,9 @@ const (
 // Hunter allows 15 requests/s and 500/min per key; 8/s with a burst of 7
 // keeps both. It bills found addresses only.
 var Descriptor = providerspec.Descriptor{
-	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(FromEnv),
+	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(Name, BaseURLDefault, New),
 	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 8, Per: time.Second}, Burst: 7, CostUSD: 0.0245},
-	StandIn: standIn{},
+	StandIn: standIn{providerspec.Endpoint{Method: http.MethodGet, Path: FinderPath}},
 }
 
 // Finder finds addresses with Hunter's Email Finder.
@@ -53,13 +52,6 @@ type Finder struct {
 
 // New returns a Finder for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Finder { return &Finder{providerhttp.NewAdapter(Name, cfg)} }
-
-// FromEnv configures the Finder from RINDA_HUNTER_API_KEY and
-// RINDA_HUNTER_BASE_URL.
-// Its log lines go to log (nil discards).
-func FromEnv(getenv func(string) string, log *slog.Logger) (*Finder, error) {
-	return providerhttp.FromEnv(Name, BaseURLDefault, getenv, log, New)
-}
 
 // FindEmail asks Hunter for the lead's most likely address.
 func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Finding, error) {
@@ -73,7 +65,7 @@ func (f *Finder) FindEmail(ctx context.Context, lead enrich.Lead) (enrich.Findin
 	return providerhttp.Do(ctx, f.Client(), providerhttp.Op[enrich.Finding]{
 		Endpoint:   FinderPath,
 		NewRequest: providerhttp.GetJSON(target),
-		Parse:      func(resp *providerhttp.Response) (enrich.Finding, error) { return parse(f.Client(), resp) },
+		Parse:      parse,
 		LogAttrs:   providerhttp.LeadAttrs(lead),
 	})
 }

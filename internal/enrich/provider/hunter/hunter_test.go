@@ -16,10 +16,10 @@ const key = "hunter-SECRET-key-42"
 
 var lead = enrich.Lead{ID: 7, WorkspaceID: 1, FirstName: "Ada", LastName: "Lovelace", Domain: "example.com"}
 
-func newFinder(t *testing.T, baseURL string) *hunter.Finder {
+func newFinder(t *testing.T, baseURL string) enrich.Finder {
 	t.Helper()
 	env := map[string]string{"RINDA_HUNTER_API_KEY": key, "RINDA_HUNTER_BASE_URL": baseURL}
-	f, err := hunter.FromEnv(func(k string) string { return env[k] }, nil)
+	f, err := hunter.Descriptor.NewFinder(func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestFindEmailAuth(t *testing.T) {
 func TestFindEmailMissingKeyMakesNoCall(t *testing.T) {
 	t.Parallel()
 	s := standIn(t)
-	f, err := hunter.FromEnv(func(k string) string { return map[string]string{"RINDA_HUNTER_BASE_URL": s.URL()}[k] }, nil)
+	f, err := hunter.Descriptor.NewFinder(func(k string) string { return map[string]string{"RINDA_HUNTER_BASE_URL": s.URL()}[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,7 @@ import (
 // standIn speaks Hunter v2's Email Finder: errors are
 // {"errors":[{"id","code","details"}]}, 429 is the billing-period quota and
 // 403 the per-second/minute rate limit.
-type standIn struct{}
-
-func (standIn) Route(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Path == FinderPath
-}
+type standIn struct{ providerspec.Endpoint }
 
 func (standIn) Read(r *http.Request) providerspec.Lookup {
 	q := r.URL.Query()
@@ -52,9 +48,7 @@ func (standIn) Quota(w http.ResponseWriter, _ providerspec.Lookup, _ bool) {
 }
 
 func (standIn) RateLimited(w http.ResponseWriter, retryAfter string) {
-	if retryAfter != "" {
-		w.Header().Set("Retry-After", retryAfter)
-	}
+	providerspec.SetRetryAfter(w, retryAfter)
 	hunterError(w, http.StatusForbidden, "rate_limited", "You have reached the rate limit.")
 }
 

@@ -17,7 +17,6 @@ package millionverifier
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -48,9 +47,9 @@ const ResultError = "error"
 // providertest. It documents no per-second limit for single checks; 50/s
 // is a conservative default. It bills every verdict.
 var Descriptor = providerspec.Descriptor{
-	Name: Name, Role: providerspec.Verifier, NewVerifier: providerspec.VerifierFromEnv(FromEnv),
+	Name: Name, Role: providerspec.Verifier, NewVerifier: providerspec.VerifierFromEnv(Name, BaseURLDefault, New),
 	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 50, Per: time.Second}, Burst: 50, CostUSD: 0.0037, BillMisses: true},
-	StandIn: standIn{},
+	StandIn: standIn{providerspec.Endpoint{Method: http.MethodGet, Path: VerifyPath}},
 }
 
 // Verifier checks addresses with MillionVerifier.
@@ -60,13 +59,6 @@ type Verifier struct {
 
 // New returns a Verifier for cfg (Provider is forced to Name).
 func New(cfg providerhttp.Config) *Verifier { return &Verifier{providerhttp.NewAdapter(Name, cfg)} }
-
-// FromEnv configures the Verifier from RINDA_MILLIONVERIFIER_API_KEY and
-// RINDA_MILLIONVERIFIER_BASE_URL.
-// Its log lines go to log (nil discards).
-func FromEnv(getenv func(string) string, log *slog.Logger) (*Verifier, error) {
-	return providerhttp.FromEnv(Name, BaseURLDefault, getenv, log, New)
-}
 
 // Verify asks MillionVerifier for its verdict on email.
 func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, error) {
@@ -81,7 +73,7 @@ func (v *Verifier) Verify(ctx context.Context, email string) (enrich.Verdict, er
 	return providerhttp.Do(ctx, v.Client(), providerhttp.Op[enrich.Verdict]{
 		Endpoint:   VerifyPath,
 		NewRequest: providerhttp.GetJSON(target),
-		Parse:      func(resp *providerhttp.Response) (enrich.Verdict, error) { return parse(v.Client(), resp) },
+		Parse:      parse,
 	})
 }
 

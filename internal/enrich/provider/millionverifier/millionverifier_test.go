@@ -13,10 +13,10 @@ import (
 
 const key = "mv-SECRET-key-42"
 
-func newVerifier(t *testing.T, baseURL string) *millionverifier.Verifier {
+func newVerifier(t *testing.T, baseURL string) enrich.Verifier {
 	t.Helper()
 	env := map[string]string{"RINDA_MILLIONVERIFIER_API_KEY": key, "RINDA_MILLIONVERIFIER_BASE_URL": baseURL}
-	v, err := millionverifier.FromEnv(func(k string) string { return env[k] }, nil)
+	v, err := millionverifier.Descriptor.NewVerifier(func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

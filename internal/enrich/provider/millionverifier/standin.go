@@ -10,15 +10,11 @@ import (
 
 // standIn speaks MillionVerifier's v3 single API, whose errors
 // arrive as HTTP 200 with result "error", resultcode 4 and an error string.
-type standIn struct{}
+type standIn struct{ providerspec.Endpoint }
 
 var resultCodes = map[enrich.Verdict]int{
 	enrich.VerdictOK: 1, enrich.VerdictCatchAll: 2, enrich.VerdictUnknown: 3,
 	enrich.VerdictDisposable: 5, enrich.VerdictInvalid: 6,
-}
-
-func (standIn) Route(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Path == VerifyPath
 }
 
 func (standIn) Read(r *http.Request) providerspec.Lookup {
@@ -52,9 +48,7 @@ func (standIn) Quota(w http.ResponseWriter, req providerspec.Lookup, _ bool) {
 }
 
 func (standIn) RateLimited(w http.ResponseWriter, retryAfter string) {
-	if retryAfter != "" {
-		w.Header().Set("Retry-After", retryAfter)
-	}
+	providerspec.SetRetryAfter(w, retryAfter)
 	providerspec.WriteRaw(w, http.StatusTooManyRequests, "application/json", `{"error":"Too many requests"}`)
 }
 

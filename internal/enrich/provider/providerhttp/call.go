@@ -7,13 +7,16 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // Op is one logical provider call: how to build its request and how to read
-// its answer. Parse returns either a result or a *enrich.ProviderError.
+// its answer. Parse reads the answer with the calling client (whose error
+// builders classify it) and returns either a result or a
+// *enrich.ProviderError.
 type Op[T any] struct {
 	NewRequest func(ctx context.Context) (*http.Request, error)
-	Parse      func(*Response) (T, error)
+	Parse      func(*Client, *Response) (T, error)
 	// Endpoint is the request's path, for log lines (never the query,
 	// which may carry the key).
 	Endpoint string
@@ -42,7 +45,7 @@ func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 		}
 		if attempt < c.cfg.MaxRetries && pe.Transient() && pe.RetryAfter > 0 && pe.RetryAfter <= c.cfg.MaxRetryWait {
 			c.log(ctx, "provider asked for a short wait; retrying inside the call", pe, start, op.Endpoint, op.LogAttrs, slog.Int("attempt", attempt+1))
-			if sleep(ctx, pe.RetryAfter) {
+			if tick.Sleep(ctx, pe.RetryAfter) == nil {
 				continue
 			}
 		}
@@ -58,19 +61,7 @@ func once[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return op.Parse(resp)
-}
-
-// sleep waits d or until ctx ends; it reports whether the full wait elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return op.Parse(c, resp)
 }
 
 // log writes the first link of the log chain (adapter, waterfall, tick).

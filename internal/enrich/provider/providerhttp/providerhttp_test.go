@@ -41,7 +41,7 @@ func get(ctx context.Context, c *providerhttp.Client) (string, error) {
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			return http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		},
-		Parse: func(resp *providerhttp.Response) (string, error) {
+		Parse: func(c *providerhttp.Client, resp *providerhttp.Response) (string, error) {
 			if resp.Status == http.StatusTooManyRequests {
 				return "", c.RateLimited(resp, "slow down")
 			}
@@ -311,7 +311,7 @@ func TestMalformedNamesHTML(t *testing.T) {
 		NewRequest: func(ctx context.Context) (*http.Request, error) {
 			return http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		},
-		Parse: func(resp *providerhttp.Response) (map[string]any, error) {
+		Parse: func(c *providerhttp.Client, resp *providerhttp.Response) (map[string]any, error) {
 			var v map[string]any
 			if pe := c.DecodeJSON(resp, &v); pe != nil {
 				return nil, pe

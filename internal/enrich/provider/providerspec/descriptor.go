@@ -12,6 +12,7 @@ import (
 	"log/slog"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 )
 
 // Role is what a provider does in the waterfall.
@@ -39,14 +40,18 @@ type Descriptor struct {
 	StandIn StandIn
 }
 
-// FinderFromEnv adapts an adapter's FromEnv to Descriptor.NewFinder.
-func FinderFromEnv[F enrich.Finder](fromEnv func(func(string) string, *slog.Logger) (F, error)) func(func(string) string, *slog.Logger) (enrich.Finder, error) {
-	return func(getenv func(string) string, log *slog.Logger) (enrich.Finder, error) { return fromEnv(getenv, log) }
+// FinderFromEnv is Descriptor.NewFinder for an adapter built by newFinder
+// from RINDA_<NAME>_API_KEY and RINDA_<NAME>_BASE_URL (baseURL when unset).
+func FinderFromEnv[F enrich.Finder](name, baseURL string, newFinder func(providerhttp.Config) F) func(func(string) string, *slog.Logger) (enrich.Finder, error) {
+	return func(getenv func(string) string, log *slog.Logger) (enrich.Finder, error) {
+		return providerhttp.FromEnv(name, baseURL, getenv, log, func(cfg providerhttp.Config) enrich.Finder { return newFinder(cfg) })
+	}
 }
 
-// VerifierFromEnv adapts an adapter's FromEnv to Descriptor.NewVerifier.
-func VerifierFromEnv[V enrich.Verifier](fromEnv func(func(string) string, *slog.Logger) (V, error)) func(func(string) string, *slog.Logger) (enrich.Verifier, error) {
+// VerifierFromEnv is Descriptor.NewVerifier for an adapter built by
+// newVerifier, from the same variables as FinderFromEnv.
+func VerifierFromEnv[V enrich.Verifier](name, baseURL string, newVerifier func(providerhttp.Config) V) func(func(string) string, *slog.Logger) (enrich.Verifier, error) {
 	return func(getenv func(string) string, log *slog.Logger) (enrich.Verifier, error) {
-		return fromEnv(getenv, log)
+		return providerhttp.FromEnv(name, baseURL, getenv, log, func(cfg providerhttp.Config) enrich.Verifier { return newVerifier(cfg) })
 	}
 }

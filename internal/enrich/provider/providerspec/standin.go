@@ -24,6 +24,21 @@ type StandIn interface {
 	Answer(w http.ResponseWriter, req Lookup, dir Directory)
 }
 
+// Endpoint is the method and path a stand-in answers on; a StandIn embeds
+// it for its Route.
+type Endpoint struct{ Method, Path string }
+
+// Route reports whether r targets the endpoint.
+func (e Endpoint) Route(r *http.Request) bool { return r.Method == e.Method && r.URL.Path == e.Path }
+
+// SetRetryAfter sets the Retry-After header of a throttling answer, unless
+// the scenario sends none.
+func SetRetryAfter(w http.ResponseWriter, retryAfter string) {
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+}
+
 // Lookup is what a request to a stand-in asked for.
 type Lookup struct {
 	Key                 string

@@ -152,7 +152,7 @@ func TestSetEnvPointsEveryAdapter(t *testing.T) {
 			t.Fatalf("Env = %v; missing %s", env, s.Provider())
 		}
 	}
-	f, err := findymail.FromEnv(set.Getenv, nil)
+	f, err := findymail.Descriptor.NewFinder(set.Getenv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

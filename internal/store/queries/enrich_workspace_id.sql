@@ -1,2 +1,0 @@
--- name: EnrichWorkspaceId :one
-SELECT id FROM workspaces WHERE name = $1;
