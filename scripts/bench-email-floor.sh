@@ -11,24 +11,33 @@
 # The tick does more per message (fair claim across campaigns and mailbox
 # caps, thread and suppression lookups, rendering), so its database cost
 # can only be higher; the figure bounds what any implementation of the
-# email tick can reach (docs/benchmarks.md). Prints one JSON line:
-# {"steps":N,"mailboxes":M,"clients":C,"seconds":S,"sends_per_sec":R,
+# email tick can reach (docs/benchmarks.md).
+#
+# ROUND (default: the batch) commits step 2 in statements of ROUND rows,
+# each its own transaction: with ROUND = MAILBOXES, the floor of an
+# implementation that, like the tick, commits each message's 'sending' row
+# just before its DATA, one row per mailbox per round, so that a crash
+# leaves at most a message or two per mailbox "delivery unknown" instead of
+# a whole batch. Prints one JSON line:
+# {"steps":N,"mailboxes":M,"clients":C,"round":K,"seconds":S,"sends_per_sec":R,
 # "postgres_cpu_us_per_send":P}; P (the CPU of the server's
 # postgres processes during the run) is left out when the server is not on
 # this machine.
 #
-#   DATABASE_URL=postgres://... scripts/bench-email-floor.sh [STEPS] [MAILBOXES] [CLIENTS]
+#   DATABASE_URL=postgres://... scripts/bench-email-floor.sh [STEPS] [MAILBOXES] [CLIENTS] [ROUND]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-30339}
 mailboxes=${2:-18}
 clients=${3:-1}
 batch=500
+round=${4:-$batch}
 # shellcheck source=scripts/bench-lib.sh
 . scripts/bench-lib.sh
 floor_count bench-email-floor STEPS "$steps"
 floor_count bench-email-floor MAILBOXES "$mailboxes"
 floor_count bench-email-floor CLIENTS "$clients"
+floor_count bench-email-floor ROUND "$round"
 floor_setup bench-email-floor
 # The same rows as `rindactl bench email` loads.
 psql "$url" -qX -v ON_ERROR_STOP=1 <<SQL
@@ -60,15 +69,23 @@ WITH claimed AS (
                    FOR UPDATE SKIP LOCKED)
     RETURNING e.id, e.mailbox_id
 ) SELECT coalesce(array_agg(id), '{}') AS ids, coalesce(array_agg(mailbox_id), '{}') AS mailboxes FROM claimed \gset
-INSERT INTO sends (enrollment_id, step, mailbox_id, message_id)
-SELECT u.id, 1, u.mailbox_id, 'floor-' || u.id || '@bench.example'
-FROM unnest(:ids::bigint[], :mailboxes::bigint[]) AS u (id, mailbox_id);
+SENDING
 UPDATE sends SET status = 'sent', sent_at = now()
 WHERE enrollment_id = ANY (:ids::bigint[]) AND step = 1 AND status = 'sending';
 UPDATE enrollments
 SET status = 'completed', current_step = 2, next_send_at = now(), locked_until = NULL, locked_by = NULL, updated_at = now()
 WHERE id = ANY (:ids::bigint[]);
 SQL
+
+# Step 2, in statements of $round rows (slices of the claimed arrays; the
+# last ones of a short batch are empty).
+sending=""
+for ((lo = 1; lo <= batch; lo += round)); do
+	hi=$((lo + round - 1))
+	sending+="INSERT INTO sends (enrollment_id, step, mailbox_id, message_id) SELECT u.id, 1, u.mailbox_id, 'floor-' || u.id || '@bench.example' FROM unnest((:ids::bigint[])[$lo:$hi], (:mailboxes::bigint[])[$lo:$hi]) AS u (id, mailbox_id);"$'\n'
+done
+awk -v s="$sending" '$0 == "SENDING" { printf "%s", s; next } { print }' "$work/floor.sql" >"$work/floor.sql.new"
+mv "$work/floor.sql.new" "$work/floor.sql"
 
 # A client's last batch may come back short while another holds rows: one
 # batch per client more than an even split, empty claims cost nothing.
@@ -83,7 +100,7 @@ t1=$(date +%s.%N)
 cpu1=$(pgcpu "$pm")
 sent=$(psql "$url" -qXAt -c "SELECT count(*) FROM sends WHERE status = 'sent'")
 [ "$sent" = "$steps" ] || { echo "bench-email-floor: $sent of $steps steps sent; the floor did not drain the queue" >&2; exit 1; }
-awk -v n="$steps" -v m="$mailboxes" -v c="$clients" -v t0="$t0" -v t1="$t1" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {
+awk -v n="$steps" -v m="$mailboxes" -v c="$clients" -v r="$round" -v t0="$t0" -v t1="$t1" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {
 	s = t1 - t0; cpu = ""
 	if (c0 != "" && c1 != "") cpu = sprintf(",\"postgres_cpu_us_per_send\":%.1f", (c1 - c0) * 10000 / n)
-	printf "{\"steps\":%d,\"mailboxes\":%d,\"clients\":%d,\"seconds\":%.3f,\"sends_per_sec\":%.0f%s}\n", n, m, c, s, n / s, cpu }'
+	printf "{\"steps\":%d,\"mailboxes\":%d,\"clients\":%d,\"round\":%d,\"seconds\":%.3f,\"sends_per_sec\":%.0f%s}\n", n, m, c, r, s, n / s, cpu }'

@@ -29,7 +29,7 @@ func TestParseCampaignExample(t *testing.T) {
 		t.Errorf("mailbox 0 = %+v", mb)
 	}
 	if mb1 := c.Mailboxes[1]; mb1.SMTP.TLS != TLSImplicit || mb1.SMTP.Port != 465 ||
-		mb1.IMAP == nil || mb1.IMAP.Port != 993 || mb1.Ramp == nil || mb1.Ramp.CapAfter(0) != 20 || mb1.Gap.Max != 3*time.Minute {
+		mb1.IMAP == nil || mb1.IMAP.Port != 993 || mb1.Ramp == nil || mb1.Ramp.Start != 20 || mb1.Gap.Max != 3*time.Minute {
 		t.Errorf("mailbox 1 = %+v", mb1)
 	}
 	if !c.FollowUpsFirst || c.Mailboxes[0].Ramp != nil || c.Mailboxes[0].IMAP != nil {

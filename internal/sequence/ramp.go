@@ -55,11 +55,6 @@ func (r *Ramp) file() *rampFile {
 	return &rampFile{Start: r.Start, Step: r.Step, Every: formatDays(r.Every), Max: r.Max}
 }
 
-// CapAfter is the ramp's cap once it grew level times.
-func (r Ramp) CapAfter(level int) int {
-	return min(r.Max, r.Start+r.Step*level)
-}
-
 // parseDays reads "3d" as 72h, and anything else as a Go duration.
 func parseDays(s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {

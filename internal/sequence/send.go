@@ -210,7 +210,7 @@ func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mail
 	go func() {
 		defer close(p.done)
 		var res store.SendBegun
-		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email})
+		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email, Holder: r.Holder})
 		p.recorded, p.duplicate = res.Written, res.Duplicate
 	}()
 	return p

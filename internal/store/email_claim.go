@@ -31,6 +31,9 @@ type ClaimedEnrollment struct {
 	StepSend enrollment.SendStatus
 	// Suppressed is the suppression reason of the lead's address, if any.
 	Suppressed string
+	// Holder is the enrollment holding the lead's address in the campaign
+	// (campaign_recipients), 0 for none.
+	Holder int64
 }
 
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease,
@@ -47,9 +50,13 @@ func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Durati
 	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedEnrollment, error) {
 		var c ClaimedEnrollment
 		var stepSend, suppressed *string
+		var holder *int64
 		err := r.Scan(&c.ID, &c.CampaignID, &c.WorkspaceID, &c.LeadID, &c.MailboxID, &c.Step, &c.Attempts, &c.DueAt,
 			&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
-			&c.Thread, &stepSend, &suppressed)
+			&c.Thread, &stepSend, &suppressed, &holder)
+		if holder != nil {
+			c.Holder = *holder
+		}
 		if stepSend != nil {
 			c.StepSend = enrollment.SendStatus(*stepSend)
 		}

@@ -22,6 +22,9 @@ type SendStart struct {
 	// address for the enrollment.
 	CampaignID int64
 	Email      string
+	// Holder is the enrollment that held the address in the campaign when
+	// the claim read it (ClaimedEnrollment.Holder), 0 for none.
+	Holder int64
 }
 
 // SendBegun is what BeginSends did with one SendStart.
@@ -40,12 +43,12 @@ type SendBegun struct {
 func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
 	n := len(starts)
 	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
-	camps, emails := make([]int64, n), make([]string, n)
+	camps, emails, holders := make([]int64, n), make([]string, n), make([]int64, n)
 	for i, s := range starts {
 		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
-		camps[i], emails[i] = s.CampaignID, s.Email
+		camps[i], emails[i], holders[i] = s.CampaignID, s.Email, s.Holder
 	}
-	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails)
+	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders)
 	if err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}

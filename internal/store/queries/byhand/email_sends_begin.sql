@@ -7,34 +7,43 @@
 -- One campaign mails one address once: at step 1 the lead's normalised
 -- address ($6, as the claim returned it) is claimed for the enrollment in
 -- campaign_recipients, and a step whose address another enrollment of the
--- campaign holds is not written either (duplicate leads). Follow-ups only
--- look (their enrollment claimed the address at step 1): the claim costs an
--- insert, the look an index probe. Returns every input: enrollment, written, and the
--- enrollment holding the address when that is another one (else 0).
+-- campaign holds is not written either (duplicate leads). $7 is the
+-- address's holder as the claim read it (0: none). Follow-ups only look
+-- (their enrollment claimed the address at step 1). Returns every input:
+-- enrollment, written, and the enrollment holding the address when that is
+-- another one (else 0).
+--
+-- No holder is looked up per row here: this statement stays prepared for a
+-- whole tick, and a plan made while campaign_recipients was small (just
+-- analyzed, say) scanned all of it for every row as the tick filled it.
+-- The claim, planned per run, reads the holders; only a row whose address
+-- another tick claimed since (the insert conflicts) is looked up.
 WITH input AS (
     SELECT *
-    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
-        AS u (enrollment_id, step, mailbox_id, message_id, campaign_id, email)
+    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bigint[])
+        AS u (enrollment_id, step, mailbox_id, message_id, campaign_id, email, seen_holder)
 ),
 claimed AS (
     INSERT INTO campaign_recipients (campaign_id, email, enrollment_id)
-    SELECT campaign_id, email, enrollment_id FROM input WHERE email <> '' AND step = 1
+    SELECT campaign_id, email, enrollment_id FROM input WHERE email <> '' AND step = 1 AND seen_holder = 0
     ON CONFLICT (campaign_id, email) DO NOTHING
     RETURNING campaign_id, email, enrollment_id
 ),
 holder AS (
-    -- The address's holder: committed before this statement, or claimed
-    -- by it (a statement does not see its own inserts); a follow-up with
-    -- no holder (sent before holders were recorded) holds it itself. -1: a
-    -- concurrent tick claimed it after this statement started. The
-    -- committed holder is looked up per row on the primary key: joined, the
-    -- table (never analyzed while young) was scanned whole per group.
+    -- The address's holder: seen by the claim, or claimed by this
+    -- statement (which does not see its own inserts, hence the join); a
+    -- follow-up with no holder (sent before holders were recorded) holds
+    -- it itself. Else another tick claimed it after the claim: its holder
+    -- if committed before this statement, -1 if not (coalesce evaluates
+    -- the lookup only for those rows).
     SELECT i.*, CASE WHEN i.email = '' THEN i.enrollment_id
-                     WHEN i.step > 1 THEN coalesce(i.committed_holder, i.enrollment_id)
-                     ELSE coalesce(i.committed_holder, c.enrollment_id, -1) END AS held_by
-    FROM (SELECT ip.*, (SELECT r.enrollment_id FROM campaign_recipients r
-                        WHERE r.campaign_id = ip.campaign_id AND r.email = ip.email) AS committed_holder
-          FROM input ip) i
+                     WHEN i.seen_holder <> 0 THEN i.seen_holder
+                     WHEN i.step > 1 THEN i.enrollment_id
+                     ELSE coalesce(c.enrollment_id,
+                                   (SELECT r.enrollment_id FROM campaign_recipients r
+                                    WHERE r.campaign_id = i.campaign_id AND r.email = i.email),
+                                   -1) END AS held_by
+    FROM input i
     LEFT JOIN claimed c ON c.campaign_id = i.campaign_id AND c.email = i.email
 ),
 written AS (
