@@ -39,50 +39,6 @@ type LineError struct {
 
 func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
-// LeadFile is a parsed lead CSV: the good lines, normalised (trimmed,
-// lower-case domain and email; empty optional values are ""), and every bad
-// one.
-type LeadFile struct {
-	Records []store.LeadImport
-	Invalid []LineError
-}
-
-// ParseLeadCSV reads a whole lead CSV with a header line. It checks every
-// line and reports all bad ones instead of stopping at the first, so one run
-// tells the operator everything to fix; a repeated external_id is a bad
-// line. A broken header or a CSV syntax error (an unclosed quote) is
-// returned as an error: past it, lines cannot be trusted. Large files are
-// streamed with LeadReader instead.
-func ParseLeadCSV(r io.Reader) (*LeadFile, error) {
-	lr, err := NewLeadReader(r)
-	if err != nil {
-		return nil, err
-	}
-	out := &LeadFile{}
-	seen := map[string]int{} // external_id -> first line
-	for {
-		rec, bad, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if bad == nil && rec.ExternalID != "" {
-			if first, dup := seen[rec.ExternalID]; dup {
-				bad = &LineError{Line: rec.Line, Reason: fmt.Sprintf("external_id %q already appears on line %d", rec.ExternalID, first)}
-			} else {
-				seen[rec.ExternalID] = rec.Line
-			}
-		}
-		if bad != nil {
-			out.Invalid = append(out.Invalid, *bad)
-			continue
-		}
-		out.Records = append(out.Records, rec)
-	}
-}
-
 // HeaderError is a lead CSV whose header (or emptiness) makes every line
 // unreadable.
 type HeaderError struct{ msg string }

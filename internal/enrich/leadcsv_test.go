@@ -1,13 +1,39 @@
 package enrich_test
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
-func TestParseLeadCSVReportsEveryBadLine(t *testing.T) {
+// readLeadCSV reads a whole CSV the way `import leads` streams it: the
+// accepted lines and the rejected ones, or the error that stops the read
+// (a broken header, a CSV syntax error).
+func readLeadCSV(in io.Reader) (records []store.LeadImport, invalid []enrich.LineError, err error) {
+	lr, err := enrich.NewLeadReader(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	for {
+		rec, bad, err := lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return records, invalid, nil
+		case err != nil:
+			return nil, nil, err
+		case bad != nil:
+			invalid = append(invalid, *bad)
+		default:
+			records = append(records, rec)
+		}
+	}
+}
+
+func TestLeadReaderReportsEveryBadLine(t *testing.T) {
 	t.Parallel()
 	in := "\ufefffirst_name,last_name,company_domain,email,external_id,timezone\n" +
 		"Ada,Lovelace,analytical.example,,a1,Europe/London\n" + // line 2 ok
@@ -16,29 +42,29 @@ func TestParseLeadCSVReportsEveryBadLine(t *testing.T) {
 		"Edsger,Dijkstra,tue.example,,a4,Mars/Olympus\n" + // 5: bad zone
 		"Barbara," + strings.Repeat("L", 1001) + ",mit.example,,a5,\n" + // 6: too long
 		"Ken,Thompson,https://bell.example/,,a6,\n" + // 7: URL, not a domain
-		"Dennis,Ritchie,bell.example,,a1,\n" + // 8: repeated external_id
+		"Dennis,Ritchie,bell.example,,a1,\n" + // 8: repeated external_id, ok here (the import merges it)
 		"Linus,Torvalds,linux.example\n" + // 9: short line
 		"\"Multi\nline\",Name,multi.example,,a9,\n" + // 10-11: quoted newline, ok
 		",,,rob@plan9.example,a10,\n" // 12: email only, ok
-	f, err := enrich.ParseLeadCSV(strings.NewReader(in))
+	records, invalid, err := readLeadCSV(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLines := map[int]string{3: "nothing to enrich from", 4: "email", 5: "timezone", 6: "1001 characters", 7: "company_domain", 8: "line 2", 9: "fields"}
-	if len(f.Invalid) != len(wantLines) {
-		t.Fatalf("invalid lines %v, want %d", f.Invalid, len(wantLines))
+	wantLines := map[int]string{3: "nothing to enrich from", 4: "email", 5: "timezone", 6: "1001 characters", 7: "company_domain", 9: "fields"}
+	if len(invalid) != len(wantLines) {
+		t.Fatalf("invalid lines %v, want %d", invalid, len(wantLines))
 	}
-	for _, le := range f.Invalid {
+	for _, le := range invalid {
 		if want, ok := wantLines[le.Line]; !ok || !strings.Contains(le.Reason, want) {
 			t.Errorf("line %d: %q, want a reason mentioning %q", le.Line, le.Reason, want)
 		}
 	}
-	if len(f.Records) != 3 || f.Records[1].Line != 10 || f.Records[2].Email != "rob@plan9.example" {
-		t.Fatalf("records %+v", f.Records)
+	if len(records) != 4 || records[1].Line != 8 || records[2].Line != 10 || records[3].Email != "rob@plan9.example" {
+		t.Fatalf("records %+v", records)
 	}
 }
 
-func TestParseLeadCSVHeaderErrors(t *testing.T) {
+func TestLeadReaderHeaderAndSyntaxErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
 		"first_name,last_name,company_domain,phone\n":       `unknown column "phone"`,
@@ -48,7 +74,7 @@ func TestParseLeadCSVHeaderErrors(t *testing.T) {
 		"first_name,last_name,company_domain\n\"Ada,Lovelace,x.example\n": "line 2",
 	}
 	for in, want := range cases {
-		_, err := enrich.ParseLeadCSV(strings.NewReader(in))
+		_, _, err := readLeadCSV(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error mentioning %q", in, err, want)
 		}
