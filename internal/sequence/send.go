@@ -229,13 +229,23 @@ func preparedOutcome(p *prepared, now time.Time) (outcome, bool) {
 		// Two leads with one address: the campaign mails it once.
 		return outcome{kind: OutcomeDuplicate, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
 			ID: r.ID, Status: enrollment.Failed, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
-			LastError: fmt.Sprintf("duplicate address: enrollment %d of this campaign already mails %s", p.duplicate, r.Email),
+			LastError: duplicateError(p.duplicate, r.Email),
 		}}}}, true
 	case !p.recorded:
 		r.StepSend = enrollment.SendSending
 		return leftSendingOutcome(r, now), true
 	}
 	return outcome{}, false
+}
+
+// duplicateError is the last_error of an enrollment whose address holder
+// is another enrollment of the campaign; a negative holder is one a tick
+// running at the same time claimed (committed after this tick looked).
+func duplicateError(holder int64, email string) string {
+	if holder < 0 {
+		return "duplicate address: another enrollment of this campaign, in a tick running at the same time, mails " + email
+	}
+	return fmt.Sprintf("duplicate address: enrollment %d of this campaign already mails %s", holder, email)
 }
 
 // unsent settles a prepared message that will not go out after all: its

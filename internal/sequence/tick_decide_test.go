@@ -194,6 +194,10 @@ func TestPreparedOutcome(t *testing.T) {
 	if u := onlyUpdate(t, o); u.Status != "failed" || !strings.Contains(u.LastError, "enrollment 42") {
 		t.Errorf("duplicate: update %+v, want failed naming enrollment 42", u)
 	}
+	o, _ = preparedOutcome(&prepared{r: claimed(1, 7, 1), duplicate: -1}, decideNow)
+	if u := onlyUpdate(t, o); u.Status != "failed" || strings.Contains(u.LastError, "-1") || !strings.Contains(u.LastError, "at the same time") {
+		t.Errorf("duplicate claimed by a concurrent tick: update %+v, want failed naming the concurrent tick, no -1", u)
+	}
 }
 
 func TestSentOutcome(t *testing.T) {

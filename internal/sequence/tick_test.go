@@ -3,6 +3,7 @@ package sequence
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -456,5 +457,67 @@ func TestTickReportMatchesDatabaseAfterDatabaseLoss(t *testing.T) {
 	}
 	if f.srv.Accepted() < sent || leased == 0 {
 		t.Errorf("server accepted %d, %d recorded sent, %d leased: the cut did not land mid-tick", f.srv.Accepted(), sent, leased)
+	}
+}
+
+// Cron on several hosts runs email ticks at once against one database.
+// With every lead enrolled twice under one address (in different case and
+// spacing), four ticks racing over small batches still mail each address
+// once, send each step at most once and settle every enrollment: sent, or
+// failed as a duplicate (the holder seen by a claim, claimed in a round, or
+// claimed by a racing tick).
+func TestParallelTicksMailEachAddressOnce(t *testing.T) {
+	t.Parallel()
+	const leads = 200
+	f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 6})
+	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
+		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, $1) g WHERE w.name = 'acme'`, leads)
+	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
+		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
+		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id
+		WHERE l.external_id LIKE 'dup-%'`)
+	due := func() int {
+		return f.count(`SELECT count(*) FROM enrollments WHERE status = 'active' AND current_step = 1`)
+	}
+	for round := 0; due() > 0; round++ {
+		if round == 10 {
+			t.Fatalf("%d step-1 enrollments still due after %d rounds of parallel ticks", due(), round)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := RunTick(context.Background(), f.tickPool, TickOptions{Mailer: f.mailer, Batch: 15}); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("tick: %v", err)
+		}
+	}
+	perAddress := map[string]int{}
+	for _, m := range f.srv.Messages() {
+		perAddress[strings.ToLower(strings.TrimSpace(m.To[0]))]++
+	}
+	if len(perAddress) != leads {
+		t.Errorf("%d addresses mailed, want %d", len(perAddress), leads)
+	}
+	for addr, n := range perAddress {
+		if n != 1 {
+			t.Errorf("%s got %d messages, want 1", addr, n)
+		}
+	}
+	if n := f.count(`SELECT count(*) FROM (SELECT enrollment_id, step FROM sends GROUP BY 1, 2 HAVING count(*) > 1) x`); n != 0 {
+		t.Errorf("%d steps recorded twice", n)
+	}
+	sent := f.count(`SELECT count(*) FROM enrollments WHERE status = 'active' AND current_step = 2`)
+	dups := f.count(`SELECT count(*) FROM enrollments WHERE status = 'failed' AND last_error LIKE 'duplicate address:%' AND last_error NOT LIKE '%-1%'`)
+	if sent != leads || dups != leads {
+		t.Errorf("%d enrollments sent and %d failed as duplicates, want %d each", sent, dups, leads)
 	}
 }
