@@ -132,13 +132,44 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 	for i, sp := range s.Suppressions {
 		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, sp.Email, sp.Reason
 	}
-	if _, err := db.Exec(ctx, query("email_settle"), tickID,
+	args := []any{tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
-		sWS, sEmail, sReason, fMetric); err != nil {
+		sWS, sEmail, sReason, fMetric}
+	if err := withoutSeqScans(ctx, db, query("email_settle"), args...); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
 	return nil
+}
+
+// withoutSeqScans runs sql, which stays prepared for a whole tick, with
+// sequential scans off in its transaction, so that the plan Postgres caches
+// reaches rows by key. Planned while sends was small (a young install), the
+// settle's generic plan scanned all of sends for every group it settled, as
+// the tick filled it. A pool runs BEGIN, SET LOCAL, sql and COMMIT in one
+// round trip; a transaction runs the SET LOCAL before sql.
+func withoutSeqScans(ctx context.Context, db DBTX, sql string, args ...any) error {
+	const off = "SET LOCAL enable_seqscan = off"
+	if tx, ok := db.(pgx.Tx); ok {
+		if _, err := tx.Exec(ctx, off); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, sql, args...)
+		return err
+	}
+	sender, ok := db.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	})
+	if !ok {
+		_, err := db.Exec(ctx, sql, args...)
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(off)
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	return sender.SendBatch(ctx, b).Close()
 }
 
 // PauseMailbox pauses a mailbox until until, or disables it when until is

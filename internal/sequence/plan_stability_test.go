@@ -1,0 +1,68 @@
+package sequence
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// A tick keeps its statements prepared for its whole run, and Postgres
+// caches a generic plan for each after a few runs, made on the tables as
+// they were then. On a young install the tables a tick fills (sends,
+// campaign_recipients, events, suppressions) are small or empty when it
+// starts, so a plan that looks rows up by scanning such a table is cheap
+// to Postgres and is kept while the tick fills it: a scan per row (or per
+// group) that grows with every message. This runs two ticks (first steps,
+// then follow-ups over the sends of the first) on statistics taken while
+// those tables were empty, and counts the rows sequential scans read from
+// each: none may read more than about once what it holds.
+func TestTickReadsNoGrowingTablePerRow(t *testing.T) {
+	t.Parallel()
+	const leads = 2000
+	f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 6})
+	f.exec(`ANALYZE`)
+	f.exec(`SELECT pg_stat_reset()`)
+	pool, err := store.Open(context.Background(), store.Config{URL: f.tickPool.Config().ConnString(), MaxConns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []int{1, 2} {
+		rep, err := RunTick(context.Background(), pool, TickOptions{Mailer: f.mailer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent != leads {
+			t.Fatalf("step %d tick sent %d, want %d", step, rep.Sent, leads)
+		}
+		f.due()
+	}
+	// A backend reports its table statistics at the latest when it exits.
+	pool.Close()
+	f.tickPool.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for f.count(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND usename = 'rindactl_tick'`) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the tick's connections did not end")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tables := []string{"sends", "campaign_recipients", "enrollments", "leads", "events", "suppressions", "email_mailbox_totals"}
+	read := map[string]int{}
+	for _, table := range tables {
+		var n int
+		if err := f.pool.QueryRow(context.Background(), `SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables WHERE relname = $1`, table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		read[table] = n
+	}
+	// A few whole looks (the test's own due() reads enrollments once per
+	// tick) are fine; a look per group or per row reads many times more.
+	for _, table := range tables {
+		rows := f.count(`SELECT count(*) FROM ` + table)
+		if read[table] > 3*max(rows, leads) {
+			t.Errorf("%s: sequential scans read %d rows during two ticks of %d messages each; it holds %d (a scan per row or per group)", table, read[table], leads, rows)
+		}
+	}
+}
