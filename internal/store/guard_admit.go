@@ -65,8 +65,13 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 // GuardSettle settles (state "settled") or refunds (state "refunded") the
 // ledger row callID and, after a clean answer, clears the breaker's failure
 // streak. It reports whether the row was still reserved.
+//
+// It is planned on every run: the ledger grows a row per call, and a plan
+// cached while it was small (a young install's first ticks) scanned all of
+// it for every call. A call waits on its provider for far longer than
+// planning takes.
 func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
-	r, err := sqlcdb.New(db).GuardSettle(ctx, sqlcdb.GuardSettleParams{
+	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
 		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
 	})
 	if err != nil {
