@@ -58,16 +58,23 @@ func BenchmarkTickAtDefaultBuckets(b *testing.B) {
 	}
 }
 
-// tickAtDefaultBuckets runs one tick over n due leads with Hunter as the
-// only finder under the shipped guard defaults.
-func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, providerspec.Limits, *providertest.Set) {
+// dueLeadsHunterFinds is a database with n due leads in workspace acme and
+// the provider stand-ins, Hunter finding every address.
+func dueLeadsHunterFinds(t testing.TB, n int) (*storetest.DB, *providertest.Set) {
 	t.Helper()
 	db := storetest.New(t)
 	set := providertest.StartAll()
 	t.Cleanup(set.Close)
 	set.Hunter.SetDirectory(func(first, last, domain string) (string, bool) { return first + "@" + domain, true })
-	ws := newWorkspace(t, db.Pool, "acme")
-	newDueLeads(t, db.Pool, ws, n)
+	newDueLeads(t, db.Pool, newWorkspace(t, db.Pool, "acme"), n)
+	return db, set
+}
+
+// tickAtDefaultBuckets runs one tick over n due leads with Hunter as the
+// only finder under the shipped guard defaults.
+func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, providerspec.Limits, *providertest.Set) {
+	t.Helper()
+	db, set := dueLeadsHunterFinds(t, n)
 	finder, err := provider.NewFinder("hunter", set.Getenv)
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,8 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
-	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
 // The enrichment twin of the email tick's TestTickReadsNoGrowingTablePerRow:
@@ -22,12 +20,7 @@ import (
 func TestEnrichTickReadsNoGrowingTablePerCall(t *testing.T) {
 	t.Parallel()
 	const n = 2000
-	db := storetest.New(t)
-	set := providertest.StartAll()
-	t.Cleanup(set.Close)
-	set.Hunter.SetDirectory(func(first, last, domain string) (string, bool) { return first + "@" + domain, true })
-	ws := newWorkspace(t, db.Pool, "acme")
-	newDueLeads(t, db.Pool, ws, n)
+	db, set := dueLeadsHunterFinds(t, n)
 	ctx := context.Background()
 	for _, q := range []string{`ANALYZE`, `SELECT pg_stat_reset()`} {
 		if _, err := db.Pool.Exec(ctx, q); err != nil {
