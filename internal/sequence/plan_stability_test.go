@@ -57,11 +57,21 @@ func TestTickReadsNoGrowingTablePerRow(t *testing.T) {
 		}
 		read[table] = n
 	}
-	// A few whole looks (the test's own due() reads enrollments once per
-	// tick) are fine; a look per group or per row reads many times more.
+	// Whole looks now and then are fine: the test's own due() reads
+	// enrollments once per tick, a claim (planned per run) may scan a table
+	// this small, and a loaded machine makes more, smaller claims (up to
+	// five looks seen). A look per row read 7.1 million rows of
+	// campaign_recipients here (3,500 looks); one per settled group,
+	// 54,493 of sends, which no claim reads whole: its bound is tighter.
+	perMessage := map[string]bool{"sends": true, "events": true, "suppressions": true, "email_mailbox_totals": true}
 	for _, table := range tables {
 		rows := f.count(`SELECT count(*) FROM ` + table)
-		if read[table] > 3*max(rows, leads) {
+		bound := 100 * max(rows, leads)
+		if perMessage[table] {
+			bound = 3 * max(rows, leads)
+		}
+		t.Logf("%s: sequential scans read %d rows; it holds %d (bound %d)", table, read[table], rows, bound)
+		if read[table] > bound {
 			t.Errorf("%s: sequential scans read %d rows during two ticks of %d messages each; it holds %d (a scan per row or per group)", table, read[table], leads, rows)
 		}
 	}
