@@ -3,8 +3,6 @@ package store
 import (
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // batchMarker is where a claim query takes its batch size.
@@ -27,10 +25,3 @@ func claimSQL(name string, batch int) string {
 	}
 	return strings.ReplaceAll(sql, batchMarker, strconv.Itoa(batch))
 }
-
-// emailClaimExecMode runs the email claim unprepared, planned each run for
-// the tables as they are now. Its RETURNING reads sends, which grows by a
-// row per message during a tick: a plan cached while sends was small keeps
-// a sequential scan per claimed row as the table grows. Planning costs about
-// 6 µs per claimed row, a few percent of a message's database work.
-const emailClaimExecMode = pgx.QueryExecModeExec

@@ -109,9 +109,9 @@ type Settlement struct {
 	Suppressions []Suppression
 }
 
-// Settle writes a settlement for tickID with one statement: atomic by
-// itself, so a pool needs no explicit transaction (one round trip, not three).
-func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
+// Settle writes a settlement for tickID with one statement, in one round
+// trip (see withoutSeqScans).
+func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
 	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
 		return nil
 	}
@@ -146,30 +146,20 @@ func Settle(ctx context.Context, db DBTX, tickID string, s Settlement) error {
 // sequential scans off in its transaction, so that the plan Postgres caches
 // reaches rows by key. Planned while sends was small (a young install), the
 // settle's generic plan scanned all of sends for every group it settled, as
-// the tick filled it. A pool runs BEGIN, SET LOCAL, sql and COMMIT in one
-// round trip; a transaction runs the SET LOCAL before sql.
-func withoutSeqScans(ctx context.Context, db DBTX, sql string, args ...any) error {
-	const off = "SET LOCAL enable_seqscan = off"
-	if tx, ok := db.(pgx.Tx); ok {
-		if _, err := tx.Exec(ctx, off); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, sql, args...)
-		return err
-	}
-	sender, ok := db.(interface {
-		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-	})
-	if !ok {
-		_, err := db.Exec(ctx, sql, args...)
-		return err
-	}
+// the tick filled it. One round trip: SET LOCAL and sql, inside BEGIN and
+// COMMIT unless db is already a transaction.
+func withoutSeqScans(ctx context.Context, db Batcher, sql string, args ...any) error {
+	_, inTx := db.(pgx.Tx)
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(off)
+	if !inTx {
+		b.Queue("BEGIN")
+	}
+	b.Queue("SET LOCAL enable_seqscan = off")
 	b.Queue(sql, args...)
-	b.Queue("COMMIT")
-	return sender.SendBatch(ctx, b).Close()
+	if !inTx {
+		b.Queue("COMMIT")
+	}
+	return db.SendBatch(ctx, b).Close()
 }
 
 // PauseMailbox pauses a mailbox until until, or disables it when until is

@@ -54,7 +54,7 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 		// backlog and walks the whole claim index (62 ms instead of 1 ms
 		// for 50 due rows behind 200k, EXPLAIN ANALYZE).
 		args[2] = c.WorkspaceID
-		args = append([]any{pgx.QueryExecModeExec}, args...)
+		db = plannedPerRun{db}
 	}
 	rows, err := db.Query(ctx, claimSQL("enrich_claim", c.Batch), args...)
 	if err != nil {

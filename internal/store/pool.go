@@ -47,9 +47,18 @@ type DBTX interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// plannedPerRun runs each statement unprepared, planned for the tables as
-// they are at that run (pgx.QueryExecModeExec), for statements whose
-// cached plan could go stale within a tick.
+// Batcher is a DBTX that can also send a batch in one round trip: a pool,
+// a connection or a transaction.
+type Batcher interface {
+	DBTX
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// plannedPerRun runs each statement unprepared, planned for its arguments
+// and the tables as they are at that run (pgx.QueryExecModeExec): for
+// statements whose cached plan would go stale within a tick or fit one
+// argument badly. The other way to keep a cached plan on keys is
+// withoutSeqScans, for statements run too often to plan each time.
 type plannedPerRun struct{ db DBTX }
 
 func (p plannedPerRun) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
