@@ -61,8 +61,11 @@ func TestTickReadsNoGrowingTablePerRow(t *testing.T) {
 	// enrollments once per tick, a claim (planned per run) may scan a table
 	// this small, and a loaded machine makes more, smaller claims (up to
 	// five looks seen). A look per row read 7.1 million rows of
-	// campaign_recipients here (3,500 looks); one per settled group,
-	// 54,493 of sends, which no claim reads whole: its bound is tighter.
+	// campaign_recipients here (3,500 looks). One per settled group read
+	// 13,000–54,000 of sends, depending on how the machine's load groups
+	// the outcomes, so sends, which no claim reads whole, gets a tighter
+	// bound; TestSendingRoundsNeverScanRecipientsPerRow (store) checks the
+	// settle with fixed groups.
 	perMessage := map[string]bool{"sends": true, "events": true, "suppressions": true, "email_mailbox_totals": true}
 	for _, table := range tables {
 		rows := f.count(`SELECT count(*) FROM ` + table)
