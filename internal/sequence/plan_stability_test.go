@@ -3,9 +3,8 @@ package sequence
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
 // A tick keeps its statements prepared for its whole run, and Postgres
@@ -22,14 +21,9 @@ func TestTickReadsNoGrowingTablePerRow(t *testing.T) {
 	t.Parallel()
 	const leads = 2000
 	f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 6})
-	f.exec(`ANALYZE`)
-	f.exec(`SELECT pg_stat_reset()`)
-	pool, err := store.Open(context.Background(), store.Config{URL: f.tickPool.Config().ConnString(), MaxConns: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	scans := storetest.CountSeqScans(t, f.pool, f.tickPool.Config().ConnString())
 	for _, step := range []int{1, 2} {
-		rep, err := RunTick(context.Background(), pool, TickOptions{Mailer: f.mailer})
+		rep, err := RunTick(context.Background(), scans.Pool, TickOptions{Mailer: f.mailer})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,25 +32,8 @@ func TestTickReadsNoGrowingTablePerRow(t *testing.T) {
 		}
 		f.due()
 	}
-	// A backend reports its table statistics at the latest when it exits.
-	pool.Close()
-	f.tickPool.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for f.count(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND usename = 'rindactl_tick'`) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the tick's connections did not end")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	tables := []string{"sends", "campaign_recipients", "enrollments", "leads", "events", "suppressions", "email_mailbox_totals"}
-	read := map[string]int{}
-	for _, table := range tables {
-		var n int
-		if err := f.pool.QueryRow(context.Background(), `SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables WHERE relname = $1`, table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		read[table] = n
-	}
+	read := scans.SeqScanReads(t, tables...)
 	// Whole looks now and then are fine: the test's own due() reads
 	// enrollments once per tick, a claim (planned per run) may scan a table
 	// this small, and a loaded machine makes more, smaller claims (up to
