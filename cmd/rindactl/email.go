@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -11,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -62,9 +62,9 @@ a paused gauge are written. See docs/email.md.`,
 			// A message may be on the wire until the deadline plus the SMTP
 			// grace; a lease ending earlier would let another tick take the
 			// row and call a delivered step unknown.
-			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
-				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
-					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
+			opts.LeaseSet = cmd.Flags().Changed("lease")
+			if err := opts.fitLease(emailGrace); err != nil {
+				return err
 			}
 			return emailTickRun(cmd.Context(), opts)
 		},
@@ -72,10 +72,14 @@ a paused gauge are written. See docs/email.md.`,
 	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
+	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, leaseFlagHelp(emailGrace.What))
 	opts.tickOutputs.register(cmd)
 	return cmd
 }
+
+// emailGrace is how long a message begun before --max-duration may still
+// be on the wire.
+var emailGrace = tick.Grace{Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	m := metrics.NewMetrics()

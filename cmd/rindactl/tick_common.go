@@ -12,6 +12,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -22,6 +23,27 @@ type tickBounds struct {
 	Batch       int
 	MaxDuration time.Duration
 	Lease       time.Duration
+	// LeaseSet: --lease was given. Otherwise the lease grows to fit
+	// --max-duration plus the kind's grace (tick.FitLease).
+	LeaseSet bool
+}
+
+// leaseFlagHelp is the --lease help of a tick kind whose grace is what.
+func leaseFlagHelp(what string) string {
+	return "how long claimed rows stay leased to this tick; must exceed --max-duration plus " + what +
+		"; unset, it grows to that plus " + tick.LeaseMargin.String() + " when the default is shorter"
+}
+
+// fitLease applies the lease rule every tick kind shares (tick.FitLease):
+// an explicit --lease that does not outlast --max-duration plus grace is
+// a usage error; a default one grows to fit.
+func (b *tickBounds) fitLease(grace tick.Grace) error {
+	lease, err := tick.FitLease(b.Lease, b.LeaseSet, b.MaxDuration, grace)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	b.Lease = lease
+	return nil
 }
 
 // tickOutputs are the flags every tick shares for what it leaves behind

@@ -25,10 +25,10 @@ const (
 	TickLeaseDefault       = 5 * time.Minute
 	// chunkSize messages are fetched, acted on and checkpointed together.
 	chunkSize = 25
-	// sessionGraceDefault is how long an IMAP session may outlast
+	// TickSessionGraceDefault is how long an IMAP session may outlast
 	// --max-duration: a chunk in flight finishes, a hung server does not
-	// hold the tick.
-	sessionGraceDefault = 10 * time.Second
+	// hold the tick. The lease must outlast both (tick.FitLease).
+	TickSessionGraceDefault = 10 * time.Second
 )
 
 // Tick outcomes, as counted in TickReport.Outcomes.
@@ -167,7 +167,7 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if !ok || password == "" {
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
-	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(sessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
+	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(TickSessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
 	if err != nil {
 		return err
 	}
