@@ -33,7 +33,7 @@ type EnrichTickOptions struct {
 	Providers []string
 	Verify    string
 	tickBounds
-	Concurrency int
+	Concurrency   int
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
