@@ -85,7 +85,7 @@ sh and systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
-	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes; default: this binary's version)")
+	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes): a release binary defaults to its own tag ("+schedule.ImageRepo+":vX.Y.Z), a development build to "+schedule.ImageDefault)
 	return cmd
 }
 

@@ -230,7 +230,16 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	if err := os.Mkdir(stub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stub, "systemd-cat"), []byte("#!/bin/sh\n# systemd-cat -t NAME CMD...\nshift 2\nexec \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(stub, "systemd-cat"), []byte("#!/bin/sh\n# systemd-cat [-t NAME] CMD...\n[ \"$1\" = -t ] && shift 2\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Where journald is absent, systemd-cat is installed but fails before
+	// it runs anything (a container, a host with syslog only).
+	noJournal := filepath.Join(dir, "nojournal")
+	if err := os.Mkdir(noJournal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(noJournal, "systemd-cat"), []byte("#!/bin/sh\necho 'Failed to create stream fd: No such file or directory' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
@@ -262,6 +271,9 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	secret := append([]string{"DATABASE_URL=" + dsn}, keys...)
 	units = append(units, kubernetesCommands(t, "kubernetes", print("kubernetes"), binDir, secret)...)
 	units = append(units, cronCommands(t, "deploy/crontab", deploy("crontab/rindactl.crontab"), stub)...)
+	// Issue 27: crontab lines that 'exec systemd-cat' never started the
+	// tick where journald is absent; they fall back to logger or plain output.
+	units = append(units, cronCommands(t, "crontab without journald", print("crontab"), noJournal)...)
 	shipped := map[string]string{}
 	for _, kind := range tickkind.All {
 		name := "rindactl-" + string(kind) + ".service"
@@ -269,8 +281,8 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	units = append(units, systemdCommands(t, "deploy/systemd", shipped)...)
 	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, secret)...)
-	if want := 6 * len(tickkind.All); len(units) != want {
-		t.Fatalf("parsed %d units, want %d (3 formats and deploy/, %d kinds)", len(units), want, len(tickkind.All))
+	if want := 7 * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units, want %d (3 formats, crontab without journald and deploy/, %d kinds)", len(units), want, len(tickkind.All))
 	}
 
 	// Issue 27: every schedule, not only every minute. A spec more than
@@ -290,7 +302,7 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 		units = append(units, systemdCommands(t, name("systemd"), splitSystemd(print("systemd", specs...)))...)
 		units = append(units, kubernetesCommands(t, name("kubernetes"), print("kubernetes", specs...), binDir, secret)...)
 	}
-	if want := (6 + 6*3 + 2) * len(tickkind.All); len(units) != want {
+	if want := (7 + 6*3 + 2) * len(tickkind.All); len(units) != want {
 		t.Fatalf("parsed %d units with the schedules, want %d", len(units), want)
 	}
 

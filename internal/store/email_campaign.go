@@ -120,6 +120,9 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
 	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Name: workspace, Name_2: name})
 	if errors.Is(err, pgx.ErrNoRows) {
+		if _, werr := WorkspaceID(ctx, tx, workspace); errors.Is(werr, ErrNoWorkspace) {
+			return 0, 0, fmt.Errorf("workspace %q not found: %w (list them with 'rindactl workspace list'; import leads or a campaign into it first)", workspace, ErrNoWorkspace)
+		}
 		return 0, 0, fmt.Errorf("campaign %q in workspace %q: %w (import it with 'rindactl import campaign FILE.yaml')", name, workspace, ErrCampaignNotFound)
 	}
 	if err != nil {
