@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
@@ -33,6 +37,9 @@ type DoctorOptions struct {
 	// says it was named on the command line (then it must exist).
 	EnvFile    string
 	EnvFileSet bool
+	// tickSpecs say which kinds are scheduled ("off": not on this host):
+	// doctor checks that each scheduled kind can start here.
+	tickSpecs
 }
 
 // DoctorIntervalDefault is the cadence the generated schedules use.
@@ -67,10 +74,19 @@ It also checks the env file the crontab and systemd units load (--env-file):
 a line that sh and systemd would read differently is a problem, reported
 with its line number and never its value.
 
+Then it checks that every scheduled tick kind (all four unless its spec
+flag is "off", as for 'schedule print') can start on this host with the
+environment its unit gets: the env file when there is one, else this
+process's environment (Kubernetes, rindactl run). A unit that would fail
+every firing is a problem naming the unit: an enrich unit with no usable
+finder (no RINDA_FINDYMAIL_API_KEY nor RINDA_HUNTER_API_KEY), or an env
+file without DATABASE_URL.
+
 Exits 0 when everything is fine, 1 with one line per problem on stderr
 (a stale tick is a problem an operator must see), 2 on bad flags.`,
 		Example: `  rindactl doctor
   rindactl doctor --interval 5m   # ticks fire every 5 minutes
+  rindactl doctor --enrich off    # this host does not run enrichment
   rindactl doctor --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,6 +98,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
+	opts.tickSpecs.register(cmd)
 	return cmd
 }
 
@@ -92,6 +109,11 @@ type doctorReport struct {
 	// Notes are worth knowing but not wrong (a tick kind that never ran).
 	Notes     []string        `json:"notes"`
 	Providers map[string]bool `json:"providers_configured"`
+	// Units says per tick kind whether its unit can start on this host:
+	// "ok", "off" (not scheduled here) or why it would fail.
+	Units map[string]string `json:"units"`
+	// EnvFileRead: the units' environment was read from --env-file.
+	EnvFileRead bool `json:"-"`
 }
 
 func doctorRun(ctx context.Context, opts *DoctorOptions) error {
@@ -102,7 +124,11 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if opts.Interval <= 0 || opts.Lease <= 0 {
 		return usageError("--interval and --lease must be positive durations, such as 1m and 5m")
 	}
-	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}}
+	ticks, err := opts.tickSpecs.parse(schedule.ParseWithSeconds)
+	if err != nil && !errors.Is(err, errEveryTickOff) {
+		return err
+	}
+	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}, Units: map[string]string{}}
 
 	pool, err := opts.f.OpenDB(ctx)
 	var configErr *codedError
@@ -126,10 +152,11 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		}
 	}
 
-	checkEnvFileFor(opts, &rep)
+	unitEnv := checkEnvFileFor(opts, &rep)
 	for _, p := range providerNames {
-		rep.Providers[p] = opts.f.Getenv("RINDA_"+p+"_API_KEY") != ""
+		rep.Providers[p] = unitEnv("RINDA_"+p+"_API_KEY") != ""
 	}
+	checkUnits(ticks, unitEnv, opts, &rep)
 	rep.OK = len(rep.Problems) == 0
 
 	ios := opts.f.IO
@@ -202,8 +229,16 @@ func newestError(h store.TickHealth) string {
 
 // checkEnvFileFor adds what the env file check finds to rep. The default
 // path missing is only a note: Kubernetes and 'rindactl run' need no file.
-func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) {
-	problems, err := schedule.CheckEnvFile(opts.EnvFile)
+// It returns the environment the units get: the file's variables when it
+// was read (crontab and systemd units see nothing else), else this
+// process's.
+func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) string {
+	vars, problems, err := schedule.ReadEnvFile(opts.EnvFile)
+	env := opts.f.Getenv
+	if err == nil {
+		env = func(k string) string { return vars[k] }
+	}
+	rep.EnvFileRead = err == nil
 	switch {
 	case err != nil && !opts.EnvFileSet && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		rep.Notes = append(rep.Notes, fmt.Sprintf("env file %s not checked: %v (pass --env-file to check another)", opts.EnvFile, errors.Unwrap(err)))
@@ -216,4 +251,57 @@ func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) {
 	default:
 		rep.Checks = append(rep.Checks, "env file "+opts.EnvFile+" reads the same in sh and systemd")
 	}
+	return env
+}
+
+// checkUnits adds to rep whether the unit of each scheduled tick kind can
+// start on this host with env, the environment the unit gets: a unit that
+// would exit 2 on every firing is a problem.
+func checkUnits(scheduled []schedule.Tick, env func(string) string, opts *DoctorOptions, rep *doctorReport) {
+	for _, kind := range tickkind.All {
+		rep.Units[string(kind)] = "off"
+	}
+	where := "this host's environment"
+	if rep.EnvFileRead {
+		where = opts.EnvFile
+	}
+	for _, t := range scheduled {
+		why := unitCannotStart(t.Kind, env, rep.EnvFileRead)
+		if why == "" {
+			rep.Units[string(t.Kind)] = "ok"
+			continue
+		}
+		rep.Units[string(t.Kind)] = why
+		rep.Problems = append(rep.Problems, fmt.Sprintf("rindactl-%s unit (%s) would fail on this host with %s: %s; fix it there, or leave the unit out (--%s off)",
+			t.Kind, strings.Join(t.Kind.Args(), " "), where, why, t.Kind))
+	}
+}
+
+// unitCannotStart says why a tick of kind would exit 2 at start with env,
+// or "" when it can start.
+func unitCannotStart(kind tickkind.Kind, env func(string) string, fromFile bool) string {
+	if fromFile && env("DATABASE_URL") == "" {
+		return "no DATABASE_URL"
+	}
+	if kind != tickkind.Enrich {
+		return ""
+	}
+	var finders []enrich.Finder
+	for _, name := range enrichProvidersDefault {
+		fd, err := provider.NewFinder(name, env)
+		if err != nil {
+			return err.Error()
+		}
+		if _, err := providerhttp.TimeoutFromEnv(name, env); err != nil {
+			return err.Error()
+		}
+		finders = append(finders, fd)
+	}
+	if _, _, err := enrich.UsableFinders(finders); err != nil {
+		return err.Error()
+	}
+	if _, err := guard.ConfigFromEnv(env, enrichProvidersDefault...); err != nil {
+		return err.Error()
+	}
+	return ""
 }

@@ -88,7 +88,7 @@ See docs/enrichment.md for the state machine.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Providers, "providers", []string{"findymail", "hunter"}, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
+	fl.StringSliceVar(&opts.Providers, "providers", enrichProvidersDefault, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
 	fl.StringVar(&opts.Verify, "verify", "", "verifier for found addresses: "+strings.Join(provider.Verifiers(), ", ")+" (default: none)")
 	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
@@ -101,6 +101,10 @@ See docs/enrichment.md for the state machine.`,
 	opts.tickOutputs.register(cmd)
 	return cmd
 }
+
+// enrichProvidersDefault are the finders of an enrich tick without
+// --providers: what a generated unit runs, and what doctor checks.
+var enrichProvidersDefault = []string{"findymail", "hunter"}
 
 func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	format, err := parseOutput(opts.Output)

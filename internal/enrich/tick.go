@@ -250,9 +250,22 @@ func (r *tickRun) dropUnconfigured() error {
 			return &ConfigError{fmt.Errorf("verifier %s is not usable: %w", v.Name(), err)}
 		}
 	}
-	var usable []Finder
-	var missing []string
-	for _, f := range r.cfg.Finders {
+	usable, missing, err := UsableFinders(r.cfg.Finders)
+	if err != nil {
+		return err
+	}
+	for _, m := range missing {
+		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
+	}
+	r.cfg.Finders = usable
+	return nil
+}
+
+// UsableFinders splits finders into those that can work on this host and
+// why the others cannot (no API key). With none usable the tick cannot run:
+// err is its *ConfigError, which doctor reports before a unit meets it.
+func UsableFinders(finders []Finder) (usable []Finder, missing []string, err error) {
+	for _, f := range finders {
 		if err := configError(f); err != nil {
 			missing = append(missing, err.Error())
 			continue
@@ -260,13 +273,9 @@ func (r *tickRun) dropUnconfigured() error {
 		usable = append(usable, f)
 	}
 	if len(usable) == 0 {
-		return &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
+		return nil, missing, &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
 	}
-	for _, m := range missing {
-		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
-	}
-	r.cfg.Finders = usable
-	return nil
+	return usable, missing, nil
 }
 
 // finish queues a lead's outcome for the next grouped flush.
