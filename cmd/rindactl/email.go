@@ -43,6 +43,14 @@ A mailbox its provider limits (quota, throttling, failed login) is paused or
 disabled at its first refusal, with a mailbox_paused event: it is not tried
 again this tick, and its unsent step-1 leads move to healthy mailboxes. A
 paused mailbox is a deliberate block, not a failure: the exit code is 0.
+So is a session the server refuses (a 5xx to the greeting, EHLO/HELO,
+STARTTLS or AUTH) or a certificate this host does not trust: the mailbox
+pauses an hour, no lead fails.
+
+The greeting name (EHLO/HELO) is the mailbox's helo from the campaign
+file, else RINDA_SMTP_HELO, else this host's fully qualified name, else an
+address literal of the connection ([192.0.2.10]); never a bare host name,
+which servers enforcing RFC 5321 refuse.
 
 Each step is sent at most once: when the final dot of a message got no
 answer, the step is delivery_unknown (status, why, events list) and no tick
@@ -66,6 +74,9 @@ a paused gauge are written. See docs/email.md.`,
 			if err := opts.fitLease(emailGrace); err != nil {
 				return err
 			}
+			if helo := f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
+				return usageError("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
+			}
 			return emailTickRun(cmd.Context(), opts)
 		},
 	}
@@ -85,7 +96,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	m := metrics.NewMetrics()
 	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
-			LookupEnv: opts.f.LookupEnv,
+			LookupEnv: opts.f.LookupEnv, HELO: opts.f.Getenv(sequence.HELOEnv),
 		})
 		defer mailer.Close()
 		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{

@@ -35,7 +35,8 @@ type reader struct {
 
 // dial connects, logs in and examines INBOX. Implicit TLS for imaps://,
 // STARTTLS for imap://, and clear text only for imap:// on a loopback host.
-// The whole session ends at deadline, or when ctx ends.
+// The whole session ends at deadline, or when ctx ends. tlsConfig is the
+// mailbox's (sequence.Mailbox.TLSConfig).
 func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, deadline time.Time) (*reader, error) {
 	d := net.Dialer{Deadline: deadline}
 	conn, err := d.DialContext(ctx, "tcp", ep.Addr())
@@ -43,13 +44,7 @@ func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsCon
 		return nil, err
 	}
 	_ = conn.SetDeadline(deadline)
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if tlsConfig != nil {
-		cfg = tlsConfig.Clone()
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName = ep.Host
-	}
+	cfg := tlsConfig
 	var c *imapclient.Client
 	switch ep.TLS {
 	case sequence.TLSImplicit:

@@ -167,7 +167,12 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if !ok || password == "" {
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
-	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(TickSessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
+	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
+	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
+	if err != nil {
+		return err
+	}
+	r, err := dial(ctx, *mb.IMAP, password, tlsConfig, t.deadline.Add(min(TickSessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
 	if err != nil {
 		return err
 	}

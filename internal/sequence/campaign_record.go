@@ -21,6 +21,7 @@ func (c *Campaign) Record() store.CampaignRecord {
 		r := store.MailboxRecord{
 			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
 			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max,
+			HELO: mb.HELO, TLSCA: mb.TLSCA,
 		}
 		if mb.IMAP != nil {
 			r.IMAPURL = mb.IMAP.String()
@@ -55,7 +56,7 @@ func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
 
 func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
 	f := mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
-		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String()}
+		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String(), HELO: mb.HELO, TLSCA: mb.TLSCA}
 	if mb.RampStart > 0 {
 		f.Ramp = (&Ramp{Start: mb.RampStart, Step: mb.RampStep, Every: mb.RampEvery, Max: mb.RampMax}).file()
 	}

@@ -53,6 +53,11 @@ type MailboxRecord struct {
 	PausedUntil                  *time.Time
 	// CapToday is the cap in force: DailyCap lowered by the ramp; 0 = none.
 	CapToday int
+	// HELO is the mailbox's own SMTP greeting name; empty: the host's.
+	HELO string
+	// TLSCA is the path of a PEM file of a private CA this mailbox's
+	// servers are trusted by; empty: the system roots only.
+	TLSCA string
 }
 
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
@@ -103,6 +108,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
 			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
 			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax,
+			Helo: mb.HELO, TlsCa: mb.TLSCA,
 		})
 		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
@@ -183,7 +189,7 @@ func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, erro
 			ID: r.ID, Address: r.Address, DisplayName: r.DisplayName, SMTPURL: r.SmtpUrl, PasswordEnv: r.PasswordEnv,
 			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
-			GapMin: r.GapMin, GapMax: r.GapMax,
+			GapMin: r.GapMin, GapMax: r.GapMax, HELO: r.Helo, TLSCA: r.TlsCa,
 		}
 		if r.CapToday != nil {
 			mb.CapToday = int(*r.CapToday)

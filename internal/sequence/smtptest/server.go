@@ -26,6 +26,8 @@ import (
 type Stage string
 
 const (
+	// StageHelo answers EHLO and HELO (Raw only).
+	StageHelo Stage = "helo"
 	StageAuth Stage = "auth"
 	StageMail Stage = "mail"
 	StageRcpt Stage = "rcpt"

@@ -13,10 +13,12 @@ import (
 
 const emailMailboxUpsert = `-- name: EmailMailboxUpsert :one
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
-                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max)
+                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max,
+                       helo, tls_ca)
 VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
         NULLIF($7::text, ''), $8, $9, $10::interval, $11,
-        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval)
+        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval,
+        NULLIF($14::text, ''), NULLIF($15::text, ''))
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
@@ -33,6 +35,8 @@ SET display_name = EXCLUDED.display_name,
                         ELSE mailboxes.ramp_next_at END,
     gap_min      = EXCLUDED.gap_min,
     gap_max      = EXCLUDED.gap_max,
+    helo         = EXCLUDED.helo,
+    tls_ca       = EXCLUDED.tls_ca,
     updated_at   = now()
 RETURNING id
 `
@@ -51,6 +55,8 @@ type EmailMailboxUpsertParams struct {
 	RampMax     int32
 	Column12    time.Duration
 	Column13    time.Duration
+	Helo        string
+	TlsCa       string
 }
 
 // Creates or updates a workspace mailbox by address. Pause and disable state
@@ -72,6 +78,8 @@ func (q *Queries) EmailMailboxUpsert(ctx context.Context, arg EmailMailboxUpsert
 		arg.RampMax,
 		arg.Column12,
 		arg.Column13,
+		arg.Helo,
+		arg.TlsCa,
 	)
 	var id int64
 	err := row.Scan(&id)

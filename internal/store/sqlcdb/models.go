@@ -166,6 +166,8 @@ type Mailbox struct {
 	GapMin            time.Duration
 	GapMax            time.Duration
 	NextSendNotBefore time.Time
+	Helo              *string
+	TlsCa             *string
 }
 
 type ProviderCall struct {
