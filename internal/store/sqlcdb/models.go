@@ -84,6 +84,7 @@ type Enrollment struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	StepDueAt   time.Time
+	HasAddress  bool
 }
 
 type Event struct {
