@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -94,7 +96,7 @@ var emailGrace = tick.Grace{Duration: sequence.TickSMTPGraceDefault, What: "the 
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	m := metrics.NewMetrics()
-	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
+	return tickRun(ctx, opts.f, tickkind.Email, opts.tickBounds, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
 			LookupEnv: opts.f.LookupEnv, HELO: opts.f.Getenv(sequence.HELOEnv),
 		})
@@ -103,16 +105,31 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
 			Mailer: mailer, Logger: opts.f.Logger(),
 		})
+		if rep != nil {
+			m.ObserveOutcomes(string(tickkind.Email), rep.Outcomes)
+		}
 		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
-			// Running totals from Postgres: counters that grow across ticks.
-			if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
+			if lerr := addEmailMetrics(context.WithoutCancel(ctx), pool, m); lerr != nil {
 				opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
-			} else {
-				m.Registry.MustRegister(em)
 			}
 		}
 		return rep, err
 	}, func(rep *sequence.TickReport) { printTickReport(opts.f, rep) })
+}
+
+// addEmailMetrics adds the email tick's database-wide series to m: the
+// per-mailbox running totals and paused gauges, and the overdue steps.
+func addEmailMetrics(ctx context.Context, pool *pgxpool.Pool, m *metrics.Metrics) error {
+	em, err := metrics.LoadEmail(ctx, pool)
+	if err != nil {
+		return err
+	}
+	steps, oldest, err := status.EmailOverdue(ctx, pool, time.Now())
+	if err != nil {
+		return err
+	}
+	em.SetOverdue(steps, oldest)
+	return m.AddShared(em)
 }
 
 func printTickReport(f *Factory, rep *sequence.TickReport) {

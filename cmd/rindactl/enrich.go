@@ -195,8 +195,9 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		for outcome, n := range rep.Outcomes.Map() {
 			m.AddLeads(outcome, n)
 		}
+		m.ObserveOutcomes(string(tickkind.Enrich), rep.Outcomes.Map())
 	}
-	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, err == nil, opts.tickOutputs)
+	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, opts.MaxDuration, err == nil, opts.tickOutputs)
 	if err != nil {
 		return err
 	}

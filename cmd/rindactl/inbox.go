@@ -70,11 +70,16 @@ be read is recorded and the tick exits 1 after reading the others.`,
 var inboxGrace = tick.Grace{Duration: inbox.TickSessionGraceDefault, What: "the " + inbox.TickSessionGraceDefault.String() + " IMAP session grace"}
 
 func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
-	return tickRun(ctx, opts.f, tickkind.Inbox, opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
-		return inbox.RunTick(ctx, pool, inbox.TickOptions{
+	m := metrics.NewMetrics()
+	return tickRun(ctx, opts.f, tickkind.Inbox, opts.tickBounds, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
+		rep, err := inbox.RunTick(ctx, pool, inbox.TickOptions{
 			Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
 			LookupEnv: opts.f.LookupEnv,
 		})
+		if rep != nil {
+			m.ObserveOutcomes(string(tickkind.Inbox), rep.Outcomes)
+		}
+		return rep, err
 	}, func(rep *inbox.TickReport) {
 		fmt.Fprintf(opts.f.IO.Out, "read %s messages from %s mailboxes in %dms\n", cliio.Thousands(rep.Messages), cliio.Thousands(rep.Mailboxes), rep.DurationMS)
 		fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))

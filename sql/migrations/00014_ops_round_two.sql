@@ -56,7 +56,32 @@ CREATE TRIGGER leads_has_address AFTER UPDATE OF email ON leads
 CREATE INDEX enrollments_first_step_claim_idx ON enrollments (campaign_id, next_send_at)
     WHERE status = 'active' AND current_step = 1 AND has_address;
 
+-- Running totals behind the Prometheus counters that are not email's
+-- (rindactl_leads_total, rindactl_provider_requests_total,
+-- rindactl_guard_blocked_total, rindactl_events_delivered_total): each tick
+-- adds what it did when it ends, so a counter grows across runs and hosts
+-- instead of holding one short process's figures. labels holds the series'
+-- label values ({"outcome": "enriched"}).
+CREATE TABLE metric_totals (
+    metric     text NOT NULL,
+    labels     jsonb NOT NULL,
+    value      bigint NOT NULL CHECK (value >= 0),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (metric, labels)
+);
+
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'rindactl_tick') THEN
+        GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;
+    END IF;
+END
+$$;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP TABLE IF EXISTS metric_totals;
 DROP INDEX IF EXISTS enrollments_first_step_claim_idx;
 DROP TRIGGER IF EXISTS leads_has_address ON leads;
 DROP FUNCTION IF EXISTS leads_has_address();

@@ -171,6 +171,13 @@ type Mailbox struct {
 	TlsCa             *string
 }
 
+type MetricTotal struct {
+	Metric    string
+	Labels    []byte
+	Value     int64
+	UpdatedAt time.Time
+}
+
 type ProviderCall struct {
 	ID          int64
 	WorkspaceID int64
