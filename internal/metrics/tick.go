@@ -48,6 +48,19 @@ type Metrics struct {
 	ownSuccess map[string]time.Time
 }
 
+// The per-run gauges every tick kind exports, labelled by kind.
+const (
+	lastDurationName    = "rindactl_tick_last_duration_seconds"
+	lastMaxDurationName = "rindactl_tick_last_max_duration_seconds"
+	lastSuccessName     = "rindactl_tick_last_success_timestamp_seconds"
+	lastOutcomesName    = "rindactl_tick_last_outcomes"
+)
+
+// RunGauges lists the per-run gauge names (docs and the deploy/ checks).
+func RunGauges() []string {
+	return []string{lastDurationName, lastMaxDurationName, lastSuccessName, lastOutcomesName}
+}
+
 // NewMetrics returns a Metrics with nothing recorded.
 func NewMetrics() *Metrics {
 	m := &Metrics{
@@ -55,10 +68,10 @@ func NewMetrics() *Metrics {
 		shared:          prometheus.NewRegistry(),
 		counts:          map[seriesKey]int64{},
 		ownSuccess:      map[string]time.Time{},
-		lastDuration:    newGaugeVec("rindactl_tick_last_duration_seconds", "Wall time of the last tick of this kind (this host, or the last host to push).", "kind"),
-		lastMaxDuration: newGaugeVec("rindactl_tick_last_max_duration_seconds", "The --max-duration of the last tick of this kind: its schedule's interval less a margin (alerts derive the interval from it).", "kind"),
-		lastSuccess:     newGaugeVec("rindactl_tick_last_success_timestamp_seconds", "Unix time a tick of this kind last finished successfully (any host).", "kind"),
-		lastOutcomes:    newGaugeVec("rindactl_tick_last_outcomes", "What the last tick of this kind did, by outcome (leads, messages or events of that run; the _total counters hold the running totals).", "kind", "outcome"),
+		lastDuration:    newGaugeVec(lastDurationName, "Wall time of the last tick of this kind (this host, or the last host to push).", "kind"),
+		lastMaxDuration: newGaugeVec(lastMaxDurationName, "The --max-duration of the last tick of this kind: its schedule's interval less a margin (alerts derive the interval from it).", "kind"),
+		lastSuccess:     newGaugeVec(lastSuccessName, "Unix time a tick of this kind last finished successfully (any host).", "kind"),
+		lastOutcomes:    newGaugeVec(lastOutcomesName, "What the last tick of this kind did, by outcome (leads, messages or events of that run; the _total counters hold the running totals).", "kind", "outcome"),
 		breakersOpen:    newGaugeVec("rindactl_breakers_open", "Breakers refusing calls now (open or half-open), by provider, over all workspaces.", "provider"),
 		spend:           newGaugeVec("rindactl_workspace_spend_usd", "Provider spend this UTC month, by workspace.", "workspace"),
 	}
