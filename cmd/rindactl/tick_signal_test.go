@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -195,5 +197,80 @@ func assertTickRunFinished(t *testing.T, db *storetest.DB, kind string) {
 	}
 	if !finished || exitStatus != 0 || claimed == 0 {
 		t.Errorf("%s tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", kind, finished, exitStatus, claimed)
+	}
+}
+
+// Issue 29: SIGTERM with 25 calls in flight against a stand-in that holds
+// them. The calls were cut by the tick, not failed by Hunter: no failure
+// streak, no breaker_opened event, the leads go back uncharged and due, and
+// the next tick calls Hunter at once. Before the fix the 25 cut calls
+// counted as transient failures, opened Hunter's breaker for a minute, and
+// the next tick made no call.
+func TestEnrichTickSIGTERMWithCallsInFlightLeavesBreakerClosed(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	const n = 300
+	importAcceptanceLeads(t, a.env, "acme", "cut", n)
+	// The first call answers (slow start fans out after it); every later
+	// one hangs until its client leaves.
+	a.set.Hunter.HoldAfter(1)
+
+	cmd, stdout, stderr := startRindactl(t, a.tickEnv, "enrich", "tick", "--providers", "hunter", "--concurrency", "25", "--nice", "0", "--output", "json")
+	testkit.Eventually(t, "25 calls in flight", func() bool { return a.set.Hunter.Held() == 25 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	logs := stderr.String()
+	if c := strings.Count(logs, `"msg":"call cancelled by the tick"`); c != 25 || strings.Count(logs, `"cause":"terminated signal received"`) != 25 ||
+		strings.Contains(logs, "provider call blocked") || strings.Contains(logs, "failed transiently") {
+		t.Errorf("stderr says the tick cut a call, with the signal as cause, %d times (want 25), and must not call the cut calls blocked or failed:\n%s", c, logs)
+	}
+
+	ctx := context.Background()
+	assertBreakersClosed(t, a.env)
+	var opened, charged, withError int
+	if err := a.db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE kind = 'breaker_opened'),
+		(SELECT count(*) FROM lead_enrichment WHERE status = 'pending' AND attempts > 0),
+		(SELECT count(*) FROM lead_enrichment WHERE last_error IS NOT NULL)`).Scan(&opened, &charged, &withError); err != nil {
+		t.Fatal(err)
+	}
+	if opened != 0 || charged != 0 || withError != 0 {
+		t.Errorf("after SIGTERM: %d breaker_opened events, %d released leads charged, %d with an error; want none", opened, charged, withError)
+	}
+
+	// The next tick calls Hunter at once.
+	a.set.Hunter.HoldAfter(-1)
+	before := a.set.Hunter.Count()
+	rep := runEnrichTick(t, a.tickEnv, "--providers", "hunter", "--max-duration", "2s", "--nice", "0")
+	if rep.Calls["hunter"] == 0 || a.set.Hunter.Count() == before {
+		t.Fatalf("next tick %+v: want Hunter called at once", rep)
+	}
+	if err := a.db.Pool.QueryRow(ctx, `SELECT count(*) FROM lead_enrichment WHERE last_error LIKE '%breaker%'`).Scan(&withError); err != nil || withError != 0 {
+		t.Errorf("%d leads held back by a breaker (%v), want none", withError, err)
+	}
+	assertBreakersClosed(t, a.env)
+}
+
+// assertBreakersClosed checks `breaker list`: every breaker is closed with
+// no failure streak.
+func assertBreakersClosed(t *testing.T, env map[string]string) {
+	t.Helper()
+	r := runCLI(t, env, "breaker", "list", "--output", "json")
+	var bl struct {
+		Breakers []struct {
+			Workspace, Provider, State string
+			Failures                   int `json:"consecutive_failures"`
+		} `json:"breakers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &bl); err != nil {
+		t.Fatalf("breaker list json: %v %q", err, r.stdout)
+	}
+	for _, b := range bl.Breakers {
+		if b.State != "closed" || b.Failures != 0 {
+			t.Errorf("breaker %s/%s is %s with %d failures, want closed with none", b.Workspace, b.Provider, b.State, b.Failures)
+		}
 	}
 }
