@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
@@ -175,13 +176,82 @@ steps:
 		t.Fatal(err)
 	}
 	if held != 0 || sending != 0 {
-		t.Errorf("%d enrollments still leased, %d sends left 'sending', want none", held, sending)
+		t.Errorf("%d enrollments still leased or backed off, %d sends left 'sending', want none", held, sending)
+	}
+	// Issue 29: the signal is no mailbox's failure: no pause, no backoff,
+	// no attempt charged.
+	var paused, charged int
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM mailboxes WHERE paused_until IS NOT NULL OR status <> 'active'),
+		(SELECT count(*) FROM enrollments WHERE attempts > 0 OR last_error IS NOT NULL)`).Scan(&paused, &charged); err != nil {
+		t.Fatal(err)
+	}
+	if paused != 0 || charged != 0 || strings.Contains(stdout.String(), `"transient"`) {
+		t.Errorf("after SIGTERM: %d mailboxes paused, %d enrollments charged, report %s; want none", paused, charged, stdout)
 	}
 	// Every accepted message is recorded once as sent and moved its
 	// enrollment on; every other enrollment is due again at step 1.
 	if sent != srv.Accepted() || advanced != sent || sent+waiting != n || waiting == 0 {
 		t.Errorf("server accepted %d; sends sent=%d, enrollments advanced=%d waiting=%d, want equal counts summing to %d with some waiting",
 			srv.Accepted(), sent, advanced, waiting, n)
+	}
+}
+
+// Issue 29 for the inbox tick: SIGTERM while a session is reading a
+// mailbox over a slow link. The cut session is no mailbox failure: no
+// last_error on the checkpoint, no mailbox_error, the mailbox released, the
+// run recorded with exit 0.
+func TestInboxTickSIGTERMMidSessionIsNoMailboxFailure(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	smtp := smtptest.New(t, smtptest.Options{})
+	imap := imaptest.New(t, nil)
+	if err := imap.AddAccount("sdr01@acme.test", "imap-s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	imapAddr := strings.TrimPrefix(imap.URL("x"), "imap://x@")
+	slow := testkit.SlowProxy(t, imapAddr, 300*time.Millisecond)
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_PASSWORD_SDR01": "imap-s3cret"}
+	campaign := filepath.Join(t.TempDir(), "campaign.yaml")
+	doc := fmt.Sprintf(`workspace: acme
+name: q4
+mailboxes:
+  - address: sdr01@acme.test
+    smtp_url: %s
+    imap_url: imap://sdr01@acme.test@%s
+    password_env: RINDA_PASSWORD_SDR01
+steps:
+  - subject: "Hi {{.FirstName}}"
+    body: "Hello"
+`, smtp.URL(""), slow)
+	if err := os.WriteFile(campaign, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "import", "campaign", campaign); res.code != exitOK {
+		t.Fatalf("import campaign: %+v", res)
+	}
+
+	tickEnv := map[string]string{"DATABASE_URL": db.TickURL(), "RINDA_PASSWORD_SDR01": "imap-s3cret"}
+	cmd, stdout, stderr := startRindactl(t, tickEnv, "inbox", "tick", "--output", "json")
+	ctx := context.Background()
+	testkit.Eventually(t, "the tick to be reading the mailbox", func() bool {
+		var leased int
+		err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox_checkpoints WHERE locked_by IS NOT NULL`).Scan(&leased)
+		return err == nil && leased == 1
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	assertTickRunFinished(t, db, "inbox")
+	var failed int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox_checkpoints WHERE locked_by IS NOT NULL OR last_error IS NOT NULL`).Scan(&failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed != 0 || strings.Contains(stdout.String(), "mailbox_error") {
+		t.Errorf("after SIGTERM: %d checkpoints leased or in error, report %s; want none", failed, stdout)
 	}
 }
 
