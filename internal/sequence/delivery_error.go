@@ -48,6 +48,11 @@ const (
 	// server dropped the connection or timed out). The server may have
 	// accepted the message: it is never resent automatically.
 	DeliveryUnknown DeliveryKind = DeliveryKind(enrollment.DeliveryUnknown)
+	// DeliveryCancelled: the tick's own deadline cut the session before the
+	// final dot, with no reply. It says nothing about the mailbox or the
+	// lead: the rows go back due as before, with no attempt, pause or
+	// backoff. A server's phase timeout reached first stays transient.
+	DeliveryCancelled DeliveryKind = "cancelled"
 )
 
 const (
@@ -184,6 +189,16 @@ func untrustedCertificate(err error) bool {
 		invalid  x509.CertificateInvalidError
 	)
 	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid)
+}
+
+// cutByTick tells a failure without any reply that came once hard, the
+// tick's deadline, had passed: the tick cut the session, the server did
+// not fail it. After the final dot it stays DeliveryUnknown.
+func cutByTick(de *DeliveryError, hard time.Time) *DeliveryError {
+	if de.Kind == DeliveryTransient && de.Code == 0 && !hard.IsZero() && !time.Now().Before(hard) {
+		de.Kind = DeliveryCancelled
+	}
+	return de
 }
 
 func isBounceCode(enhanced string) bool {
