@@ -38,8 +38,12 @@ type DoctorOptions struct {
 	EnvFile    string
 	EnvFileSet bool
 	// tickSpecs say which kinds are scheduled ("off": not on this host):
-	// doctor checks that each scheduled kind can start here.
+	// doctor checks that each scheduled kind can start here. A spec given
+	// on the command line also sets the interval and lease that kind's
+	// runs are judged by.
 	tickSpecs
+	// Changed reports a flag given on the command line.
+	Changed func(name string) bool
 }
 
 // DoctorIntervalDefault is the cadence the generated schedules use.
@@ -74,6 +78,10 @@ It also checks the env file the crontab and systemd units load (--env-file):
 a line that sh and systemd would read differently is a problem, reported
 with its line number and never its value.
 
+A kind's spec given as to 'schedule print' (--email '*/10 * * * *') judges
+that kind by its own interval and by the lease its ticks take on it (an
+hourly tick running for 50 minutes has not crashed).
+
 Then it checks that every scheduled tick kind (all four unless its spec
 flag is "off", as for 'schedule print') can start on this host with the
 environment its unit gets: the env file when there is one, else this
@@ -91,6 +99,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.EnvFileSet = cmd.Flags().Changed("env-file")
+			opts.Changed = cmd.Flags().Changed
 			return doctorRun(cmd.Context(), opts)
 		},
 	}
@@ -146,7 +155,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
 		default:
 			rep.Checks = append(rep.Checks, "schema up to date")
-			if err := checkTicks(ctx, pool, opts, &rep); err != nil {
+			if err := checkTicks(ctx, pool, opts, ticks, &rep); err != nil {
 				rep.Problems = append(rep.Problems, "tick history: "+err.Error())
 			}
 		}
@@ -191,31 +200,57 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	return nil
 }
 
-// checkTicks adds what tick_runs says about each scheduled kind to rep.
-func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox}, opts.Lease, crashWindow)
-	if err != nil {
-		return err
-	}
-	for _, h := range health {
-		v := tick.JudgeHealth(h, opts.Interval)
-		switch v.Health {
-		case tick.NeverRan:
-			rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
-		case tick.NeverSucceeded:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
-		case tick.Stale:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
-				h.Kind, *h.SinceSuccess, tick.StaleIntervals, opts.Interval, newestError(h)))
-		case tick.Healthy:
-			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
+// checkTicks adds what tick_runs says about each kind to rep (on every
+// host: the history is the database's).
+func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, scheduled []schedule.Tick, rep *doctorReport) error {
+	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox} {
+		interval, lease, cadence := opts.cadence(kind, scheduled)
+		health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{kind}, lease, crashWindow)
+		if err != nil {
+			return err
 		}
-		if v.Crashed {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
-				h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
+		for _, h := range health {
+			v := tick.JudgeHealth(h, interval)
+			switch v.Health {
+			case tick.NeverRan:
+				rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
+			case tick.NeverSucceeded:
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
+			case tick.Stale:
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
+					h.Kind, *h.SinceSuccess, tick.StaleIntervals, cadence, newestError(h)))
+			case tick.Healthy:
+				rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
+			}
+			if v.Crashed {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
+					h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
+			}
 		}
 	}
 	return nil
+}
+
+// cadence is the interval and lease kind's runs are judged by, and how to
+// name the interval: --interval and --lease, unless kind's spec was given
+// (then its interval, and the lease its generated units' ticks take on it:
+// tick.FitLease over the spec's --max-duration; an explicit --lease wins).
+func (opts *DoctorOptions) cadence(kind tickkind.Kind, scheduled []schedule.Tick) (interval, lease time.Duration, name string) {
+	interval, lease, name = opts.Interval, opts.Lease, "--interval "+opts.Interval.String()
+	if opts.Changed == nil || !opts.Changed(string(kind)) {
+		return interval, lease, name
+	}
+	for _, t := range scheduled {
+		if t.Kind != kind {
+			continue
+		}
+		interval = t.Spec.Interval()
+		name = fmt.Sprintf("its interval %s (--%s %q)", interval, kind, t.Spec)
+		if !opts.Changed("lease") {
+			lease, _ = tick.FitLease(opts.Lease, false, t.MaxDuration(), tickGrace(kind))
+		}
+	}
+	return interval, lease, name
 }
 
 // newestError quotes the newest failure of a kind, if any, so a tick that

@@ -237,3 +237,30 @@ func TestDoctorRejectsNonPositiveDurations(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: on a schedule more than 5 minutes apart, ticks run up to its
+// --max-duration with a lease grown to fit (tick.FitLease); doctor judged
+// them by --interval 1m and --lease 5m and called a running */10 email tick
+// crashed and its last success stale. Given the kind's spec, doctor judges
+// it by that spec's interval and lease.
+func TestDoctorJudgesAKindByItsSpec(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid) VALUES
+		('email', 'm-ok', now() - interval '20 minutes', now() - interval '19 minutes', 0, 'h', 1),
+		('email', 'm-running', now() - interval '8 minutes', NULL, NULL, 'h', 1),
+		('enrich', 'e-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1),
+		('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1),
+		('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": db.URL}
+	res := runCLI(t, env, "doctor", "--env-file", goodEnvFile(t))
+	if res.code != exitError || !strings.Contains(res.stderr, "email tick: last success 19m") || !strings.Contains(res.stderr, "newest m-running") {
+		t.Fatalf("by the every-minute defaults: exit %d\n%s", res.code, res.stderr)
+	}
+	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t), "--email", "*/10 * * * *")
+	if res.code != exitOK || strings.Contains(res.stderr, "problem") {
+		t.Errorf("by the email spec */10 (30 minutes stale, lease 651s): exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -32,6 +33,21 @@ type tickBounds struct {
 func leaseFlagHelp(what string) string {
 	return "how long claimed rows stay leased to this tick; must exceed --max-duration plus " + what +
 		"; unset, it grows to that plus " + tick.LeaseMargin.String() + " when the default is shorter"
+}
+
+// tickGrace is how long a tick of kind may hold a row past its
+// --max-duration with default settings (enrich: the default provider HTTP
+// timeout; its tick sizes its lease from the configured ones).
+func tickGrace(kind tickkind.Kind) tick.Grace {
+	switch kind {
+	case tickkind.Email:
+		return emailGrace
+	case tickkind.Inbox:
+		return inboxGrace
+	case tickkind.Enrich:
+		return tick.Grace{Duration: providerhttp.TimeoutDefault, What: "the provider HTTP timeout " + providerhttp.TimeoutDefault.String()}
+	}
+	return tick.Grace{What: "no grace"}
 }
 
 // fitLease applies the lease rule every tick kind shares (tick.FitLease):
