@@ -25,6 +25,11 @@ func (f *inboxFixture) rawMailbox(n int, opts imaptest.RawOptions) (*imaptest.Ra
 	return raw, mb
 }
 
+// rawOptions serves these messages as UIDs 1, 2, ...
+func rawOptions(msgs ...[]byte) imaptest.RawOptions {
+	return imaptest.RawOptions{Messages: msgs}
+}
+
 // reply is a genuine reply to lead n's step 1, as the mailbox receives it.
 func (f *inboxFixture) reply(n int) []byte {
 	f.t.Helper()
