@@ -196,3 +196,31 @@ func (f *inboxFixture) returnPath(id string) string {
 	f.t.Fatalf("no message %s", id)
 	return ""
 }
+
+// Bounces read from the INBOX feed the bounce-rate guard: every send of a
+// mailbox bouncing (past its campaign's 2 in a row) pauses it, with a
+// mailbox_paused event naming the rate.
+func TestInboxTickBouncesPauseTheMailbox(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixtureWith(t, fixtureOptions{campaign: "bounce_guard: {rate: 0%, in_a_row: 2}\n"})
+	bounced := 0
+	for n := 1; n <= 5; n++ {
+		if _, mb := f.sent(n); mb == "sdr01@acme.test" {
+			f.deliver("postfix-bounce.eml", n)
+			bounced++
+		}
+	}
+	if bounced < 2 {
+		t.Fatalf("sdr01 sent %d messages; the test needs 2", bounced)
+	}
+	rep := f.tick(TickOptions{})
+	if rep.Outcomes[OutcomeMailboxPaused] != 1 || rep.Outcomes[OutcomeBounced] != bounced {
+		t.Fatalf("report = %+v", rep)
+	}
+	if got := f.str(`SELECT address || ' ' || pause_reason FROM mailboxes WHERE paused_until > now()`); !strings.HasPrefix(got, "sdr01@acme.test bounce rate 100.0%") {
+		t.Errorf("paused = %q", got)
+	}
+	if got := f.str(`SELECT payload->>'bounce_rate' FROM events WHERE kind = 'mailbox_paused'`); got != "1" {
+		t.Errorf("event bounce_rate = %s", got)
+	}
+}

@@ -264,7 +264,8 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 
 // act ends the sequences a chunk of messages answers, records the ones it
 // cannot process as skipped, and moves the checkpoint past the chunk, in
-// one transaction; bounces read may pause the mailbox in it too.
+// one transaction; then hard bounces among them may pause the mailbox
+// (sequence.GuardBounces).
 func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoint, msgs []fetched, lastUID uint32) error {
 	var c chunkResult
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
@@ -272,16 +273,6 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 		for _, m := range msgs {
 			if err := t.actOne(ctx, tx, mb, cp, m, &c); err != nil {
 				return fmt.Errorf("message UID %d: %w", m.uid, err)
-			}
-		}
-		if c.hardBounces {
-			paused, err := sequence.GuardBounces(ctx, tx, mb.id, t.opts.Now(), t.opts.TickID)
-			if err != nil {
-				return err
-			}
-			if paused {
-				c.counts[OutcomeMailboxPaused]++
-				t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox", mb.address, "tick_id", t.opts.TickID)
 			}
 		}
 		next := *cp
@@ -297,6 +288,16 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 		t.report.Outcomes[k] += v
 	}
 	t.report.Skipped = append(t.report.Skipped, c.skipped...)
+	if !c.hardBounces {
+		return nil
+	}
+	// Once the bounces are committed: too many pause the mailbox.
+	until, err := sequence.GuardBounces(ctx, t.pool, mb.id, t.opts.Now(), t.opts.TickID)
+	if err != nil || until == nil {
+		return err
+	}
+	t.report.Outcomes[OutcomeMailboxPaused]++
+	t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox", mb.address, "paused_until", *until, "tick_id", t.opts.TickID)
 	return nil
 }
 

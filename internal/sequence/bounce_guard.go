@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -89,21 +90,39 @@ func bounceVerdict(b store.MailboxBounces) (pause bool, reason string) {
 
 func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
-// GuardBounces pauses mailboxID in tx when its hard bounces reach its
-// limits: BouncePause from now, a mailbox_paused event naming the rate.
-// A mailbox already paused or disabled is left alone.
-func GuardBounces(ctx context.Context, tx pgx.Tx, mailboxID int64, now time.Time, tickID string) (paused bool, err error) {
-	b, err := store.MailboxBounceStats(ctx, tx, mailboxID, store.BounceLimits{Window: BounceWindow, RateMax: BounceRateMaxDefault, StreakMax: BounceStreakMaxDefault})
-	if err != nil || b.Paused {
-		return false, err
+// GuardBounces pauses mailboxID when its hard bounces (recorded and
+// committed) reach its limits: BouncePause from now, a mailbox_paused
+// event naming the rate, and its unsent step-1 enrollments moved to
+// healthy mailboxes, in one transaction of its own. A mailbox already
+// paused or disabled is left alone. It returns the pause's end, or nil.
+func GuardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (*time.Time, error) {
+	var paused *time.Time
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		paused = nil
+		b, err := store.MailboxBounceStats(ctx, tx, mailboxID, store.BounceLimits{Window: BounceWindow, RateMax: BounceRateMaxDefault, StreakMax: BounceStreakMaxDefault})
+		if err != nil || b.Paused {
+			return err
+		}
+		pause, reason := bounceVerdict(b)
+		if !pause {
+			return nil
+		}
+		until := now.Add(BouncePause)
+		if err := pauseForBounces(ctx, tx, mailboxID, b, reason, until, tickID); err != nil {
+			return err
+		}
+		paused = &until
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bounce-rate guard of mailbox %d: %w", mailboxID, err)
 	}
-	pause, reason := bounceVerdict(b)
-	if !pause {
-		return false, nil
-	}
-	until := now.Add(BouncePause)
+	return paused, nil
+}
+
+func pauseForBounces(ctx context.Context, tx pgx.Tx, mailboxID int64, b store.MailboxBounces, reason string, until time.Time, tickID string) error {
 	if _, _, err := store.PauseMailbox(ctx, tx, mailboxID, &until, reason); err != nil {
-		return false, err
+		return err
 	}
 	rate := 0.0
 	if b.Sends > 0 {
@@ -114,7 +133,7 @@ func GuardBounces(ctx context.Context, tx pgx.Tx, mailboxID int64, now time.Time
 		"paused_until": until, "tick_id": tickID}
 	key := fmt.Sprintf("mailbox_paused:%d:%d", mailboxID, until.Unix())
 	if err := store.InsertEvent(ctx, tx, "mailbox_paused", b.WorkspaceID, mailboxID, key, payload); err != nil {
-		return false, err
+		return err
 	}
-	return true, nil
+	return rebindMailboxCampaigns(ctx, tx, mailboxID, tickID)
 }
