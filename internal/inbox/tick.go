@@ -193,13 +193,14 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Told to stop (SIGTERM): what was read is recorded, the rest
-		// waits for the next tick. Not a failure.
-		t.opts.Logger.Info("inbox read stopped", "mailbox", address, "tick_id", t.opts.TickID)
+		// waits for the next tick. Not the mailbox's failure.
+		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", context.Cause(ctx).Error(), "error", err.Error(), "tick_id", t.opts.TickID)
 		err = nil
 	case errors.Is(err, errSessionEnded):
 		// The tick's own deadline (or the lease) cut the session: the
 		// server is slow, not failing; the next tick goes on from here.
-		t.opts.Logger.Info("inbox read cut at the tick's deadline", "mailbox", address, "last_uid", cp.LastUID, "tick_id", t.opts.TickID)
+		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", "the session's end passed (--max-duration plus 1s, or the lease)",
+			"error", err.Error(), "last_uid", cp.LastUID, "tick_id", t.opts.TickID)
 		t.report.Outcomes[OutcomeSessionCut]++
 		err = nil
 	}
