@@ -224,3 +224,18 @@ func TestInboxTickBouncesPauseTheMailbox(t *testing.T) {
 		t.Errorf("event bounce_rate = %s", got)
 	}
 }
+
+// A sender cannot put Slack markup (a link) in an inbox_suspicious alert.
+func TestEventSender(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Mallory <mallory@evil.test>":                             "mallory@evil.test",
+		`"<https://evil.test|reset your password>" <m@evil.test>`: "m@evil.test",
+		"<https://evil.test|click>":                               "https://evil.testclick",
+		"":                                                        "an unknown sender",
+	} {
+		if got := eventSender(in); got != want {
+			t.Errorf("eventSender(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -102,9 +102,9 @@ func Classify(raw []byte) Finding {
 	case isAutoReply(msg.Header):
 		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	}
-	lines := append([]string{replySubject(headerText(msg.Header.Get("Subject")))},
-		firstLines(textproto.MIMEHeader(msg.Header), msg.Body)...)
-	return Finding{Kind: KindReply, MessageIDs: ids, From: from, Unsubscribe: asksToUnsubscribe(lines)}
+	unsubscribe := asksToUnsubscribe(replySubject(headerText(msg.Header.Get("Subject"))),
+		firstLines(textproto.MIMEHeader(msg.Header), msg.Body))
+	return Finding{Kind: KindReply, MessageIDs: ids, From: from, Unsubscribe: unsubscribe}
 }
 
 // isDeliveryReport requires what RFC 3464 requires at the top level:

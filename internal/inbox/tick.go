@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/mail"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -448,12 +450,32 @@ func (t *inboxTick) bounce(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 
 // suspicious records the one inbox_suspicious event of a message.
 func (t *inboxTick) suspicious(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, uid uint32, f Finding, never int) error {
-	reason := fmt.Sprintf("a delivery report from %q names %d addresses %s never mailed; it was ignored", f.From, never, mb.address)
+	from := eventSender(f.From)
+	reason := fmt.Sprintf("a delivery report from %s names %d addresses %s never mailed; it was ignored", from, never, mb.address)
 	t.opts.Logger.Warn("inbox message ignored as suspicious", "mailbox", mb.address, "uid", uid, "reason", reason, "tick_id", t.opts.TickID)
-	payload := map[string]any{"address": mb.address, "uid": uid, "uid_validity": cp.UIDValidity, "from": f.From,
+	payload := map[string]any{"address": mb.address, "uid": uid, "uid_validity": cp.UIDValidity, "from": from,
 		"recipients": len(f.Recipients), "never_mailed": never, "reason": reason, "tick_id": t.opts.TickID}
 	key := fmt.Sprintf("inbox_suspicious:%d:%d:%d", mb.id, cp.UIDValidity, uid)
 	return store.InsertEvent(ctx, tx, "inbox_suspicious", mb.workspaceID, mb.id, key, payload)
+}
+
+// eventSender is a message's sender as an event may show it: the bare
+// address, without the characters Slack reads as markup, so a sender
+// cannot put a link in an alert.
+func eventSender(from string) string {
+	if a, err := mail.ParseAddress(from); err == nil {
+		from = a.Address
+	}
+	from = strings.Map(func(r rune) rune {
+		if strings.ContainsRune("<>&|*_~`", r) {
+			return -1
+		}
+		return r
+	}, from)
+	if from == "" {
+		return "an unknown sender"
+	}
+	return from
 }
 
 // mark ends the sends' enrollments as status (suppressing their addresses

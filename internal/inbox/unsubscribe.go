@@ -44,30 +44,43 @@ func parseUnsubscribeWords(file string) unsubscribeWords {
 	return w
 }
 
-// asksToUnsubscribe reports whether any of a reply's first lines asks to
-// be removed.
-func asksToUnsubscribe(lines []string) bool {
+// asksToUnsubscribe reports whether a reply asks to be removed: one of its
+// first lines says so, or its subject (without Re:) is only that. A phrase
+// inside the subject does not count: it is usually our own subject, which
+// may well say "stop sending invoices by hand".
+func asksToUnsubscribe(subject string, lines []string) bool {
+	if unsubscribeList.isLine(normalizeWords(subject)) {
+		return true
+	}
 	for _, l := range lines {
-		if unsubscribeList.says(normalizeWords(l)) {
+		if l := normalizeWords(l); unsubscribeList.hasPhrase(l) || unsubscribeList.isLine(l) {
 			return true
 		}
 	}
 	return false
 }
 
-func (w unsubscribeWords) says(line string) bool {
-	if line == "" {
-		return false
-	}
+// hasPhrase: the line contains a [phrase].
+func (w unsubscribeWords) hasPhrase(line string) bool {
 	padded := " " + line + " "
 	for _, p := range w.phrase {
 		if isASCII(p) && strings.Contains(padded, " "+p+" ") || !isASCII(p) && strings.Contains(line, p) {
 			return true
 		}
 	}
-	bare := padded
+	return false
+}
+
+// isLine: the line, politeness aside, is a [line].
+func (w unsubscribeWords) isLine(line string) bool {
+	if line == "" {
+		return false
+	}
+	bare := " " + line + " "
 	for _, p := range w.polite {
-		bare = strings.ReplaceAll(bare, " "+p+" ", " ")
+		for strings.Contains(bare, " "+p+" ") { // "please please stop"
+			bare = strings.ReplaceAll(bare, " "+p+" ", " ")
+		}
 	}
 	bare = strings.TrimSpace(bare)
 	for _, l := range w.line {
