@@ -40,3 +40,6 @@ GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
 -- Email: one address per campaign, and the metrics' running totals (issue 15).
 GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
 GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;
+
+-- Inbox: messages skipped as unprocessable (issue 25).
+GRANT SELECT, INSERT, UPDATE ON inbox_skipped TO rindactl_tick;

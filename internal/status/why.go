@@ -20,7 +20,8 @@ type Hold struct {
 	// Code is stable for scripts: lease, backoff, negative_cache,
 	// breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
 	// not_due, no_email, suppressed, no_mailbox, mailbox_disabled,
-	// mailbox_paused, daily_cap_reached, outside_window.
+	// mailbox_paused, daily_cap_reached, outside_window; for a mailbox
+	// also inbox_error and inbox_skipped.
 	Code   string     `json:"code"`
 	Detail string     `json:"detail"`
 	Until  *time.Time `json:"until,omitempty"`

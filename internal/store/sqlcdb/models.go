@@ -34,18 +34,20 @@ type Breaker struct {
 }
 
 type Campaign struct {
-	ID             int64
-	WorkspaceID    int64
-	Name           string
-	WindowTimezone *string
-	WindowDays     []string
-	WindowStart    *string
-	WindowEnd      *string
-	UnsubscribeUrl *string
-	Status         string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	FollowUpsFirst bool
+	ID              int64
+	WorkspaceID     int64
+	Name            string
+	WindowTimezone  *string
+	WindowDays      []string
+	WindowStart     *string
+	WindowEnd       *string
+	UnsubscribeUrl  *string
+	Status          string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	FollowUpsFirst  bool
+	BounceRateMax   float64
+	BounceStreakMax int32
 }
 
 type CampaignMailbox struct {
@@ -113,6 +115,15 @@ type InboxCheckpoint struct {
 	LockedBy    *string
 }
 
+type InboxSkipped struct {
+	MailboxID   int64
+	UidValidity int64
+	Uid         int64
+	Reason      string
+	TickID      string
+	SkippedAt   time.Time
+}
+
 type Lead struct {
 	ID            int64
 	WorkspaceID   int64
@@ -166,6 +177,8 @@ type Mailbox struct {
 	GapMin            time.Duration
 	GapMax            time.Duration
 	NextSendNotBefore time.Time
+	Verp              bool
+	VerpSecret        []byte
 }
 
 type ProviderCall struct {
@@ -198,6 +211,7 @@ type Send struct {
 	Error        *string
 	CreatedAt    time.Time
 	SentAt       *time.Time
+	BouncedAt    *time.Time
 }
 
 type SequenceStep struct {
