@@ -279,7 +279,7 @@ func (r *tickRun) finish(o store.EnrichOutcome) {
 
 // release gives an unworked lead back exactly as it was due, uncharged.
 func (r *tickRun) release(l store.ClaimedLead) {
-	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true})
+	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true, KeepFound: true})
 }
 
 func (r *tickRun) report(claimed int, started time.Time) Report {

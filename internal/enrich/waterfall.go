@@ -3,168 +3,13 @@ package enrich
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
-
-// stepKind is how one provider step of the waterfall ended.
-type stepKind int
-
-const (
-	// stepAnswered: the provider answered (found, missed, or rejected the
-	// lead's input).
-	stepAnswered stepKind = iota
-	// stepQuota: the provider's quota is used up, by its answer now or
-	// earlier in this tick (then no call was made).
-	stepQuota
-	// stepBlocked: a guard refused the call; none was made.
-	stepBlocked
-	// stepUnusable: the provider refused our credentials (now or earlier in
-	// this tick); an operator must fix the key. No call was made, or none
-	// will be for the rest of the tick.
-	stepUnusable
-	// stepFailed: a transient failure (rate limit, 5xx, timeout).
-	stepFailed
-	// stepStopped: the tick is stopping; the lead goes back untouched.
-	stepStopped
-)
-
-type step struct {
-	kind    stepKind
-	outcome CallOutcome
-	err     *ProviderError
-	until   time.Time
-	reason  string
-	// called: the step is this lead's own call, not a remembered answer.
-	called bool
-}
-
-// reasonGuardError blocks a call the guard could not decide on: retried
-// after a short backoff, like a rate block.
-const reasonGuardError = "guard_error"
-
-// leadResult gathers what the waterfall met for one lead; decide turns it
-// into the lead's outcome.
-type leadResult struct {
-	email, foundBy string
-	transient      *ProviderError
-	quota          *ProviderError
-	// blocked is the earliest-ending guard block (breaker, ceiling);
-	// rateBlocked the earliest rate block, which never parks a lead.
-	blocked, rateBlocked block
-	missedBy             string
-	unusable             *ProviderError
-	// called: a call for this lead failed, so the adapter and waterfall
-	// logged it and the outcome line completes the chain.
-	called bool
-}
-
-// block is a guard's refusal of one provider for one lead.
-type block struct {
-	until    time.Time
-	reason   string
-	provider string
-}
-
-// earlier keeps the block that ends first.
-func (b *block) earlier(provider string, s step) {
-	if b.until.IsZero() || s.until.Before(b.until) {
-		*b = block{until: s.until, reason: s.reason, provider: provider}
-	}
-}
-
-func (b block) set() bool { return !b.until.IsZero() }
-
-func (b block) text() string { return b.provider + ": " + b.reason }
-
-func (lr *leadResult) add(provider string, s step) {
-	if s.called { // only failedStep marks a step called, always with its error
-		lr.called = true
-	}
-	switch s.kind {
-	case stepAnswered:
-		lr.missedBy = provider
-	case stepQuota:
-		if lr.quota == nil {
-			lr.quota = s.err
-		}
-	case stepBlocked:
-		lr.addBlock(provider, s)
-	case stepUnusable:
-		lr.unusable = s.err
-	case stepFailed:
-		if lr.transient == nil || s.err.RetryAfter > lr.transient.RetryAfter {
-			lr.transient = s.err
-		}
-	}
-}
-
-// addBlock keeps the earliest block of each sort: a rate block, or a guard
-// that could not decide, ends within seconds and never parks the lead.
-func (lr *leadResult) addBlock(provider string, s step) {
-	if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
-		lr.rateBlocked.earlier(provider, s)
-		return
-	}
-	lr.blocked.earlier(provider, s)
-}
-
-// decide maps what the waterfall met to the lead's next state. Precedence:
-//  1. an address wins;
-//  2. a transient failure retries soon (a later attempt may succeed), up to
-//     MaxAttempts;
-//  3. a rate block (the provider's next token lies beyond this tick's
-//     deadline) or a guard that could not decide waits for its end: that
-//     provider can serve the lead within seconds, so it is never parked,
-//     whatever the other providers said;
-//  4. a quota answer, or a breaker or ceiling block after another provider
-//     missed, parks the lead for the negative cache: every provider that
-//     could serve it is exhausted or blocked beyond the tick, and retrying
-//     at the block's end would pay the providers that missed again every
-//     few minutes;
-//  5. a breaker or ceiling block alone waits for its end (no call was made,
-//     so waiting is free);
-//  6. clean misses are not_found; a provider with a refused key counts as
-//     absent, or the lead would loop until the key is fixed;
-//  7. only refused keys: wait AuthRetryDefault, no call made.
-//
-// Quota and blocks refund the claim's attempt: they are not the lead's
-// failures, so they never push it towards enrichment_failed.
-func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcome {
-	o := store.EnrichOutcome{LeadID: l.LeadID}
-	switch {
-	case lr.email != "":
-		o.Status, o.Email, o.Provider = lead.Enriched, lr.email, lr.foundBy
-	case lr.transient != nil:
-		o.Provider, o.LastError = lr.transient.Provider, lr.transient.Error()
-		if l.Attempts >= r.cfg.MaxAttempts {
-			o.Status = lead.EnrichmentFailed
-		} else {
-			o.Status, o.Delay = lead.Pending, r.cfg.Backoff.Retry(l.Attempts, lr.transient.RetryAfter)
-		}
-	case lr.rateBlocked.set():
-		o.Status, o.DueAt, o.Refund = lead.Pending, lr.rateBlocked.until, true
-		o.Provider, o.LastError = lr.rateBlocked.provider, lr.rateBlocked.text()
-	case lr.quota != nil:
-		o.Status, o.Delay, o.Refund = lead.Unreachable, r.cfg.NegativeCache, true
-		o.Provider, o.LastError = lr.quota.Provider, lr.quota.Error()
-	case lr.blocked.set() && lr.missedBy != "":
-		o.Status, o.Delay, o.Refund = lead.Unreachable, r.cfg.NegativeCache, true
-		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()+" (and "+lr.missedBy+" found nothing)"
-	case lr.blocked.set():
-		o.Status, o.DueAt, o.Refund = lead.Pending, lr.blocked.until, true
-		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()
-	case lr.missedBy != "" || lr.unusable == nil:
-		o.Status, o.Provider = lead.NotFound, lr.missedBy
-	default:
-		o.Status, o.Delay, o.Refund = lead.Pending, AuthRetryDefault, true
-		o.Provider, o.LastError = lr.unusable.Provider, lr.unusable.Error()
-	}
-	return o
-}
 
 // work runs one claimed lead through the waterfall and queues its outcome.
 // stop ends at MaxDuration or on ctx's cancellation; calls run under ctx, so
@@ -193,7 +38,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 		return
 	}
 	o := r.decide(l, &lr)
-	if lr.called {
+	if lr.called || (lr.verify != nil && lr.verify.called) {
 		// The last link of the log chain (adapter, waterfall, tick): what
 		// the failed call means for the lead.
 		r.log.Warn("lead outcome after a provider failure", "component", "tick", "lead_id", l.LeadID,
@@ -205,59 +50,88 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 	r.finish(o)
 }
 
-// waterfall tries the finders in order, each found address through the
-// verifier when there is one, and gathers what they met; false when the
-// tick stopped first (the lead goes back untouched).
-func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, lead Lead) (leadResult, bool) {
-	var lr leadResult
+// waterfall verifies the address the lead already holds, if any, then
+// tries the finders that have not answered it yet, in order, each found
+// address through the verifier when there is one, and gathers what they
+// met; false when the tick stopped first (the lead goes back untouched).
+func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, person Lead) (leadResult, bool) {
+	lr := leadResult{missed: slices.Clone(l.MissedBy)}
+	if l.FoundEmail != "" {
+		// Bought earlier, not verified yet: verify it, ask no finder for it.
+		if done, ok := r.verify(ctx, stop, l, &lr, l.FoundEmail, l.FoundBy); !ok || done {
+			return lr, ok
+		}
+	}
 	for _, f := range r.cfg.Finders {
+		if slices.Contains(lr.missed, f.Name()) {
+			continue // it answered this lead already
+		}
 		var found Finding
-		s := r.call(ctx, stop, l, f.Name(), findCall(f, lead, &found))
+		s := r.call(ctx, stop, l, f.Name(), findCall(f, person, &found))
 		switch {
 		case s.kind == stepStopped:
 			return lr, false
 		case s.kind != stepAnswered || s.outcome != CallFound:
 			lr.add(f.Name(), s)
 			continue
-		case r.cfg.Verifier == nil:
-			lr.email, lr.foundBy = found.Email, f.Name()
-			return lr, true
 		}
-		v := r.cfg.Verifier
-		vs := r.call(ctx, stop, l, v.Name(), verifyCall(v, found.Email))
-		switch {
-		case vs.kind == stepStopped:
-			return lr, false
-		case vs.kind == stepAnswered && vs.outcome == CallFound:
-			lr.email, lr.foundBy = found.Email, f.Name()
-			return lr, true
-		case vs.kind == stepAnswered:
-			// Undeliverable: as if this finder had missed.
-			lr.add(f.Name(), step{kind: stepAnswered})
-		default:
-			// Without the verifier no address can be accepted, so the
-			// other finders cannot help this time.
-			lr.add(v.Name(), vs)
-			return lr, true
+		if done, ok := r.verify(ctx, stop, l, &lr, found.Email, f.Name()); !ok || done {
+			return lr, ok
 		}
 	}
 	return lr, true
 }
 
+// verify judges address, found by foundBy, with the verifier, if any. done
+// says the lead's waterfall is over: the address is accepted, or kept to
+// wait for the verifier (no finder can help without it); otherwise it was
+// undeliverable, counted as foundBy's miss. ok is false when the tick
+// stopped first.
+func (r *tickRun) verify(ctx, stop context.Context, l store.ClaimedLead, lr *leadResult, address, foundBy string) (done, ok bool) {
+	v := r.cfg.Verifier
+	if v == nil {
+		lr.email, lr.foundBy = address, foundBy
+		return true, true
+	}
+	vs := r.call(ctx, stop, l, v.Name(), verifyCall(v, address))
+	switch {
+	case vs.kind == stepStopped:
+		return false, false
+	case vs.kind == stepAnswered && vs.outcome == CallFound:
+		lr.email, lr.foundBy = address, foundBy
+		return true, true
+	case vs.kind == stepAnswered:
+		lr.miss(foundBy)
+		return false, true
+	}
+	lr.held, lr.heldBy, lr.verify = address, foundBy, &leadResult{}
+	lr.verify.add(v.Name(), vs)
+	return true, true
+}
+
+// callFunc performs one provider request and classifies its answer; found
+// is the address a finder found ("" otherwise).
+type callFunc func(context.Context) (outcome CallOutcome, found string, err error)
+
 // findCall asks finder f for lead's address, kept in found.
-func findCall(f Finder, lead Lead, found *Finding) func(context.Context) (CallOutcome, error) {
-	return func(ctx context.Context) (CallOutcome, error) {
+func findCall(f Finder, lead Lead, found *Finding) callFunc {
+	return func(ctx context.Context) (CallOutcome, string, error) {
 		var err error
 		*found, err = f.FindEmail(ctx, lead)
-		return callOutcome(err, err == nil && found.Found)
+		outcome, err := callOutcome(err, err == nil && found.Found)
+		if outcome != CallFound {
+			return outcome, "", err
+		}
+		return outcome, found.Email, err
 	}
 }
 
 // verifyCall asks verifier v whether email is deliverable.
-func verifyCall(v Verifier, email string) func(context.Context) (CallOutcome, error) {
-	return func(ctx context.Context) (CallOutcome, error) {
+func verifyCall(v Verifier, email string) callFunc {
+	return func(ctx context.Context) (CallOutcome, string, error) {
 		verdict, err := v.Verify(ctx, email)
-		return callOutcome(err, err == nil && verdict.Deliverable())
+		outcome, err := callOutcome(err, err == nil && verdict.Deliverable())
+		return outcome, "", err
 	}
 }
 
@@ -275,7 +149,7 @@ func callOutcome(err error, hit bool) (CallOutcome, error) {
 
 // call makes one guarded provider call for lead l, or explains why it made
 // none. do performs the request and classifies the answer.
-func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, do func(context.Context) (CallOutcome, error)) step {
+func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, do callFunc) step {
 	p := r.pairs.get(pairKey{l.WorkspaceID, provider})
 	if s, held := r.remembered(provider, p); held {
 		return s
@@ -339,9 +213,11 @@ func (r *tickRun) admit(ctx context.Context, call Call, p *pair, log func() *slo
 	}
 	r.rateWait.Add(int64(adm.Waited))
 	if !ok {
-		p.block(adm.Until, adm.Reason)
-		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason,
-			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", true, "duration_ms", 0)
+		p.block(s)
+		b := block{provider: call.Provider}
+		b.earlier(call.Provider, s)
+		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason, "cause", b.text(),
+			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", waits(s, time.Now()), "duration_ms", 0)
 	}
 	return adm, s, ok
 }
@@ -356,16 +232,16 @@ func refusal(adm Admission, err error, cancelled bool, retry time.Time) (step, b
 	case err != nil:
 		return step{kind: stepBlocked, until: retry, reason: reasonGuardError}, false
 	case !adm.Allowed:
-		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}, false
+		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason, cause: adm.Cause, retryAfter: adm.RetryAfter}, false
 	}
 	return step{}, true
 }
 
 // invoke makes an admitted call and settles it with the guard.
-func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admission, do func(context.Context) (CallOutcome, error), log func() *slog.Logger) step {
+func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admission, do callFunc, log func() *slog.Logger) step {
 	start := time.Now()
 	r.calls[provider].Add(1)
-	outcome, err := do(ctx)
+	outcome, found, err := do(ctx)
 	took := time.Since(start)
 	pe := asProviderError(provider, err)
 	if pe != nil && pe.Kind == KindQuota {
@@ -373,7 +249,7 @@ func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admi
 		// calls queued behind this one must not go out meanwhile.
 		p.setQuota(pe)
 	}
-	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: outcome, Err: pe, Duration: took}); err != nil {
+	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: outcome, Err: pe, Duration: took, Found: found}); err != nil {
 		log().Error("guard could not record the call", "error", err.Error())
 	}
 	if pe == nil {
@@ -437,8 +313,8 @@ func (r *tickRun) remembered(provider string, p *pair) (step, bool) {
 	if s, held := r.unusable(provider, p); held {
 		return s, true
 	}
-	if until, reason, ok := p.blocked(time.Now()); ok {
-		return step{kind: stepBlocked, until: until, reason: reason}, true
+	if s, ok := p.blocked(time.Now()); ok {
+		return s, true
 	}
 	return step{}, false
 }

@@ -65,7 +65,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 	adm := enrich.Admission{Call: call, Probe: row.Breaker == breakerProbe}
 	switch {
 	case row.Breaker == breakerOpen:
-		adm.Reason, adm.Until = ReasonBreakerOpen, breakerUntil(row, g.cfg.ProbeLease)
+		breakerRefusal(&adm, row, g.cfg.ProbeLease)
 	case row.CallID != nil:
 		adm.Allowed, adm.Ref = true, *row.CallID
 	case !*row.UnderCeiling || bucket.key == "" || (row.Granted != nil && *row.Granted):
@@ -105,7 +105,7 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	if res.Outcome == enrich.CallSkipped {
 		// Never made: refund the reservation; the breaker learns nothing,
 		// but a probe it held is freed for the next caller.
-		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false); err != nil {
+		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false, ""); err != nil {
 			return err
 		}
 		if a.Probe {
@@ -116,7 +116,12 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
 	g.metrics.ProviderRequest(call.Provider, class)
-	if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerState(res, lim), class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
+	state := ledgerState(res, lim)
+	found := ""
+	if state == ledgerSettled {
+		found = res.Found
+	}
+	if _, err := store.GuardSettle(ctx, g.db, a.Ref, state, class, call.WorkspaceID, call.Provider, answered(res), found); err != nil {
 		return err
 	}
 	if err := g.updateBreaker(ctx, a, res); err != nil {

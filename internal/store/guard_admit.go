@@ -32,9 +32,13 @@ type GuardAdmitParams struct {
 // GuardAdmitRow is the admit statement's answer. Breaker is "closed",
 // "probe" (this call claimed the half-open probe) or "open".
 type GuardAdmitRow struct {
-	Breaker      string
-	OpenUntil    *time.Time
-	ProbeUntil   *time.Time
+	Breaker    string
+	OpenUntil  *time.Time
+	ProbeUntil *time.Time
+	// Reason is what opened the breaker (an error kind or an operator's
+	// words); RetryAfter the provider's Retry-After behind its window.
+	Reason       *string
+	RetryAfter   *time.Duration
 	UnderCeiling *bool
 	TAT          *time.Time
 	Granted      *bool
@@ -51,7 +55,7 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 	err := db.QueryRow(ctx, query("guard_admit"),
 		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
 		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
-	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
+	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
 	if err != nil {
 		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
@@ -64,19 +68,21 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 
 // GuardSettle settles (state "settled") or refunds (state "refunded") the
 // ledger row callID and, after a clean answer, clears the breaker's failure
-// streak. It reports whether the row was still reserved.
+// streak; a finder's found address (found, "" for none) is kept with the
+// call's lead. It reports whether the row was still reserved.
 //
 // It is planned on every run: the ledger grows a row per call, and a plan
 // cached while it was small (a young install's first ticks) scanned all of
 // it for every call. A call waits on its provider for far longer than
 // planning takes.
-func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
+func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool, found string) (bool, error) {
 	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
-		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
+		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean, Column7: found,
 	})
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
 	}
-	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
+	// Count is the settled rows; Count_2, Count_3 and Count_4 the refunded,
+	// healed and kept finds.
 	return r.Count == 1, nil
 }

@@ -49,9 +49,19 @@ func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 				continue
 			}
 		}
-		c.log(ctx, "provider call blocked", pe, start, op.Endpoint, op.LogAttrs)
+		c.log(ctx, answerMessage[pe.Kind], pe, start, op.Endpoint, op.LogAttrs)
 		return zero, pe
 	}
+}
+
+// answerMessage is the adapter's log line for a call that ended in an
+// error of each kind: what the provider said, not what the tick does next.
+var answerMessage = map[enrich.ErrorKind]string{
+	enrich.KindQuota:       "provider answered: quota exhausted",
+	enrich.KindRateLimited: "provider answered: throttled",
+	enrich.KindAuth:        "provider refused the key or the endpoint",
+	enrich.KindInvalidLead: "provider rejected the lead's input",
+	enrich.KindUnavailable: "provider call failed",
 }
 
 // once is a single attempt: send, then parse.
