@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
@@ -16,6 +17,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -75,7 +77,10 @@ at its buckets' pace (rate_wait_ms in the JSON is the total wait).
 
 Provider keys come from RINDA_<PROVIDER>_API_KEY. A provider without a key
 on this host is left out of the tick (said once on stderr, nothing shared
-is written); with no usable finder the tick exits 2.
+is written); with no usable finder the tick exits 2. A workspace with its
+own key ('rindactl workspace set-key') calls with it, on its own token
+bucket and credits; the stored keys open with RINDA_SECRET_KEY (or
+RINDA_SECRET_KEY_FILE): without it, or with the wrong one, the tick exits 2.
 
 See docs/enrichment.md for the state machine.`,
 		Example: `  # what cron runs every minute
@@ -185,6 +190,9 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		}
 		cfg.Guard = guard.New(pool, gcfg, m)
 	}
+	if err := ownKeys(ctx, opts.f, pool, &cfg); err != nil {
+		return err
+	}
 	if opts.Workspace != "" {
 		if cfg.WorkspaceID, err = store.WorkspaceID(ctx, pool, opts.Workspace); err != nil {
 			if errors.Is(err, store.ErrNoWorkspace) {
@@ -216,5 +224,31 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	n := cliio.Thousands[int]
 	fmt.Fprintf(ios.Out, "tick %s claimed %s: %s enriched, %s not_found, %s pending, %s unreachable, %s enrichment_failed; calls %s; %dms\n",
 		rep.TickID, n(rep.Claimed), n(o.Enriched), n(o.NotFound), n(o.Pending), n(o.Unreachable), n(o.EnrichmentFailed), cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
+	return nil
+}
+
+// ownKeys opens the workspaces' own provider keys and gives cfg their
+// adapters. A missing or wrong master key is a usage error (exit 2).
+func ownKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, cfg *enrich.TickConfig) error {
+	keys, err := secrets.Load(ctx, pool, f.Getenv)
+	var kerr *secrets.ConfigError
+	if errors.As(err, &kerr) {
+		return usageError("%v", kerr)
+	}
+	if err != nil {
+		return err
+	}
+	var finders []string
+	for _, fd := range cfg.Finders {
+		finders = append(finders, fd.Name())
+	}
+	verifier := ""
+	if cfg.Verifier != nil {
+		verifier = cfg.Verifier.Name()
+	}
+	cfg.OwnFinders, cfg.OwnVerifiers, err = provider.OwnAdapters(keys, finders, verifier, f.Getenv, provider.WithLogger(f.Logger()))
+	if err != nil {
+		return usageError("%v", err)
+	}
 	return nil
 }

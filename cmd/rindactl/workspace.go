@@ -14,11 +14,11 @@ import (
 )
 
 func newCmdWorkspace(f *Factory) *cobra.Command {
-	return groupCommand("workspace", "List workspaces or set their monthly USD ceiling",
+	return groupCommand("workspace", "List workspaces, set their monthly USD ceiling or their own provider keys",
 		`Workspaces own leads, campaigns, mailboxes and a monthly provider spend
 ceiling. At the ceiling the workspace's enrichment makes no provider call until
 the UTC month turns or the ceiling is raised; its leads wait, they do not fail.`,
-		newCmdWorkspaceList(f), newCmdWorkspaceSet(f))
+		newCmdWorkspaceList(f), newCmdWorkspaceSet(f), newCmdWorkspaceSetKey(f))
 }
 
 func newCmdWorkspaceList(f *Factory) *cobra.Command {

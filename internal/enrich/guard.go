@@ -46,6 +46,9 @@ type Call struct {
 	// Provider is the finder's or verifier's Name().
 	Provider string
 	LeadID   int64
+	// OwnKey: the call uses the workspace's own API key, so it draws on
+	// that account's bucket (Account) rather than the host key's.
+	OwnKey bool
 	// WaitUntil is the latest time the caller can still make the call (its
 	// tick's deadline). A guard may hand out a rate slot up to then and
 	// sleep until it, so a tick works at its buckets' pace instead of

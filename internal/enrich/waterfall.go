@@ -62,12 +62,13 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 			return lr, ok
 		}
 	}
-	for _, f := range r.cfg.Finders {
-		if slices.Contains(lr.missed, f.Name()) {
-			continue // it answered this lead already
+	for _, host := range r.cfg.Finders {
+		f, own, usable := r.finderFor(l.WorkspaceID, host.Name())
+		if !usable || slices.Contains(lr.missed, host.Name()) {
+			continue // no key for it here, or it answered this lead already
 		}
 		var found Finding
-		s := r.call(ctx, stop, l, f.Name(), findCall(f, person, &found))
+		s := r.call(ctx, stop, l, f.Name(), own, findCall(f, person, &found))
 		switch {
 		case s.kind == stepStopped:
 			return lr, false
@@ -88,12 +89,17 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 // undeliverable, counted as foundBy's miss. ok is false when the tick
 // stopped first.
 func (r *tickRun) verify(ctx, stop context.Context, l store.ClaimedLead, lr *leadResult, address, foundBy string) (done, ok bool) {
-	v := r.cfg.Verifier
+	v, own, keyless := r.verifierFor(l.WorkspaceID)
 	if v == nil {
 		lr.email, lr.foundBy = address, foundBy
 		return true, true
 	}
-	vs := r.call(ctx, stop, l, v.Name(), verifyCall(v, address))
+	var vs step
+	if keyless != nil {
+		vs = step{kind: stepUnusable, err: keyless}
+	} else {
+		vs = r.call(ctx, stop, l, v.Name(), own, verifyCall(v, address))
+	}
 	switch {
 	case vs.kind == stepStopped:
 		return false, false
@@ -149,9 +155,10 @@ func callOutcome(err error, hit bool) (CallOutcome, error) {
 
 // call makes one guarded provider call for lead l, or explains why it made
 // none. do performs the request and classifies the answer.
-func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, do callFunc) step {
+func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, own bool, do callFunc) step {
 	p := r.pairs.get(pairKey{l.WorkspaceID, provider})
-	if s, held := r.remembered(provider, p); held {
+	account := Account(provider, l.WorkspaceID, own)
+	if s, held := r.remembered(account, p); held {
 		return s
 	}
 	leave, ok := p.enter(stop)
@@ -161,7 +168,7 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	defer leave()
 	// While this lead waited for the slow-start slot, the call ahead of it
 	// may have met the quota, a block or a refused key.
-	if s, held := r.remembered(provider, p); held {
+	if s, held := r.remembered(account, p); held {
 		return s
 	}
 	if stop.Err() != nil {
@@ -176,7 +183,7 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// The tick's deadline bounds the wait for a rate slot: a slot before it
 	// is worth waiting for, one after it belongs to the next tick.
 	deadline, _ := stop.Deadline()
-	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline}, p, log)
+	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline, OwnKey: own}, p, log)
 	if !ok {
 		return s
 	}
@@ -186,13 +193,13 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// committed yet, so the tick's own memory is the faster signal. A guard
 	// block the tick remembers is not checked again: this admission is
 	// newer than it, and skipping would waste the token.
-	if s, held := r.unusable(provider, p); held {
+	if s, held := r.unusable(account, p); held {
 		if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
 			log().Error("guard could not release the reservation", "error", err.Error())
 		}
 		return s
 	}
-	return r.invoke(ctx, provider, p, adm, do, log)
+	return r.invoke(ctx, provider, account, p, adm, do, log)
 }
 
 // admit asks the guard for the call; false means no call is made and the
@@ -238,7 +245,7 @@ func refusal(adm Admission, err error, cancelled bool, retry time.Time) (step, b
 }
 
 // invoke makes an admitted call and settles it with the guard.
-func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admission, do callFunc, log func() *slog.Logger) step {
+func (r *tickRun) invoke(ctx context.Context, provider, account string, p *pair, adm Admission, do callFunc, log func() *slog.Logger) step {
 	start := time.Now()
 	r.calls[provider].Add(1)
 	outcome, found, err := do(ctx)
@@ -263,7 +270,7 @@ func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admi
 	attrs := []any{"kind", string(pe.Kind), "retry_after_ms", pe.RetryAfter.Milliseconds(),
 		"is_transient", pe.Transient(), "duration_ms", took.Milliseconds(), "error", pe.Error()}
 	if s.kind == stepUnusable {
-		r.disable(pe, log(), attrs)
+		r.disable(account, pe, log(), attrs)
 	} else {
 		log().Warn(failureMessage[s.kind], attrs...)
 	}
@@ -307,10 +314,11 @@ var failureMessage = map[stepKind]string{
 	stepFailed:   "provider call failed transiently",
 }
 
-// remembered answers from what the tick already knows: a refused key, the
-// pair's quota answer, or a guard block that still holds. No call is made.
-func (r *tickRun) remembered(provider string, p *pair) (step, bool) {
-	if s, held := r.unusable(provider, p); held {
+// remembered answers from what the tick already knows: a refused key of
+// the account, the pair's quota answer, or a guard block that still holds.
+// No call is made.
+func (r *tickRun) remembered(account string, p *pair) (step, bool) {
+	if s, held := r.unusable(account, p); held {
 		return s, true
 	}
 	if s, ok := p.blocked(time.Now()); ok {
@@ -319,10 +327,10 @@ func (r *tickRun) remembered(provider string, p *pair) (step, bool) {
 	return step{}, false
 }
 
-// unusable reports a refused key or the pair's quota answer: for the rest
-// of the tick no admission changes them.
-func (r *tickRun) unusable(provider string, p *pair) (step, bool) {
-	if pe := r.disabledBy(provider); pe != nil {
+// unusable reports a refused key of the account or the pair's quota
+// answer: for the rest of the tick no admission changes them.
+func (r *tickRun) unusable(account string, p *pair) (step, bool) {
+	if pe := r.disabledBy(account); pe != nil {
 		return step{kind: stepUnusable, err: pe}, true
 	}
 	if pe := p.exhausted(); pe != nil {
@@ -331,24 +339,29 @@ func (r *tickRun) unusable(provider string, p *pair) (step, bool) {
 	return step{}, false
 }
 
-// disabledBy returns the auth error that disabled provider in this tick.
-func (r *tickRun) disabledBy(provider string) *ProviderError {
+// disabledBy returns the auth error that disabled account in this tick.
+func (r *tickRun) disabledBy(account string) *ProviderError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.disabled[provider]
+	return r.disabled[account]
 }
 
-// disable stops using a provider whose credentials were refused, for the
-// rest of the tick and every workspace (keys are per provider), and says so
-// once at error level: an operator must fix the key.
-func (r *tickRun) disable(pe *ProviderError, log *slog.Logger, attrs []any) {
+// disable stops using an account whose key was refused, for the rest of
+// the tick (the host's key serves every workspace without one of its own),
+// and says so once at error level: an operator must fix the key.
+func (r *tickRun) disable(account string, pe *ProviderError, log *slog.Logger, attrs []any) {
 	r.mu.Lock()
-	first := r.disabled[pe.Provider] == nil
+	first := r.disabled[account] == nil
 	if first {
-		r.disabled[pe.Provider] = pe
+		r.disabled[account] = pe
 	}
 	r.mu.Unlock()
-	if first {
-		log.Error("provider refused our credentials; not used for the rest of this tick (check RINDA_"+strings.ToUpper(pe.Provider)+"_API_KEY)", attrs...)
+	if !first {
+		return
 	}
+	fix := "check " + strings.ToUpper("RINDA_"+pe.Provider+"_API_KEY")
+	if account != pe.Provider {
+		fix = "set the workspace's key again with 'rindactl workspace set-key'"
+	}
+	log.Error("provider refused our credentials; not used for the rest of this tick ("+fix+")", attrs...)
 }
