@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/credits"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
@@ -175,6 +176,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 
 	cfg.Lease = opts.Lease
+	ccfg, err := credits.ConfigFromEnv(opts.f.Getenv, seen...)
+	if err != nil {
+		return usageError("%v", err)
+	}
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
@@ -211,6 +216,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		for outcome, n := range rep.Outcomes.Map() {
 			m.AddLeads(outcome, n)
 		}
+		watchCredits(ctx, opts.f, pool, ccfg, cfg, m)
 	}
 	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, err == nil, opts.tickOutputs)
 	if err != nil {
@@ -251,4 +257,35 @@ func ownKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, cfg *enrich.Ti
 		return usageError("%v", err)
 	}
 	return nil
+}
+
+// watchCredits reads the credits of the tick's provider accounts when they
+// are due (at most once per RINDA_CREDITS_REFRESH across all processes),
+// alerts when a runway runs short (credits_low, delivered with the other
+// events right after) and puts the credits in the tick's metrics. It never
+// fails the tick: a problem is logged and the next tick tries again.
+func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg credits.Config, cfg enrich.TickConfig, m *metrics.Metrics) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*ccfg.ReadTimeout)
+	defer cancel()
+	var host []any
+	for _, fd := range cfg.Finders {
+		host = append(host, fd)
+	}
+	if cfg.Verifier != nil {
+		host = append(host, cfg.Verifier)
+	}
+	rows, err := credits.Refresh(ctx, pool, ccfg, credits.AccountsOf(host, cfg.OwnFinders, cfg.OwnVerifiers), f.Logger())
+	if err != nil {
+		f.Logger().Warn("reading provider credits failed; the next tick tries again", "component", "credits", "error", err.Error())
+	}
+	for _, r := range rows {
+		if r.Credits == nil {
+			continue
+		}
+		key := "host"
+		if r.Workspace != "" {
+			key = r.Workspace
+		}
+		m.CreditsRemaining(r.Provider, key, *r.Credits)
+	}
 }

@@ -29,6 +29,9 @@ const (
 	KindAuthFailed      = "provider_auth_failed"
 	KindMailboxPaused   = "mailbox_paused"
 	KindMailboxDisabled = "mailbox_disabled"
+	// KindCreditsLow is written by package credits, once per episode of a
+	// provider account's runway under its alert threshold.
+	KindCreditsLow = "credits_low"
 )
 
 // Event is an outbox event as a message is built from it.
@@ -82,6 +85,7 @@ var eventTitles = map[string]string{
 	KindAuthFailed:      "Provider rejected the API key",
 	KindMailboxPaused:   "Mailbox paused",
 	KindMailboxDisabled: "Mailbox disabled",
+	KindCreditsLow:      "Provider credits running low",
 }
 
 // Text is the plain-text line: kind, workspace, provider, reason and
