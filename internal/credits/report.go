@@ -17,7 +17,7 @@ type Row struct {
 	Key string `json:"key"`
 	// CreditsRemaining is the account's credits as last read (nil: never
 	// read); CreditsReadAt when; CreditsError why the last reading failed.
-	CreditsRemaining *int64    `json:"credits_remaining"`
+	CreditsRemaining *int64     `json:"credits_remaining"`
 	CreditsReadAt    *time.Time `json:"credits_read_at"`
 	CreditsError     string     `json:"credits_error,omitempty"`
 	CreditsResetAt   *time.Time `json:"credits_reset_at,omitempty"`
