@@ -83,6 +83,14 @@ func TestAcceptancePerWorkspaceKeys(t *testing.T) {
 	if res.code != exitUsage || !strings.Contains(res.stderr, "is not the one workspace") || strings.Contains(res.stderr, wrong["RINDA_SECRET_KEY"]) {
 		t.Errorf("wrong master key: exit %d %q; want 2 naming the problem", res.code, res.stderr)
 	}
+	wrongOwner := maps.Clone(env)
+	wrongOwner["RINDA_SECRET_KEY"] = wrong["RINDA_SECRET_KEY"]
+	if res := runCLI(t, wrongOwner, "doctor"); res.code != exitError || !strings.Contains(res.stdout+res.stderr, "workspace provider keys:") {
+		t.Errorf("doctor with the wrong master key: exit %d, want 1 reporting the keys\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := runCLI(t, env, "doctor"); !strings.Contains(res.stdout, "2 workspace provider key(s) open with the master key") {
+		t.Errorf("doctor does not confirm the keys open:\n%s%s", res.stdout, res.stderr)
+	}
 	delete(wrong, "RINDA_SECRET_KEY")
 	if res := runCLI(t, wrong, "enrich", "tick", "--providers", "findymail"); res.code != exitUsage || !strings.Contains(res.stderr, "RINDA_SECRET_KEY") {
 		t.Errorf("no master key: exit %d %q; want 2 naming RINDA_SECRET_KEY", res.code, res.stderr)
