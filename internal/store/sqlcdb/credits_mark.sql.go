@@ -24,7 +24,7 @@ WITH old AS (
     INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
     SELECT 'credits_low', up.workspace_id, up.provider, 'credits_low:' || up.account || ':' || up.episode,
            jsonb_build_object(
-               'workspace', coalesce((SELECT name FROM workspaces WHERE id = up.workspace_id), 'every workspace on the host key'),
+               'workspace', coalesce((SELECT name FROM workspaces WHERE id = up.workspace_id), 'host key (all workspaces without their own)'),
                'provider', up.provider, 'reason', 'credits_low', 'episode', up.episode,
                'credits_remaining', up.credits, 'runway', $3::text,
                'billed_calls_last_hour', $4::bigint, 'alert_under', $5::text)

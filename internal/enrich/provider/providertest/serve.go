@@ -127,7 +127,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if wr.Invalid(w, l) {
 		return
 	}
-	if !s.serveWithinQuota() || s.Credits(l.Key) <= 0 {
+	if s.Credits(l.Key) <= 0 || !s.serveWithinQuota() {
 		wr.Quota(w, l, false)
 		return
 	}

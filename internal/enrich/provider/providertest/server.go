@@ -185,6 +185,7 @@ func (s *Server) SetSlowDelay(d time.Duration) { s.locked(func() { s.slowDelay =
 
 // QuotaAfter makes a healthy server answer with its quota error once n
 // calls have been answered normally (found or missed); n < 0 disables.
+// Until then the account endpoint reports the answers left as credits.
 func (s *Server) QuotaAfter(n int) { s.locked(func() { s.quotaAfter, s.served = n, 0 }) }
 
 // SetDirectory replaces who is findable (finders only).
@@ -302,18 +303,27 @@ func (s *Server) CreditReads() int {
 	return s.creditReads
 }
 
-// remaining is key's balance; the caller holds mu.
+// remaining is key's balance, or what QuotaAfter still allows when that
+// is less; the caller holds mu.
 func (s *Server) remaining(key string) int {
-	if n, ok := s.balance[key]; ok {
-		return n
+	n, ok := s.balance[key]
+	if !ok {
+		n = s.creditsDefault
 	}
-	return s.creditsDefault
+	if s.quotaAfter >= 0 {
+		n = min(n, s.quotaAfter-s.served)
+	}
+	return n
 }
 
 // bill takes one credit from key.
 func (s *Server) bill(key string) {
 	s.locked(func() {
-		s.balance[key] = s.remaining(key) - 1
+		n, ok := s.balance[key]
+		if !ok {
+			n = s.creditsDefault
+		}
+		s.balance[key] = n - 1
 		s.used[key]++
 	})
 }
