@@ -98,7 +98,8 @@ func NewMailer(opts MailerOptions) *Mailer {
 // Send delivers msg through mb. Every failure is a *DeliveryError; one of
 // kind DeliveryUnknown means the final dot went out without an answer, so
 // the message may have been delivered and must not be sent again. No phase
-// runs past ctx's deadline; cancelling ctx does not cut a message short.
+// runs past ctx's deadline; one cut there before the dot is
+// DeliveryCancelled. Cancelling ctx does not cut a message short.
 func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 	gm, err := buildMsg(msg, m.opts.Now())
 	if err != nil {
@@ -115,18 +116,18 @@ func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 		reused := conn.smtp != nil
 		if !reused {
 			if err := m.dial(ctx, mb, conn, hard); err != nil {
-				return ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err})
+				return cutByTick(ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err}), hard)
 			}
 		}
 		err := m.transact(conn, gm, hard)
 		if err == nil {
 			return nil
 		}
-		de := ClassifyDelivery(err)
+		de := cutByTick(ClassifyDelivery(err), hard)
 		if de.ConnLost() {
 			// No SMTP reply, or the server is closing: the connection is unusable.
 			conn.drop()
-			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 {
+			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient {
 				continue
 			}
 		}

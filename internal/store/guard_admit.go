@@ -68,21 +68,28 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 
 // GuardSettle settles (state "settled") or refunds (state "refunded") the
 // ledger row callID and, after a clean answer, clears the breaker's failure
-// streak; a finder's found address (found, "" for none) is kept with the
-// call's lead. It reports whether the row was still reserved.
+// streak. It reports whether the row was still reserved.
 //
 // It is planned on every run: the ledger grows a row per call, and a plan
 // cached while it was small (a young install's first ticks) scanned all of
 // it for every call. A call waits on its provider for far longer than
 // planning takes.
-func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool, found string) (bool, error) {
+func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
 	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
-		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean, Column7: found,
+		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
 	})
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
 	}
-	// Count is the settled rows; Count_2, Count_3 and Count_4 the refunded,
-	// healed and kept finds.
+	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
 	return r.Count == 1, nil
+}
+
+// GuardKeepFound keeps email, found and billed by provider, with lead
+// leadID until it is verified (unless the lead holds one already).
+func GuardKeepFound(ctx context.Context, db DBTX, leadID int64, provider, email string) error {
+	if _, err := sqlcdb.New(db).GuardKeepFound(ctx, sqlcdb.GuardKeepFoundParams{LeadID: leadID, Provider: &provider, Email: &email}); err != nil {
+		return fmt.Errorf("keep %s's find for lead %d: %w", provider, leadID, err)
+	}
+	return nil
 }

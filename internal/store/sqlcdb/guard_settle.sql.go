@@ -14,13 +14,7 @@ WITH call AS (
     UPDATE provider_calls
     SET state = $2::text, outcome = $3::text, settled_at = now()
     WHERE id = $1::bigint AND state = 'reserved'
-    RETURNING workspace_id, cost_usd, created_at, lead_id
-), found AS (
-    UPDATE lead_enrichment e
-    SET found_email = $7::text, found_by = $5::text
-    FROM call
-    WHERE $7::text <> '' AND e.lead_id = call.lead_id AND e.found_email IS NULL
-    RETURNING 1
+    RETURNING workspace_id, cost_usd, created_at
 ), refund AS (
     UPDATE workspace_spend s
     SET spent_usd = greatest(s.spent_usd - call.cost_usd, 0), updated_at = now()
@@ -35,7 +29,7 @@ WITH call AS (
     WHERE $6::boolean AND workspace_id = $4::bigint AND provider = $5::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy), (SELECT count(*) FROM found)
+SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy)
 `
 
 type GuardSettleParams struct {
@@ -45,14 +39,12 @@ type GuardSettleParams struct {
 	Column4 int64
 	Column5 string
 	Column6 bool
-	Column7 string
 }
 
 type GuardSettleRow struct {
 	Count   int64
 	Count_2 int64
 	Count_3 int64
-	Count_4 int64
 }
 
 // Settle or refund one ledger row, give a refund back to the month's spend,
@@ -60,14 +52,8 @@ type GuardSettleRow struct {
 // breaker only when the streak is non-zero keeps the hot path free of
 // writes to a row every call shares.
 //
-// A finder's billed find is kept with its lead in the same statement
-// (lead_enrichment.found_email), so an address paid for survives a crash
-// before the tick records the lead's outcome: the next attempt verifies it
-// instead of buying it again.
-//
 // $1 provider_calls.id, $2 new state ('settled' | 'refunded'), $3 outcome,
-// $4 workspace_id, $5 provider, $6 clean answer (reset the streak),
-// $7 the address a finder found (” = none).
+// $4 workspace_id, $5 provider, $6 clean answer (reset the streak).
 func (q *Queries) GuardSettle(ctx context.Context, arg GuardSettleParams) (GuardSettleRow, error) {
 	row := q.db.QueryRow(ctx, guardSettle,
 		arg.Column1,
@@ -76,14 +62,8 @@ func (q *Queries) GuardSettle(ctx context.Context, arg GuardSettleParams) (Guard
 		arg.Column4,
 		arg.Column5,
 		arg.Column6,
-		arg.Column7,
 	)
 	var i GuardSettleRow
-	err := row.Scan(
-		&i.Count,
-		&i.Count_2,
-		&i.Count_3,
-		&i.Count_4,
-	)
+	err := row.Scan(&i.Count, &i.Count_2, &i.Count_3)
 	return i, err
 }

@@ -10,7 +10,7 @@ import (
 // "quota exhausted", not "call blocked"), for every kind of error.
 func TestAnswerMessageForEveryKind(t *testing.T) {
 	t.Parallel()
-	for _, k := range []enrich.ErrorKind{enrich.KindQuota, enrich.KindRateLimited, enrich.KindAuth, enrich.KindInvalidLead, enrich.KindUnavailable} {
+	for _, k := range []enrich.ErrorKind{enrich.KindQuota, enrich.KindRateLimited, enrich.KindAuth, enrich.KindInvalidLead, enrich.KindUnavailable, enrich.KindCancelled} {
 		if answerMessage[k] == "" {
 			t.Errorf("no adapter log line for %s", k)
 		}
