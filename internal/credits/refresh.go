@@ -56,10 +56,10 @@ func configured(a any) error {
 
 // Refresh reads the credits of every account of accounts that is due
 // (never read, or read cfg.Every ago or more; one process reads an account
-// at a time, the others use its reading), then checks each account's
-// runway against its provider's threshold, writing credits_low once per
-// episode. Reading an account endpoint costs no credit and writes no
-// ledger row. It returns the accounts' readings, for metrics; a failed
+// at a time, the others use its reading), and checks the runway of each
+// account it read against its provider's threshold, writing credits_low
+// once per episode. Reading an account endpoint costs no credit and writes
+// no ledger row. It returns the accounts' readings, for metrics; a failed
 // reading is recorded with the account (read_error), not returned.
 func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account, log *slog.Logger) ([]store.CreditsAccount, error) {
 	if cfg.Every <= 0 {
@@ -68,10 +68,13 @@ func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account,
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = ReadTimeoutDefault
 	}
+	fresh := map[string]bool{}
 	for _, a := range accounts {
-		if err := read(ctx, db, cfg, a, log); err != nil {
+		read, err := read(ctx, db, cfg, a, log)
+		if err != nil {
 			return nil, err
 		}
+		fresh[a.Key] = read
 	}
 	all, err := store.CreditsAccounts(ctx, db)
 	if err != nil {
@@ -87,6 +90,9 @@ func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account,
 			continue
 		}
 		out = append(out, row)
+		if !fresh[row.Account] {
+			continue // its reader checks the runway
+		}
 		if err := alert(ctx, db, cfg, row, log); err != nil {
 			return out, err
 		}
@@ -94,11 +100,12 @@ func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account,
 	return out, nil
 }
 
-// read reads account a's credits when it is this process's turn.
-func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.Logger) error {
+// read reads account a's credits when it is this process's turn, and
+// reports whether it was.
+func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.Logger) (bool, error) {
 	mine, err := store.ClaimCreditsRead(ctx, db, a.Key, a.Provider, a.WorkspaceID, cfg.Every, cfg.ReadTimeout+30*time.Second)
 	if err != nil || !mine {
-		return err
+		return false, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.ReadTimeout)
 	c, rerr := a.Reporter.Credits(rctx)
@@ -107,13 +114,13 @@ func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.L
 		// The adapter's errors carry no key (providerhttp redacts it).
 		log.Warn("reading the provider's credits failed; the last reading stands", "component", "credits",
 			"provider", a.Provider, "account", a.Key, "error", rerr.Error())
-		return store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, nil, nil, rerr.Error())
+		return true, store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, nil, nil, rerr.Error())
 	}
 	var reset *time.Time
 	if !c.ResetAt.IsZero() {
 		reset = &c.ResetAt
 	}
-	return store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, &c.Remaining, reset, "")
+	return true, store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, &c.Remaining, reset, "")
 }
 
 // alert compares row's runway with its threshold and marks the account
