@@ -33,6 +33,9 @@ const (
 	// KindInboxSuspicious: a delivery report naming more than a handful of
 	// addresses the mailbox never mailed was ignored.
 	KindInboxSuspicious = "inbox_suspicious"
+	// KindCreditsLow is written by package credits, once per episode of a
+	// provider account's runway under its alert threshold.
+	KindCreditsLow = "credits_low"
 )
 
 // Event is an outbox event as a message is built from it.
@@ -87,6 +90,7 @@ var eventTitles = map[string]string{
 	KindMailboxPaused:   "Mailbox paused",
 	KindMailboxDisabled: "Mailbox disabled",
 	KindInboxSuspicious: "Suspicious delivery report ignored",
+	KindCreditsLow:      "Provider credits running low",
 }
 
 // Text is the plain-text line: kind, workspace, provider, reason and

@@ -41,7 +41,7 @@ CREATE INDEX inbox_skipped_recent_idx ON inbox_skipped (mailbox_id, skipped_at D
 ALTER TABLE events DROP CONSTRAINT events_kind_check,
     ADD CONSTRAINT events_kind_check
         CHECK (kind IN ('quota_exhausted', 'breaker_opened', 'breaker_closed', 'ceiling_reached', 'mailbox_paused',
-                        'mailbox_disabled', 'provider_auth_failed', 'delivery_unknown', 'inbox_suspicious'));
+                        'mailbox_disabled', 'provider_auth_failed', 'delivery_unknown', 'credits_low', 'inbox_suspicious'));
 
 -- +goose StatementBegin
 DO $$
@@ -58,7 +58,7 @@ DELETE FROM events WHERE kind = 'inbox_suspicious';
 ALTER TABLE events DROP CONSTRAINT events_kind_check,
     ADD CONSTRAINT events_kind_check
         CHECK (kind IN ('quota_exhausted', 'breaker_opened', 'breaker_closed', 'ceiling_reached', 'mailbox_paused',
-                        'mailbox_disabled', 'provider_auth_failed', 'delivery_unknown'));
+                        'mailbox_disabled', 'provider_auth_failed', 'delivery_unknown', 'credits_low'));
 DROP TABLE inbox_skipped;
 ALTER TABLE campaigns DROP COLUMN bounce_streak_max, DROP COLUMN bounce_rate_max;
 ALTER TABLE mailboxes DROP COLUMN verp_secret, DROP COLUMN verp;

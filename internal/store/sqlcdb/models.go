@@ -31,6 +31,7 @@ type Breaker struct {
 	OpenedAt            *time.Time
 	Episode             int64
 	UpdatedAt           time.Time
+	RetryAfter          *time.Duration
 }
 
 type Campaign struct {
@@ -151,6 +152,9 @@ type LeadEnrichment struct {
 	LastError          *string
 	Provider           *string
 	UpdatedAt          time.Time
+	FoundEmail         *string
+	FoundBy            *string
+	MissedBy           []string
 }
 
 type Mailbox struct {
@@ -192,6 +196,20 @@ type ProviderCall struct {
 	TickID      *string
 	CreatedAt   time.Time
 	SettledAt   *time.Time
+}
+
+type ProviderCredit struct {
+	Account         string
+	Provider        string
+	WorkspaceID     *int64
+	Credits         *int64
+	ResetAt         *time.Time
+	ReadAt          *time.Time
+	ReadError       *string
+	RefreshingUntil *time.Time
+	Low             bool
+	Episode         int64
+	UpdatedAt       time.Time
 }
 
 type RateLimit struct {
@@ -249,6 +267,15 @@ type Workspace struct {
 	MonthlyUsdCeiling *float64
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+}
+
+type WorkspaceProviderKey struct {
+	WorkspaceID int64
+	Provider    string
+	Ciphertext  []byte
+	MasterKeyID string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 type WorkspaceSpend struct {
