@@ -17,6 +17,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/schedule"
+	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -139,6 +140,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	}
 	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}, Units: map[string]string{}}
 
+	// ownKeys are the providers some workspace has its own key for: an
+	// enrich tick uses them whatever this host's keys.
+	ownKeys := map[string]bool{}
 	pool, err := opts.f.OpenDB(ctx)
 	var configErr *codedError
 	errors.As(err, &configErr)
@@ -158,6 +162,12 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			if err := checkTicks(ctx, pool, opts, ticks, &rep); err != nil {
 				rep.Problems = append(rep.Problems, "tick history: "+err.Error())
 			}
+			checkOwnKeys(ctx, opts.f, pool, &rep)
+			if sealed, err := store.SealedProviderKeys(ctx, pool); err == nil {
+				for _, k := range sealed {
+					ownKeys[k.Provider] = true
+				}
+			}
 		}
 	}
 
@@ -165,7 +175,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	for _, p := range providerNames {
 		rep.Providers[p] = unitEnv("RINDA_"+p+"_API_KEY") != ""
 	}
-	checkUnits(ticks, unitEnv, opts, &rep)
+	checkUnits(ticks, unitEnv, ownKeys, opts, &rep)
 	rep.OK = len(rep.Problems) == 0
 
 	ios := opts.f.IO
@@ -292,7 +302,7 @@ func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) string
 // checkUnits adds to rep whether the unit of each scheduled tick kind can
 // start on this host with env, the environment the unit gets: a unit that
 // would exit 2 on every firing is a problem.
-func checkUnits(scheduled []schedule.Tick, env func(string) string, opts *DoctorOptions, rep *doctorReport) {
+func checkUnits(scheduled []schedule.Tick, env func(string) string, ownKeys map[string]bool, opts *DoctorOptions, rep *doctorReport) {
 	for _, kind := range tickkind.All {
 		rep.Units[string(kind)] = "off"
 	}
@@ -301,7 +311,7 @@ func checkUnits(scheduled []schedule.Tick, env func(string) string, opts *Doctor
 		where = opts.EnvFile
 	}
 	for _, t := range scheduled {
-		why := unitCannotStart(t.Kind, env, rep.EnvFileRead)
+		why := unitCannotStart(t.Kind, env, ownKeys, rep.EnvFileRead)
 		if why == "" {
 			rep.Units[string(t.Kind)] = "ok"
 			continue
@@ -312,9 +322,10 @@ func checkUnits(scheduled []schedule.Tick, env func(string) string, opts *Doctor
 	}
 }
 
-// unitCannotStart says why a tick of kind would exit 2 at start with env,
-// or "" when it can start.
-func unitCannotStart(kind tickkind.Kind, env func(string) string, fromFile bool) string {
+// unitCannotStart says why a tick of kind would exit 2 at start with env
+// (and workspaces' own keys for the providers in ownKeys), or "" when it
+// can start.
+func unitCannotStart(kind tickkind.Kind, env func(string) string, ownKeys map[string]bool, fromFile bool) string {
 	if fromFile && env("DATABASE_URL") == "" {
 		return "no DATABASE_URL"
 	}
@@ -332,11 +343,27 @@ func unitCannotStart(kind tickkind.Kind, env func(string) string, fromFile bool)
 		}
 		finders = append(finders, fd)
 	}
-	if _, _, err := enrich.UsableFinders(finders); err != nil {
+	if _, _, err := enrich.UsableFinders(finders, func(p string) bool { return ownKeys[p] }); err != nil {
 		return err.Error()
 	}
 	if _, err := guard.ConfigFromEnv(env, enrichProvidersDefault...); err != nil {
 		return err.Error()
 	}
 	return ""
+}
+
+// checkOwnKeys reports whether the master key on this host opens the
+// workspaces' own provider keys (never a key itself).
+func checkOwnKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, rep *doctorReport) {
+	keys, err := secrets.Load(ctx, pool, f.Getenv)
+	switch {
+	case err != nil:
+		rep.Problems = append(rep.Problems, "workspace provider keys: "+err.Error())
+	case len(keys) > 0:
+		n := 0
+		for _, byProvider := range keys {
+			n += len(byProvider)
+		}
+		rep.Checks = append(rep.Checks, fmt.Sprintf("%d workspace provider key(s) open with the master key", n))
+	}
 }

@@ -78,7 +78,7 @@ func TestImportLeadsFromStandardInput(t *testing.T) {
 	db := storetest.New(t)
 	env := map[string]string{"DATABASE_URL": db.URL}
 	csv := "external_id,first_name,last_name,company_domain,email\n1,Ada,Lovelace,analytical.example,\n2,Grace,Hopper,navy.example,grace@navy.example\n"
-	res := runCLIWithInput(t, env, csv, "import", "leads", "--workspace", "acme", "-")
+	res := runCLIIn(t, env, csv, "import", "leads", "--workspace", "acme", "-")
 	if res.code != exitOK || !strings.Contains(res.stdout, "imported 2 leads into workspace acme") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 leads imported from stdin", res.code, res.stdout, res.stderr)
 	}
@@ -87,7 +87,7 @@ func TestImportLeadsFromStandardInput(t *testing.T) {
 		t.Fatalf("%d leads (%v), want 2", n, err)
 	}
 	// A bad line on stdin names standard input, not "-".
-	res = runCLIWithInput(t, env, "external_id,first_name,last_name,company_domain,email\n3,Alan,Turing,,\n", "import", "leads", "--workspace", "acme", "-")
+	res = runCLIIn(t, env, "external_id,first_name,last_name,company_domain,email\n3,Alan,Turing,,\n", "import", "leads", "--workspace", "acme", "-")
 	if res.code != exitUsage || !strings.Contains(res.stderr, "standard input: 1 invalid line(s)") {
 		t.Fatalf("bad stdin: exit %d, stderr %q", res.code, res.stderr)
 	}

@@ -38,6 +38,7 @@ type Metrics struct {
 	lastOutcomes    *prometheus.GaugeVec
 	breakersOpen    *prometheus.GaugeVec
 	spend           *prometheus.GaugeVec
+	creditsLeft     *prometheus.GaugeVec
 
 	mu sync.Mutex
 	// counts are this run's additions to the running totals, not yet
@@ -54,6 +55,8 @@ const (
 	lastMaxDurationName = "rindactl_tick_last_max_duration_seconds"
 	lastSuccessName     = "rindactl_tick_last_success_timestamp_seconds"
 	lastOutcomesName    = "rindactl_tick_last_outcomes"
+
+	creditsRemainingName = "rindactl_provider_credits_remaining"
 )
 
 // RunGauges lists the per-run gauge names (docs and the deploy/ checks).
@@ -74,6 +77,8 @@ func NewMetrics() *Metrics {
 		lastOutcomes:    newGaugeVec(lastOutcomesName, "What the last tick of this kind did, by outcome (leads, messages or events of that run; the _total counters hold the running totals).", "kind", "outcome"),
 		breakersOpen:    newGaugeVec("rindactl_breakers_open", "Breakers refusing calls now (open or half-open), by provider, over all workspaces.", "provider"),
 		spend:           newGaugeVec("rindactl_workspace_spend_usd", "Provider spend this UTC month, by workspace.", "workspace"),
+		creditsLeft: newGaugeVec(creditsRemainingName,
+			"Credits a provider account has left, as its account endpoint last reported them; key is host (the host's key) or the workspace with its own key.", "provider", "key"),
 	}
 	m.run.MustRegister(m.lastDuration, m.lastMaxDuration, m.lastSuccess, m.lastOutcomes)
 	return m
@@ -126,6 +131,16 @@ func (m *Metrics) GuardBlocked(provider, reason string) {
 	m.count(guardBlockedTotal, 1, provider, reason)
 }
 
+// CreditsRemaining records what a provider account has left; key is
+// "host" or the name of the workspace whose own key it is. The accounts
+// are shared by every process: the enrich tick exports them.
+func (m *Metrics) CreditsRemaining(provider, key string, credits int64) {
+	if m == nil {
+		return
+	}
+	m.creditsLeft.WithLabelValues(provider, key).Set(float64(credits))
+}
+
 // EventDelivered counts one Slack post of an event, by result.
 func (m *Metrics) EventDelivered(kind, result string) {
 	m.count(eventsDeliveredTotal, 1, kind, result)
@@ -152,7 +167,7 @@ func (m *Metrics) Refresh(ctx context.Context, db store.DBTX, kind string) error
 		for w, usd := range spend {
 			m.spend.WithLabelValues(w).Set(usd)
 		}
-		if err := registerOnce(m.shared, m.breakersOpen, m.spend); err != nil {
+		if err := registerOnce(m.shared, m.breakersOpen, m.spend, m.creditsLeft); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,8 @@ type Campaign struct {
 	// FollowUpsFirst sends due follow-ups before first steps when a
 	// mailbox's cap cannot cover everything due (default true).
 	FollowUpsFirst bool
+	// BounceGuard pauses the campaign's mailboxes when they bounce too much.
+	BounceGuard BounceGuard
 
 	unsubscribe *fieldTemplate
 }
@@ -62,6 +64,10 @@ type Mailbox struct {
 	// TLSCA is the absolute path of a PEM file of a private CA trusted
 	// for this mailbox's SMTP and IMAP servers, besides the system roots.
 	TLSCA string
+	// VERP gives each message its own return path (see verp.go), made with
+	// VERPSecret, which only the database holds.
+	VERP       bool
+	VERPSecret []byte
 }
 
 // Step is one message of the sequence. Step 0 opens the thread; later steps
@@ -78,15 +84,16 @@ type Step struct {
 }
 
 type campaignFile struct {
-	Workspace      string        `yaml:"workspace"`
-	Name           string        `yaml:"name"`
-	UnsubscribeURL string        `yaml:"unsubscribe_url"`
-	FollowUpsFirst *bool         `yaml:"follow_ups_first"`
-	Ramp           *rampFile     `yaml:"ramp"`
-	Gap            string        `yaml:"gap"`
-	Mailboxes      []mailboxFile `yaml:"mailboxes"`
-	Window         *windowFile   `yaml:"window"`
-	Steps          []stepFile    `yaml:"steps"`
+	Workspace      string           `yaml:"workspace"`
+	Name           string           `yaml:"name"`
+	UnsubscribeURL string           `yaml:"unsubscribe_url"`
+	FollowUpsFirst *bool            `yaml:"follow_ups_first"`
+	BounceGuard    *bounceGuardFile `yaml:"bounce_guard"`
+	Ramp           *rampFile        `yaml:"ramp"`
+	Gap            string           `yaml:"gap"`
+	Mailboxes      []mailboxFile    `yaml:"mailboxes"`
+	Window         *windowFile      `yaml:"window"`
+	Steps          []stepFile       `yaml:"steps"`
 }
 
 type mailboxFile struct {
@@ -100,6 +107,7 @@ type mailboxFile struct {
 	Gap         string    `yaml:"gap"`
 	HELO        string    `yaml:"helo"`
 	TLSCA       string    `yaml:"tls_ca"`
+	VERP        bool      `yaml:"verp"`
 }
 
 type windowFile struct {
@@ -167,6 +175,11 @@ func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
 			return nil, err
 		}
 		c.UnsubscribeURL, c.unsubscribe = f.UnsubscribeURL, t
+	}
+
+	var err error
+	if c.BounceGuard, err = f.BounceGuard.validate("bounce_guard"); err != nil {
+		return nil, err
 	}
 
 	if requireMailboxes && len(f.Mailboxes) == 0 {
@@ -241,7 +254,7 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if f.TLSCA != "" && (!filepath.IsAbs(f.TLSCA) || filepath.Clean(f.TLSCA) != f.TLSCA) {
 		return Mailbox{}, fmt.Errorf("%s.tls_ca: %q is not a clean absolute path; name the PEM file of the CA as every tick host sees it (/etc/rindactl/ca.pem)", path, f.TLSCA)
 	}
-	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA}
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
 	if f.IMAPURL != "" {
 		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
 		if err != nil {
