@@ -70,6 +70,17 @@ func Canonical(s string) (string, error) {
 	return local + "@" + strings.ToLower(ascii), nil
 }
 
+// Key is the spelling an address column holds: the canonical one, or, for
+// an address that has none (a row stored before canonical spellings, a
+// bounce naming garbage), the trimmed input as is, so that it still
+// compares equal to itself.
+func Key(s string) string {
+	if c, err := Canonical(s); err == nil {
+		return c
+	}
+	return strings.TrimSpace(s)
+}
+
 // MustCanonical is Canonical for addresses the caller already validated
 // (tests, constants); it panics on an invalid one.
 func MustCanonical(s string) string {
