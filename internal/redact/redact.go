@@ -94,6 +94,14 @@ func String(text string, secrets ...string) string {
 	return credentialPattern.ReplaceAllString(text, "${1}"+Marker)
 }
 
+// Contains reports whether text holds secret in any form String hides.
+func Contains(text, secret string) bool {
+	if len(secret) < MinSecretLen {
+		return secret != "" && strings.Contains(text, secret)
+	}
+	return hideForms(text, formsOf(secret), []string{secret}) != text
+}
+
 // Error returns err with its text passed through String; errors.Is still
 // sees the original chain, but nothing can unwrap it to read its text.
 func Error(err error, secrets ...string) error {
