@@ -46,12 +46,31 @@ func attr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, clean...)
 	case slog.KindAny:
+		var text func() string
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, Stored(x.Error()))
+			text = x.Error
 		case interface{ String() string }:
-			return slog.String(a.Key, Stored(x.String()))
+			text = x.String
+		}
+		if s, ok := call(text); ok {
+			return slog.String(a.Key, Stored(s))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// call runs text, false when there is none or it panics (a nil pointer
+// behind the interface, as a nil *time.Time): the value is then logged as
+// the handler below would have logged it.
+func call(text func() string) (s string, ok bool) {
+	if text == nil {
+		return "", false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return text(), true
 }

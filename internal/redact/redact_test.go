@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rindactl/rindactl/internal/redact"
@@ -97,7 +98,8 @@ func TestHandlerRedactsLogLines(t *testing.T) {
 	redact.Register(secret)
 	log := slog.New(redact.Handler(slog.NewJSONHandler(&buf, nil))).With("url", "http://u:"+secret+"@h/")
 	log.Warn("failed with "+secret, "error", errors.New("535 "+base64.StdEncoding.EncodeToString([]byte("\x00u\x00"+secret))),
-		slog.Group("g", "k", url.QueryEscape(secret)), "huge", strings.Repeat("x", 10_000))
+		slog.Group("g", "k", url.QueryEscape(secret)), "huge", strings.Repeat("x", 10_000),
+		"nil time", (*time.Time)(nil), "nil error", (*url.Error)(nil))
 	if leaks(buf.String(), secret) {
 		t.Errorf("log line carries the secret: %s", buf.String())
 	}
