@@ -141,3 +141,32 @@ func TestTickSignalClosesATricklingReply(t *testing.T) {
 }
 
 func jsonLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
+
+// A signal during a greeting that trickles: the connection is closed a
+// grace after the signal, and the session cut so is the tick's, not the
+// mailbox's: the lead is released uncharged, not backed off.
+func TestTickSignalCutBeforeTheDotIsNoFailure(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{leads: 1, mailboxes: 1, steps: oneStep})
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{ByteDelay: 2 * time.Second})
+	f.pointMailbox("sdr01@acme.test", raw.URL())
+	f.mailer = NewMailer(MailerOptions{GreetingTimeout: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(time.Second, cancel) // SIGTERM
+	const maxDuration = 30 * time.Second
+	start := time.Now()
+	rep, err := RunTick(ctx, f.tickPool, TickOptions{Mailer: f.mailer, MaxDuration: maxDuration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > maxDuration/3 {
+		t.Errorf("the signalled tick took %s: it waited for the greeting", took)
+	}
+	if rep.Outcomes[OutcomeTransient] != 0 || rep.Outcomes[OutcomeReleased] != 1 {
+		t.Errorf("outcomes %v, want the lead released, not a transient failure", rep.Outcomes)
+	}
+	if n := f.count(`SELECT count(*) FROM enrollments WHERE attempts > 0 OR next_send_at > now() + interval '1 minute'`); n != 0 {
+		t.Errorf("%d enrollments charged or backed off by the tick's own cut", n)
+	}
+}
