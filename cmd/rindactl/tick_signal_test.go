@@ -344,3 +344,46 @@ func assertBreakersClosed(t *testing.T, env map[string]string) {
 		}
 	}
 }
+
+// Issue 25: SIGTERM while the IMAP server stalls mid-FETCH (for longer
+// than the test waits). The inbox tick closes the connection, records the
+// run and exits 0 at once; the mailbox is released, with no error on it.
+func TestInboxTickSIGTERMWhileTheServerStalls(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	smtp := smtptest.New(t, smtptest.Options{})
+	raw := imaptest.NewRaw(t, imaptest.RawOptions{Password: "imap-s3cret", FetchStall: 10 * time.Minute,
+		Messages: [][]byte{[]byte("From: a@example.test\r\nSubject: hi\r\n\r\nhello\r\n")}})
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_PASSWORD_SDR01": "imap-s3cret"}
+	file := filepath.Join(t.TempDir(), "campaign.yaml")
+	doc := fmt.Sprintf("workspace: acme\nname: q4\nmailboxes:\n  - address: sdr01@acme.test\n    smtp_url: %s\n    imap_url: %s\n"+
+		"    password_env: RINDA_PASSWORD_SDR01\nsteps:\n  - subject: Hi\n    body: Hello\n", smtp.URL(""), raw.URL("sdr01@acme.test"))
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "import", "campaign", file); res.code != exitOK {
+		t.Fatalf("import campaign: %+v", res)
+	}
+	env["DATABASE_URL"] = db.TickURL()
+	cmd, stdout, stderr := startRindactl(t, env, "inbox", "tick", "--max-duration", "5m", "--lease", "10m", "--output", "json")
+	select {
+	case <-raw.Stalled():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the server never stalled")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	assertTickRunFinished(t, db, "inbox")
+	var leased, errored int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE locked_by IS NOT NULL), count(*) FILTER (WHERE last_error IS NOT NULL)
+		FROM inbox_checkpoints`).Scan(&leased, &errored); err != nil {
+		t.Fatal(err)
+	}
+	if leased != 0 || errored != 0 {
+		t.Errorf("%d mailboxes left leased, %d with an error; a stop is neither", leased, errored)
+	}
+}

@@ -48,6 +48,13 @@ type TickConfig struct {
 	// Verifier, when set, checks each found address; an undeliverable one
 	// counts as that finder's miss and the waterfall moves on.
 	Verifier Verifier
+	// OwnFinders and OwnVerifiers are the adapters of workspaces that have
+	// their own API keys (by workspace id, then finder name): their calls
+	// go through them, on their own token bucket and credits. Every other
+	// workspace uses Finders and Verifier, the host's keys. The names are
+	// the ones in Finders and Verifier.
+	OwnFinders   map[int64]map[string]Finder
+	OwnVerifiers map[int64]Verifier
 	// Guard is consulted around every provider call; nil admits all.
 	Guard       Guard
 	Batch       int
@@ -173,8 +180,13 @@ type tickRun struct {
 
 	mu       sync.Mutex
 	outcomes Outcomes
-	// disabled providers answered with an auth error: unusable this tick.
+	// disabled accounts (Account keys) answered with an auth error:
+	// unusable this tick.
 	disabled map[string]*ProviderError
+	// hostFinders are the finders usable with the host's keys, by name;
+	// hostVerifierErr is set when the host has no key for the verifier.
+	hostFinders     map[string]Finder
+	hostVerifierErr *ProviderError
 }
 
 // loop claims rounds until nothing is due, the duration is up, ctx ends, or
@@ -249,33 +261,61 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	}
 }
 
-// dropUnconfigured leaves out the finders that cannot work on this host (no
-// API key), saying so once each; nothing shared is written for them. With
-// no finder left, or an unusable verifier (no address could be accepted),
-// the tick cannot run at all.
+// dropUnconfigured leaves out the host's finders that cannot work on this
+// host (no API key), saying so once each; nothing shared is written for
+// them. A workspace with its own key for such a finder still uses it. With
+// no finder usable for anyone, or an unusable verifier and no workspace
+// with its own (no address could be accepted), the tick cannot run at all.
 func (r *tickRun) dropUnconfigured() error {
 	if v := r.cfg.Verifier; v != nil {
 		if err := configError(v); err != nil {
-			return &ConfigError{fmt.Errorf("verifier %s is not usable: %w", v.Name(), err)}
+			if !r.ownAny(v.Name()) {
+				return &ConfigError{fmt.Errorf("verifier %s is not usable: %w", v.Name(), err)}
+			}
+			// Workspaces without their own key cannot verify: their finds
+			// wait, kept, for a key.
+			r.hostVerifierErr = &ProviderError{Provider: v.Name(), Kind: KindAuth, Message: err.Error()}
 		}
 	}
-	var usable []Finder
+	r.hostFinders = map[string]Finder{}
 	var missing []string
+	usable := 0
 	for _, f := range r.cfg.Finders {
 		if err := configError(f); err != nil {
-			missing = append(missing, err.Error())
+			if !r.ownAny(f.Name()) {
+				missing = append(missing, err.Error())
+			}
 			continue
 		}
-		usable = append(usable, f)
+		r.hostFinders[f.Name()] = f
 	}
-	if len(usable) == 0 {
+	for _, f := range r.cfg.Finders {
+		if r.hostFinders[f.Name()] != nil || r.ownAny(f.Name()) {
+			usable++
+		}
+	}
+	if usable == 0 {
 		return &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
 	}
 	for _, m := range missing {
 		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
 	}
-	r.cfg.Finders = usable
 	return nil
+}
+
+// ownAny reports whether some workspace has its own key for provider.
+func (r *tickRun) ownAny(provider string) bool {
+	for _, fs := range r.cfg.OwnFinders {
+		if fs[provider] != nil {
+			return true
+		}
+	}
+	for _, v := range r.cfg.OwnVerifiers {
+		if v != nil && v.Name() == provider {
+			return true
+		}
+	}
+	return false
 }
 
 // finish queues a lead's outcome for the next grouped flush.
@@ -288,7 +328,7 @@ func (r *tickRun) finish(o store.EnrichOutcome) {
 
 // release gives an unworked lead back exactly as it was due, uncharged.
 func (r *tickRun) release(l store.ClaimedLead) {
-	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true})
+	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true, KeepFound: true})
 }
 
 func (r *tickRun) report(claimed int, started time.Time) Report {

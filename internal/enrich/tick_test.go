@@ -48,6 +48,15 @@ func TestMillionVerifierErrorIn200(t *testing.T) {
 	if n := e.set.Findymail.Count(); n != 0 {
 		t.Fatalf("findymail got %d calls, want 0", n)
 	}
+	// Hunter's find is paid for: it is kept, with its source, to be
+	// verified when the verifier is back (issue 24).
+	var held, by string
+	if err := e.db.Pool.QueryRow(t.Context(), `SELECT coalesce(found_email, ''), coalesce(found_by, '') FROM lead_enrichment WHERE lead_id = $1`, ids[0]).Scan(&held, &by); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(held, "ada") || !strings.Contains(r.LastError, held) || by != "hunter" || !strings.Contains(r.LastError, "verify pending") {
+		t.Fatalf("kept %q by %q, last error %q: want hunter's address kept, verify pending", held, by, r.LastError)
+	}
 }
 
 func TestVerifyUndeliverableTriesNextProvider(t *testing.T) {
@@ -249,13 +258,14 @@ type blockingGuard struct {
 	provider string
 	until    time.Time
 	reason   string
+	cause    string
 	mu       sync.Mutex
 	settled  map[string]int
 }
 
 func (g *blockingGuard) Admit(_ context.Context, c enrich.Call) (enrich.Admission, error) {
 	if c.Provider == g.provider {
-		return enrich.Admission{Call: c, Until: g.until, Reason: cmp.Or(g.reason, "breaker_open")}, nil
+		return enrich.Admission{Call: c, Until: g.until, Reason: cmp.Or(g.reason, "breaker_open"), Cause: g.cause}, nil
 	}
 	return enrich.Admission{Call: c, Allowed: true}, nil
 }
@@ -271,13 +281,24 @@ func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.seed(t, "acme", 10)
-	g := &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), settled: map[string]int{}}
+	g := &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), cause: "quota_exhausted", settled: map[string]int{}}
 	cfg := e.config(t, "findymail", "hunter")
 	cfg.Guard = g
 	rep := e.tick(t, cfg)
-	// Hunter's misses wait a day for Findymail rather than end not_found.
+	// Behind a quota breaker, Hunter's misses wait a day for Findymail
+	// rather than end not_found.
 	if e.set.Findymail.Count() != 0 || rep.Outcomes.Enriched+rep.Outcomes.Unreachable != 10 || rep.Outcomes.Enriched < 5 || g.settled["hunter"] != 10 {
 		t.Fatalf("report %+v, settled %v: findymail skipped, hunter serves all", rep, g.settled)
+	}
+	// Behind a breaker that is only a wait (7 minutes, no quota), they wait
+	// for its end instead (issue 24).
+	e3 := newEnv(t)
+	e3.seed(t, "acme", 10)
+	cfg = e3.config(t, "findymail", "hunter")
+	cfg.Guard = &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), cause: "unavailable", settled: map[string]int{}}
+	rep = e3.tick(t, cfg)
+	if rep.Outcomes.Enriched+rep.Outcomes.Pending != 10 || rep.Outcomes.Unreachable != 0 || rep.Outcomes.Pending == 0 {
+		t.Fatalf("report %+v: hunter's misses wait for the short breaker, none is parked", rep)
 	}
 
 	// Every provider blocked: the lead waits for the block's end, uncharged.

@@ -29,21 +29,32 @@ type inboxFixture struct {
 	pool     *pgxpool.Pool
 	tickPool *pgxpool.Pool
 	imap     *imaptest.Server
+	smtp     *smtptest.Server
+}
+
+// fixtureOptions adds lines to the fixture's campaign file: campaign to
+// the top level, mailbox to each mailbox.
+type fixtureOptions struct {
+	campaign, mailbox string
 }
 
 func newInboxFixture(t *testing.T) *inboxFixture {
+	return newInboxFixtureWith(t, fixtureOptions{})
+}
+
+func newInboxFixtureWith(t *testing.T, o fixtureOptions) *inboxFixture {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.New(t)
 	smtp := smtptest.New(t, smtptest.Options{})
-	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t, nil)}
+	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t, nil), smtp: smtp}
 	var doc strings.Builder
-	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
+	doc.WriteString("workspace: acme\nname: q4\n" + o.campaign + "mailboxes:\n")
 	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {
 		if err := f.imap.AddAccount(mb, password); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    password_env: %s\n", mb, smtp.URL(""), f.imap.URL(mb), passwordEnv)
+		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    password_env: %s\n%s", mb, smtp.URL(""), f.imap.URL(mb), passwordEnv, o.mailbox)
 	}
 	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n  - delay: 72h\n    body: \"Following up\"\n")
 	c, err := sequence.ParseCampaign(strings.NewReader(doc.String()))

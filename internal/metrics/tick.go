@@ -33,6 +33,7 @@ type Metrics struct {
 	breakersOpen     *prometheus.GaugeVec
 	spend            *prometheus.GaugeVec
 	eventsDelivered  *prometheus.CounterVec
+	creditsLeft      *prometheus.GaugeVec
 
 	// ownSuccess is this run's own last success per kind, which the
 	// database may not show yet when Refresh reads it.
@@ -53,9 +54,11 @@ func NewMetrics() *Metrics {
 		breakersOpen:     newGaugeVec("rindactl_breakers_open", "Breakers refusing calls, by provider.", "provider"),
 		spend:            newGaugeVec("rindactl_workspace_spend_usd", "Provider spend this UTC month, by workspace.", "workspace"),
 		eventsDelivered:  newCounterVec("rindactl_events_delivered_total", "Domain events posted to Slack by this run, by kind and result.", "kind", "result"),
+		creditsLeft: newGaugeVec("rindactl_provider_credits_remaining",
+			"Credits a provider account has left, as its account endpoint last reported them; key is host (the host's key) or the workspace with its own key.", "provider", "key"),
 	}
 	m.Registry.MustRegister(m.tickDuration, m.tickLastSuccess, m.leads, m.providerRequests,
-		m.guardBlocked, m.breakersOpen, m.spend, m.eventsDelivered)
+		m.guardBlocked, m.breakersOpen, m.spend, m.eventsDelivered, m.creditsLeft)
 	return m
 }
 
@@ -104,6 +107,15 @@ func (m *Metrics) GuardBlocked(provider, reason string) {
 		return
 	}
 	m.guardBlocked.WithLabelValues(provider, reason).Inc()
+}
+
+// CreditsRemaining records what a provider account has left; key is
+// "host" or the name of the workspace whose own key it is.
+func (m *Metrics) CreditsRemaining(provider, key string, credits int64) {
+	if m == nil {
+		return
+	}
+	m.creditsLeft.WithLabelValues(provider, key).Set(float64(credits))
 }
 
 // EventDelivered counts one Slack post of an event, by result.

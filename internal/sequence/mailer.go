@@ -384,6 +384,11 @@ func buildMsg(msg *Message, now time.Time) (*mail.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("from %q: %w", msg.From, err)
 	}
+	if msg.ReturnPath != "" {
+		if err := gm.EnvelopeFrom(msg.ReturnPath); err != nil {
+			return nil, fmt.Errorf("return path %q: %w", msg.ReturnPath, err)
+		}
+	}
 	if strings.ContainsAny(msg.To, "\r\n,;<>") {
 		return nil, fmt.Errorf("recipient %q is not a single address", msg.To)
 	}

@@ -142,6 +142,12 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 	for i := range queue {
 		cur := next
 		<-cur.done
+		if until, ok := t.bouncePaused(mbs.id); ok {
+			// The guard paused the mailbox after this tick's bounces.
+			s.Add(outcome{kind: OutcomeReleased, n: len(queue) - i, set: store.Settlement{
+				Sends: unsent(cur), Enrollments: pauseReleases(queue[i:], &until, "mailbox paused: too many hard bounces", t.opts.Now())}})
+			return nil
+		}
 		settleErr := s.Err()
 		switch nextMove(cur.err != nil, ctx.Err() != nil, !t.opts.Now().Before(deadline), settleErr != nil) {
 		case moveAbort:

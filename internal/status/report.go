@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/opsfilter"
 	"github.com/rindactl/rindactl/internal/redact"
+	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -105,6 +106,12 @@ type Mailbox struct {
 	Remaining   int64      `json:"remaining"`
 	PausedUntil *time.Time `json:"paused_until"`
 	PauseReason string     `json:"pause_reason"`
+	// BounceRate is Bounces / BounceSends: the hard bounces among its last
+	// sends that reached a server (at most the guard's window of 200),
+	// what the bounce-rate guard pauses it on; 0 without sends.
+	BounceRate  float64 `json:"bounce_rate"`
+	Bounces     int64   `json:"bounces"`
+	BounceSends int64   `json:"bounce_sends"`
 }
 
 // Paused reports whether the mailbox sends nothing at now.
@@ -232,7 +239,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		mailboxes, err = store.OpsMailboxes(gctx, db, now, sc.workspaceID, sc.campaignID)
+		mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, sc.workspaceID, sc.campaignID)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -305,7 +312,11 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason)}
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason),
+			Bounces: m.RecentBounces, BounceSends: m.RecentSends}
+		if m.RecentSends > 0 {
+			mb.BounceRate = float64(m.RecentBounces) / float64(m.RecentSends)
+		}
 		if m.CapToday > 0 {
 			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
 		}

@@ -18,9 +18,10 @@ import (
 // Hold is one thing that keeps a row from moving on, in plain words.
 type Hold struct {
 	// Code is stable for scripts: lease, backoff, negative_cache,
-	// breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
+	// verify_pending, breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
 	// not_due, no_email, suppressed, no_mailbox, mailbox_disabled,
-	// mailbox_paused, daily_cap_reached, outside_window.
+	// mailbox_paused, daily_cap_reached, outside_window; for a mailbox
+	// also inbox_error and inbox_skipped.
 	Code   string     `json:"code"`
 	Detail string     `json:"detail"`
 	Until  *time.Time `json:"until,omitempty"`
@@ -40,8 +41,14 @@ type LeadExplanation struct {
 	NegativeCacheUntil *time.Time `json:"negative_cache_until"`
 	Provider           string     `json:"provider"`
 	LastError          string     `json:"last_error"`
-	Holds              []Hold     `json:"holds"`
-	Summary            string     `json:"summary"`
+	// FoundEmail is an address FoundBy found (and paid for) that awaits
+	// verification; MissedBy the finders that answered without an address.
+	// Neither is asked again unless an operator requeues with --refind.
+	FoundEmail string   `json:"found_email,omitempty"`
+	FoundBy    string   `json:"found_by,omitempty"`
+	MissedBy   []string `json:"missed_by"`
+	Holds      []Hold   `json:"holds"`
+	Summary    string   `json:"summary"`
 }
 
 // EnrollmentExplanation is `why enrollment`.
@@ -92,6 +99,7 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		Status: string(l.Status), Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
 		Provider: l.Provider, LastError: redact.String(l.LastError), Holds: []Hold{},
+		FoundEmail: l.FoundEmail, FoundBy: l.FoundBy, MissedBy: append([]string{}, l.MissedBy...),
 	}
 	row := leadRowHolds(l, now)
 	if row.summary != "" {
@@ -106,7 +114,9 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		}
 		x.Holds = append(x.Holds, guards...)
 	}
-	x.Holds = append(x.Holds, lastErrorHolds(x.LastError)...)
+	if !row.saidLastError {
+		x.Holds = append(x.Holds, lastErrorHolds(x.LastError)...)
+	}
 	x.Summary = leadSummary(x, now)
 	return x, nil
 }
@@ -136,6 +146,8 @@ type leadRow struct {
 	holds           []Hold
 	// guarded: the workspace's breakers, ceiling and rate limits apply.
 	guarded bool
+	// saidLastError: a hold already gives the last error as its cause.
+	saidLastError bool
 }
 
 func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
@@ -157,17 +169,36 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 		row.holds = []Hold{leaseHold(l.LockedBy, l.LockedUntil, now, tickkind.Enrich)}
 	case lead.Unreachable:
 		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
+			row.saidLastError = l.LastError != ""
 			row.holds = []Hold{{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
-				"unreachable: %s blocked it (quota or auth); negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
-				orUnknown(l.Provider), stamp(*l.NegativeCacheUntil))}}
+				"unreachable: %s; negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
+				cause(l), stamp(*l.NegativeCacheUntil))}}
 		}
 	case lead.Pending:
 		if l.NextAttemptAt != nil && l.NextAttemptAt.After(now) {
-			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: fmt.Sprintf(
-				"backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))}}
+			detail := fmt.Sprintf("backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))
+			if l.LastError != "" {
+				row.saidLastError = true
+				detail = fmt.Sprintf("waiting until %s: %s", stamp(*l.NextAttemptAt), redact.String(l.LastError))
+			}
+			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: detail}}
 		}
 	}
+	if l.FoundEmail != "" && l.Status != lead.Enriched {
+		row.holds = append(row.holds, Hold{Code: "verify_pending", Detail: fmt.Sprintf(
+			"verify pending: %s, found (and paid for) by %s, waits for the verifier; no finder is asked for this lead again (only 'rindactl requeue --refind' asks them)",
+			l.FoundEmail, l.FoundBy)})
+	}
 	return row
+}
+
+// cause is what parked an unreachable lead, in the words its tick left
+// (the provider and its answer, or the block and until when).
+func cause(l store.OpsLead) string {
+	if l.LastError != "" {
+		return redact.String(l.LastError)
+	}
+	return orUnknown(l.Provider) + " blocked it"
 }
 
 // unenrichedLead is a lead without an enrichment row: final either way.
@@ -231,7 +262,7 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 func leadSummary(x *LeadExplanation, now time.Time) string {
 	for _, h := range x.Holds {
 		switch h.Code {
-		case "failed", "negative_cache", "breaker_open", "ceiling_reached", "lease", "backoff":
+		case "failed", "negative_cache", "breaker_open", "ceiling_reached", "lease", "backoff", "verify_pending":
 			return "held back: " + h.Detail
 		}
 	}

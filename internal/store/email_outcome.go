@@ -84,6 +84,8 @@ type SendResult struct {
 	SentAt       time.Time
 	Error        string
 	Metric       string
+	// Bounced: the server refused the address for good (a hard bounce).
+	Bounced bool
 }
 
 // EnrollmentUpdate is an enrollment's state after a tick worked on it.
@@ -120,8 +122,10 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	}
 	n := len(s.Sends)
 	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
+	fBounced := make([]bool, n)
 	for i, r := range s.Sends {
 		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), string(r.Status), r.SentAt, redact.Stored(r.Error), r.Metric
+		fBounced[i] = r.Bounced
 	}
 	n = len(s.Enrollments)
 	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
@@ -138,7 +142,7 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	args := []any{tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
-		sWS, sEmail, sReason, fMetric}
+		sWS, sEmail, sReason, fMetric, fBounced}
 	if err := withoutSeqScans(ctx, db, query("email_settle"), args...); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}

@@ -28,10 +28,11 @@ type BreakerRow struct {
 
 // BreakerTrip opens the (workspace, provider) breaker for openFor and
 // writes the event kinds for its episode in the same statement. exact
-// replaces a longer window instead of keeping it.
-func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool) (episode int64, until time.Time, err error) {
+// replaces a longer window instead of keeping it; retryAfter is the
+// provider's Retry-After behind the window (0: none).
+func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool, retryAfter time.Duration) (episode int64, until time.Time, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerTrip(ctx, sqlcdb.GuardBreakerTripParams{
-		Column1: workspaceID, Column2: provider, Column3: openFor, Column4: redact.Stored(reason), Column5: kinds, Column6: exact,
+		Column1: workspaceID, Column2: provider, Column3: openFor, Column4: redact.Stored(reason), Column5: kinds, Column6: exact, Column7: retryAfter,
 	})
 	if err == nil && r.OpenUntil == nil {
 		err = errors.New("no open_until")
@@ -43,10 +44,11 @@ func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider strin
 }
 
 // BreakerFailure counts one transient failure; the threshold-th in a row
-// opens a closed breaker for openFor. It returns the breaker's state.
-func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string) (state string, failures int, err error) {
+// opens a closed breaker for openFor, remembering the provider's
+// retryAfter behind that window (0: none). It returns the breaker's state.
+func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string, retryAfter time.Duration) (state string, failures int, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerFailure(ctx, sqlcdb.GuardBreakerFailureParams{
-		Column1: workspaceID, Column2: provider, Column3: int32(threshold), Column4: openFor, Column5: redact.Stored(reason),
+		Column1: workspaceID, Column2: provider, Column3: int32(threshold), Column4: openFor, Column5: redact.Stored(reason), Column6: retryAfter,
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", provider, workspaceID, err)

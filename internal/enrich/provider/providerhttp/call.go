@@ -52,21 +52,21 @@ func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 			// the tick's cut, not the provider's failure.
 			pe = enrich.CancelledByTick(ctx, c.cfg.Provider)
 		}
-		c.log(ctx, endMessage(pe), pe, start, op.Endpoint, op.LogAttrs)
+		c.log(ctx, answerMessage[pe.Kind], pe, start, op.Endpoint, op.LogAttrs)
 		return zero, pe
 	}
 }
 
-// endMessage is the adapter's line for a call that ended in pe: the
-// provider refused it (quota, rate limit), it failed, or the tick cut it.
-func endMessage(pe *enrich.ProviderError) string {
-	switch pe.Kind {
-	case enrich.KindCancelled:
-		return "call cancelled by the tick"
-	case enrich.KindQuota, enrich.KindRateLimited:
-		return "provider call blocked"
-	}
-	return "provider call failed"
+// answerMessage is the adapter's log line for a call that ended in an
+// error of each kind: what the provider said (not "blocked" for a 402),
+// or that the tick cut the call.
+var answerMessage = map[enrich.ErrorKind]string{
+	enrich.KindQuota:       "provider answered: quota exhausted",
+	enrich.KindRateLimited: "provider answered: throttled",
+	enrich.KindAuth:        "provider refused the key or the endpoint",
+	enrich.KindInvalidLead: "provider rejected the lead's input",
+	enrich.KindUnavailable: "provider call failed",
+	enrich.KindCancelled:   "call cancelled by the tick",
 }
 
 // once is a single attempt: send, then parse.

@@ -152,7 +152,7 @@ func TestDoCallerCancelled(t *testing.T) {
 }
 
 // Issue 29: the adapter's line says what ended the call: the provider
-// refusing it (blocked), failing it, or the tick cutting it (with the
+// refusing it (quota, throttle), failing it, or the tick cutting it (with the
 // cause, at info: nothing for an operator to fix).
 func TestDoLogLineNamesWhatEndedTheCall(t *testing.T) {
 	t.Parallel()
@@ -162,7 +162,7 @@ func TestDoLogLineNamesWhatEndedTheCall(t *testing.T) {
 		level  string
 		msg    string
 	}{
-		{http.StatusTooManyRequests, false, "WARN", "provider call blocked"},
+		{http.StatusTooManyRequests, false, "WARN", "provider answered: throttled"}, // issue 24: what the provider said
 		{http.StatusBadGateway, false, "WARN", "provider call failed"},
 		{http.StatusOK, true, "INFO", "call cancelled by the tick"},
 	} {
