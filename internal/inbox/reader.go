@@ -37,6 +37,10 @@ type reader struct {
 	cancel  context.CancelFunc
 	raw     net.Conn
 	stop    func() bool
+	// end is the session's end. The connection's deadline and the
+	// session's context both fire at end, in either order: a read that
+	// times out at end may return before the context's timer has run.
+	end time.Time
 }
 
 // errSessionEnded marks a session cut by the tick itself (its deadline,
@@ -51,7 +55,7 @@ var errSessionEnded = errors.New("IMAP session cut at the tick's deadline")
 // connection is closed the moment the session ends.
 func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, end time.Time) (*reader, error) {
 	session, cancel := context.WithDeadline(ctx, end)
-	r := &reader{session: session, cancel: cancel, stop: func() bool { return false }}
+	r := &reader{session: session, cancel: cancel, stop: func() bool { return false }, end: end}
 	if err := r.open(ep, password, tlsConfig, end); err != nil {
 		err = r.cut(err)
 		r.close()
@@ -103,7 +107,7 @@ func (r *reader) open(ep sequence.IMAPEndpoint, password string, tlsConfig *tls.
 
 // cut marks err as the tick's own doing when the session had ended.
 func (r *reader) cut(err error) error {
-	if err != nil && r.session.Err() != nil {
+	if err != nil && (r.session.Err() != nil || !time.Now().Before(r.end)) {
 		return fmt.Errorf("%w: %v", errSessionEnded, err)
 	}
 	return err

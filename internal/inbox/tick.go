@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -197,19 +198,20 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 	case err != nil && ctx.Err() != nil:
 		// Told to stop (SIGTERM): what was read is recorded, the rest
 		// waits for the next tick. Not the mailbox's failure.
-		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", context.Cause(ctx).Error(), "error", err.Error(), "tick_id", t.opts.TickID)
+		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", context.Cause(ctx).Error(), "error", redact.String(err.Error()), "tick_id", t.opts.TickID)
 		err = nil
 	case errors.Is(err, errSessionEnded):
 		// The tick's own deadline (or the lease) cut the session: the
 		// server is slow, not failing; the next tick goes on from here.
 		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", "the session's end passed (--max-duration plus 1s, or the lease)",
-			"error", err.Error(), "last_uid", cp.LastUID, "tick_id", t.opts.TickID)
+			"error", redact.String(err.Error()), "last_uid", cp.LastUID, "tick_id", t.opts.TickID)
 		t.report.Outcomes[OutcomeSessionCut]++
 		err = nil
 	}
 	lastError := ""
 	if err != nil {
-		err = fmt.Errorf("inbox of %s: %w", address, err)
+		// A server's NO may repeat the password: hidden in every form.
+		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, err))
 		lastError = err.Error()
 		t.report.Outcomes[OutcomeMailboxError]++
 		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
@@ -234,6 +236,7 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if !ok || password == "" {
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
+	redact.Register(password)
 	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
 	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
 	if err != nil {

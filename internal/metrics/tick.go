@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -263,29 +264,69 @@ func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions,
 		if job == "" {
 			job = "rindactl_" + kind
 		}
-		pushes := []*push.Pusher{push.New(opts.PushgatewayURL, job).Gatherer(prometheus.Gatherers{m.run, m.shared})}
+		type group struct {
+			instance string
+			g        prometheus.Gatherer
+		}
+		pushes := []group{{"", prometheus.Gatherers{m.run, m.shared}}}
 		if opts.Instance != "" {
-			pushes = []*push.Pusher{
-				push.New(opts.PushgatewayURL, job).Gatherer(m.shared),
-				push.New(opts.PushgatewayURL, job).Grouping("instance", opts.Instance).Gatherer(m.run),
+			pushes = []group{{opts.Instance, m.run}}
+			// An empty push would wipe the job's totals another host pushed.
+			if fams, err := m.shared.Gather(); err != nil || len(fams) > 0 {
+				pushes = append(pushes, group{"", m.shared})
 			}
 		}
 		for _, p := range pushes {
-			if err := p.PushContext(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("push metrics to %s: %s", redactURL(opts.PushgatewayURL),
-					strings.ReplaceAll(err.Error(), opts.PushgatewayURL, redactURL(opts.PushgatewayURL))))
+			if err := pushgateway(ctx, opts.PushgatewayURL, job, p.instance, p.g); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// redactURL drops credentials and query from a URL before it is printed.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+// pushgateway pushes g to the Pushgateway at rawURL, to the group of job
+// (and instance, when not empty). Credentials in the
+// URL are sent properly: user:password@ as basic auth, the query (a
+// proxy's ?token=) after the grouping path, not before it as the push
+// library would put it. They are hidden from every log line and from the
+// error, whatever the server echoes.
+func pushgateway(ctx context.Context, rawURL, job, instance string, g prometheus.Gatherer) error {
+	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "the configured URL"
+		return fmt.Errorf("push metrics: invalid Pushgateway URL: %s", redact.String(err.Error()))
 	}
-	u.User, u.RawQuery = nil, ""
-	return u.Redacted()
+	var secrets []string
+	for _, vs := range u.Query() {
+		secrets = append(secrets, vs...)
+	}
+	pusher := push.New((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), job).Gatherer(g)
+	if instance != "" {
+		pusher = pusher.Grouping("instance", instance)
+	}
+	if u.User != nil {
+		password, _ := u.User.Password()
+		secrets = append(secrets, password)
+		pusher = pusher.BasicAuth(u.User.Username(), password)
+	}
+	redact.Register(secrets...)
+	if u.RawQuery != "" {
+		pusher = pusher.Client(withQuery{query: u.RawQuery, next: http.DefaultClient})
+	}
+	if err := pusher.PushContext(ctx); err != nil {
+		where := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+		return fmt.Errorf("push metrics to %s: %s", where, redact.String(err.Error(), secrets...))
+	}
+	return nil
+}
+
+// withQuery sends every request with the Pushgateway URL's query.
+type withQuery struct {
+	query string
+	next  push.HTTPDoer
+}
+
+func (d withQuery) Do(r *http.Request) (*http.Response, error) {
+	r.URL.RawQuery = d.query
+	return d.next.Do(r)
 }

@@ -160,8 +160,15 @@ func TestCutByTick(t *testing.T) {
 	}
 	for _, tc := range cases {
 		de := tc.de
-		if got := cutByTick(&de, tc.hard).Kind; got != tc.want {
+		if got := cutByTick(context.Background(), &de, tc.hard).Kind; got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
+	}
+	// A signal's grace closed the connection (the send context ended)
+	// before the deadline: the tick's cut too.
+	signalled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := cutByTick(signalled, &DeliveryError{Kind: DeliveryTransient, Phase: PhaseRcpt}, future).Kind; got != DeliveryCancelled {
+		t.Errorf("no reply after the signal's grace: %s, want %s", got, DeliveryCancelled)
 	}
 }

@@ -70,7 +70,7 @@ func TestTickRefusedGreetingPausesMailbox(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{leads: 10, mailboxes: 2})
 	raw := smtptest.NewRaw(t, smtptest.RawOptions{Replies: map[smtptest.Stage]string{
-		smtptest.StageHelo: "504 5.5.2 <vm>: Helo command rejected: need fully-qualified hostname",
+		smtptest.StageEHLO: "504 5.5.2 <vm>: Helo command rejected: need fully-qualified hostname",
 	}})
 	f.pointMailbox("sdr01@acme.test", raw.URL())
 

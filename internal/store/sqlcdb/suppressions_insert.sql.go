@@ -11,7 +11,7 @@ import (
 
 const suppressionsInsert = `-- name: SuppressionsInsert :execrows
 INSERT INTO suppressions (workspace_id, email, reason)
-SELECT u.workspace_id, lower(btrim(u.email)), u.reason
+SELECT u.workspace_id, u.email, u.reason
 FROM (SELECT unnest($1::bigint[]) AS workspace_id, unnest($2::text[]) AS email,
              unnest($3::text[]) AS reason) u
 WHERE btrim(u.email) <> ''
@@ -26,7 +26,8 @@ type SuppressionsInsertParams struct {
 
 // Suppresses addresses (workspace, email, reason): they are never mailed
 // again. The one writer of suppressions outside the email tick's settle;
-// the address is normalised as the claim reads it.
+// the addresses come canonical (address.Key), as leads store them and the
+// claim compares them.
 func (q *Queries) SuppressionsInsert(ctx context.Context, arg SuppressionsInsertParams) (int64, error) {
 	result, err := q.db.Exec(ctx, suppressionsInsert, arg.WorkspaceIds, arg.Emails, arg.Reasons)
 	if err != nil {
