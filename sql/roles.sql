@@ -49,3 +49,6 @@ GRANT SELECT, INSERT, UPDATE ON inbox_skipped TO rindactl_tick;
 -- (read only: `workspace set-key` and `secrets rotate` run as the owner).
 GRANT SELECT, INSERT, UPDATE ON provider_credits TO rindactl_tick;
 GRANT SELECT ON workspace_provider_keys TO rindactl_tick;
+
+-- Running totals of the Prometheus counters (issue 27).
+GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;
