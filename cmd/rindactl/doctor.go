@@ -18,7 +18,6 @@ import (
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/secrets"
-	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -107,7 +106,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", longestLeaseDefault(), "the ticks' --lease; a tick unfinished after it has crashed")
 	opts.tickSpecs.register(cmd)
 	return cmd
 }
@@ -346,7 +345,7 @@ func unitCannotStart(kind tickkind.Kind, env func(string) string, ownKeys map[st
 	if _, _, err := enrich.UsableFinders(finders, func(p string) bool { return ownKeys[p] }); err != nil {
 		return err.Error()
 	}
-	if _, err := guard.ConfigFromEnv(env, enrichProvidersDefault...); err != nil {
+	if _, err := guard.ConfigFromEnv(env, provider.DefaultLimits(enrichProvidersDefault...)); err != nil {
 		return err.Error()
 	}
 	return ""

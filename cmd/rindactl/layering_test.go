@@ -19,7 +19,7 @@ func TestLayering(t *testing.T) {
 	t.Parallel()
 	var emailImports []string
 	fset := token.NewFileSet()
-	for _, file := range []string{"email.go", "tick_common.go"} {
+	for _, file := range []string{"email.go", "tick_frame.go", "ticks.go"} {
 		f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestLayering(t *testing.T) {
 		}
 	}
 	if len(emailImports) == 0 {
-		t.Fatal("email.go and tick_common.go import no rindactl package; the check would prove nothing")
+		t.Fatal("email.go and the tick frame import no rindactl package; the check would prove nothing")
 	}
 	for _, tc := range []struct {
 		what   string
@@ -47,6 +47,19 @@ func TestLayering(t *testing.T) {
 		}},
 		{"the vocabulary leaves", vocabulary, func(dep string) bool {
 			return strings.HasPrefix(dep, module) && !slices.Contains(vocabulary, dep)
+		}},
+		// Issue 28: the guard reads no provider's defaults itself (the
+		// command passes them in), and events needs no enrichment to read
+		// a Retry-After.
+		{"internal/guard", []string{module + "internal/guard"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module+"internal/enrich/provider") &&
+				dep != module+"internal/enrich/provider/providerspec" && dep != module+"internal/enrich/provider/providerhttp"
+		}},
+		{"internal/events", []string{module + "internal/events"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module+"internal/enrich")
+		}},
+		{"internal/retryafter", []string{module + "internal/retryafter"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module) && dep != module+"internal/retryafter"
 		}},
 	} {
 		deps := goListDeps(t, tc.pkgs...)

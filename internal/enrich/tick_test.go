@@ -456,7 +456,7 @@ func (e *env) guardedHunter(t *testing.T, env map[string]string) enrich.TickConf
 	if err != nil {
 		t.Fatal(err)
 	}
-	gcfg, err := guard.ConfigFromEnv(getenv, "hunter")
+	gcfg, err := guard.ConfigFromEnv(getenv, provider.DefaultLimits("hunter"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func TestUnrecordableOutcomesCutCallsAsCancelled(t *testing.T) {
 	e := newEnv(t)
 	e.seed(t, "acme", 30)
 	f := &gateFinder{pass: make(chan struct{})}
-	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, f.Name())
+	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, provider.DefaultLimits(f.Name()))
 	if err != nil {
 		t.Fatal(err)
 	}
