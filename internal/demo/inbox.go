@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -88,8 +88,7 @@ steps:
 	if _, err := ar.run(ctx, "inbox-import-campaign", "import", "campaign", path); err != nil {
 		return act, err
 	}
-	q := sqlcdb.New(pool)
-	if err := q.DemoInboxLeadsSeed(ctx, sqlcdb.DemoInboxLeadsSeedParams{Column1: inboxLeads, Name: inboxWorkspace}); err != nil {
+	if err := store.DemoSeedInboxLeads(ctx, pool, inboxWorkspace, inboxLeads); err != nil {
 		return act, fmt.Errorf("seeding the inbox act's leads: %w", err)
 	}
 	if _, err := ar.run(ctx, "inbox-enroll", "enroll", "--workspace", inboxWorkspace, "--campaign", inboxCampaign, "--all-leads"); err != nil {
@@ -102,7 +101,7 @@ steps:
 		return act, err
 	}
 	act.RampSent, act.SeasonedSent = sent.ByMailbox[freshMailbox], sent.ByMailbox[seasonedMailbox]
-	ramp, err := q.DemoInboxRamp(ctx, freshMailbox)
+	ramp, err := store.DemoMailboxRamp(ctx, pool, freshMailbox)
 	if err == nil && ramp.CapToday == nil {
 		err = fmt.Errorf("mailbox %s has no cap today", freshMailbox)
 	}
@@ -113,7 +112,7 @@ steps:
 
 	// Two of the seasoned mailbox's leads answer: one replies, one's
 	// server bounces the message (address unknown).
-	seasoned, err := q.DemoInboxSent(ctx, seasonedMailbox)
+	seasoned, err := store.DemoFirstSends(ctx, pool, seasonedMailbox)
 	if err != nil || len(seasoned) < 2 {
 		return act, fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(seasoned), err)
 	}
@@ -139,7 +138,7 @@ steps:
 		return act, err
 	}
 	act.Outcomes = read.Outcomes
-	out, err := q.DemoInboxOutcome(ctx, sqlcdb.DemoInboxOutcomeParams{Email: &act.ReplyLead, Email_2: &act.BounceLead})
+	out, err := store.DemoInboxOutcome(ctx, pool, act.ReplyLead, act.BounceLead)
 	act.ReplyStatus, act.BounceStatus, act.Suppressed = out.ReplyStatus, out.BounceStatus, out.Suppressed
 	return act, err
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -57,7 +56,7 @@ type Result struct {
 func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
-	started, err := sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: id, Host: host, Pid: int32(os.Getpid())})
+	started, err := store.TickRunStart(ctx, db, kind, id, host, os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("recording %s tick start: %w", kind, err)
 	}
@@ -83,10 +82,7 @@ func (r *Run) Finish(ctx context.Context, res Result) error {
 		s := redact.Stored(res.Err.Error())
 		errText = &s
 	}
-	exit := int32(res.ExitStatus)
-	err = sqlcdb.New(r.db).TickFinish(ctx, sqlcdb.TickFinishParams{
-		TickID: r.ID, Claimed: int32(res.Claimed), Counts: cj, ExitStatus: &exit, Error: errText,
-	})
+	err = store.TickRunFinish(ctx, r.db, r.ID, store.TickRunEnd{Claimed: res.Claimed, Counts: cj, ExitStatus: res.ExitStatus, Error: errText})
 	if err != nil {
 		return fmt.Errorf("recording %s tick finish: %w", r.Kind, err)
 	}
