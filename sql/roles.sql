@@ -40,3 +40,8 @@ GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
 -- Email: one address per campaign, and the metrics' running totals (issue 15).
 GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
 GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;
+
+-- Unsubscribes (issue 25): the email tick creates a workspace's token key on
+-- first use; `unsubscribe serve` (which may run as this role) records each
+-- token used, ends the enrollments and suppresses the address.
+GRANT SELECT, INSERT ON unsubscribe_keys, unsubscribes TO rindactl_tick;

@@ -347,9 +347,15 @@ func buildMsg(msg *Message, now time.Time) (*mail.Msg, error) {
 		gm.SetGenHeader(mail.HeaderInReplyTo, refs[n-1])
 		gm.SetGenHeader(mail.HeaderReferences, strings.Join(refs, " "))
 	}
-	if msg.UnsubscribeURL != "" {
-		gm.SetGenHeader(mail.HeaderListUnsubscribe, "<"+singleLine(msg.UnsubscribeURL)+">")
-		gm.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+	if len(msg.ListUnsubscribe) > 0 {
+		urls := make([]string, len(msg.ListUnsubscribe))
+		for i, u := range msg.ListUnsubscribe {
+			urls[i] = "<" + singleLine(u) + ">"
+		}
+		gm.SetGenHeader(mail.HeaderListUnsubscribe, strings.Join(urls, ", "))
+		if msg.OneClick {
+			gm.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+		}
 	}
 	gm.SetBodyString(mail.TypeTextPlain, msg.Body)
 	return gm, nil
