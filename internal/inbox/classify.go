@@ -17,6 +17,8 @@ import (
 	"net/textproto"
 	"regexp"
 	"strings"
+
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Kind is what a message means for our sequences.
@@ -29,6 +31,9 @@ const (
 	KindAutoReply Kind = "auto_reply" // out of office and the like: the thread goes on
 	KindDelayed   Kind = "delayed"    // a DSN that only reports a delay
 	KindOther     Kind = "other"
+	// KindUnsubscribeMail: a message sent through the List-Unsubscribe
+	// mailto: URL, carrying an unsubscribe token (internal/unsubscribe).
+	KindUnsubscribeMail Kind = "unsubscribe_mail"
 )
 
 // Finding is what Classify learnt from one message.
@@ -44,6 +49,8 @@ type Finding struct {
 	Hard bool
 	// Status is the first failed recipient's enhanced status code.
 	Status string
+	// UnsubscribeToken is the token of a KindUnsubscribeMail.
+	UnsubscribeToken string
 }
 
 // maxPartDepth bounds the MIME walk: reports nest two or three levels deep.
@@ -62,6 +69,9 @@ func Classify(raw []byte) Finding {
 	rep.walk(textproto.MIMEHeader(msg.Header), msg.Body, 0)
 	if rep.isDSN {
 		return rep.finding()
+	}
+	if token, ok := unsubscribe.ParseMailtoRequest(msg.Header); ok {
+		return Finding{Kind: KindUnsubscribeMail, UnsubscribeToken: token}
 	}
 	ids := msgIDs(msg.Header.Get("In-Reply-To") + " " + msg.Header.Get("References"))
 	switch {

@@ -16,6 +16,7 @@ import (
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Defaults of `rindactl inbox tick`.
@@ -42,6 +43,9 @@ const (
 	OutcomeDelayed      = "delayed"
 	OutcomeOther        = "other"
 	OutcomeMailboxError = "mailbox_error" // the mailbox could not be read
+	// OutcomeUnsubscribed counts List-Unsubscribe mails whose token was
+	// used (its address suppressed, its sequences ended).
+	OutcomeUnsubscribed = string(enrollment.Unsubscribed)
 )
 
 // TickOptions configures one inbox tick.
@@ -241,6 +245,8 @@ func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[
 	case KindDelayed:
 		counts[OutcomeDelayed]++
 		return nil
+	case KindUnsubscribeMail:
+		return actUnsubscribe(ctx, tx, f.UnsubscribeToken, counts)
 	default:
 		counts[OutcomeOther]++
 		return nil
@@ -263,4 +269,31 @@ func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[
 		}
 	}
 	return nil
+}
+
+// actUnsubscribe uses the token of a List-Unsubscribe mail, in a savepoint
+// so that a token whose enrollment vanished meanwhile cannot abort the
+// chunk. A bad token counts as unmatched, a used one as already ended.
+func actUnsubscribe(ctx context.Context, tx pgx.Tx, token string, counts map[string]int) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := unsubscribe.Apply(ctx, sp, token, unsubscribe.ViaMailto)
+	switch {
+	case errors.Is(err, unsubscribe.ErrBadToken):
+		counts[OutcomeUnmatched]++
+		return sp.Rollback(ctx)
+	case errors.Is(err, unsubscribe.ErrReplayed):
+		counts[OutcomeAlreadyEnded]++
+		return sp.Rollback(ctx)
+	case err != nil:
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	counts[OutcomeUnsubscribed]++
+	if res.Suppressed {
+		counts[OutcomeSuppressed]++
+	}
+	return sp.Commit(ctx)
 }
