@@ -41,7 +41,7 @@ func TestInboxTickUnsubscribesByMail(t *testing.T) {
 	t.Parallel()
 	f := newInboxFixture(t)
 	f.unsubscribeMail(1, "unsubscribe "+f.token(1))
-	f.unsubscribeMail(1, "Re: unsubscribe "+f.token(1))                          // sent twice
+	f.unsubscribeMail(1, "Re: unsubscribe "+f.token(1))                        // sent twice
 	f.unsubscribeMail(2, "unsubscribe "+unsubscribe.Sign(make([]byte, 32), 1)) // forged
 	rep := f.tick(TickOptions{})
 	if rep.Outcomes[OutcomeUnsubscribed] != 1 || rep.Outcomes[OutcomeAlreadyEnded] != 1 || rep.Outcomes[OutcomeUnmatched] != 1 || rep.Outcomes[OutcomeSuppressed] != 1 {
