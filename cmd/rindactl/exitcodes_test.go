@@ -12,6 +12,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // exitCodeColumns are the error classes of the README's exit-code table,
@@ -124,38 +125,46 @@ func TestExitCodeTable(t *testing.T) {
 	goodCSV := write("leads.csv", "first_name,last_name,company_domain\nAda,Lovelace,analytical.example\n")
 	badCSV := write("bad.csv", "first_name,last_name,company_domain,phone\nAda,Lovelace,analytical.example,1\n")
 	badYAML := write("bad.yaml", "workspace: [acme\n")
+	goodSuppressions := write("suppressions.csv", "email,reason\nada@analytical.example,unsubscribed\n")
+	badSuppressions := write("bad-suppressions.csv", "email\nnot-an-address\n")
+	token := unsubscribe.Sign(make([]byte, unsubscribe.KeySize), 1)
 	envFile := filepath.Join(dir, "env")
 
 	// Per command: arguments that would work given a database, and
 	// arguments that are bad input (run against a real database when the
 	// input can only be judged there).
 	cases := map[string]struct{ ok, bad []string }{
-		"migrate":           {ok: nil, bad: []string{"sideways"}},
-		"doctor":            {ok: []string{"--env-file", goodEnvFile(t)}, bad: []string{"--interval", "0s"}},
-		"import leads":      {ok: []string{"--workspace", "acme", goodCSV}, bad: []string{"--workspace", "acme", badCSV}},
-		"import campaign":   {ok: []string{filepath.Join("..", "..", "examples", "campaign.yaml")}, bad: []string{badYAML}},
-		"enroll":            {ok: []string{"--workspace", "acme", "--campaign", "q4-outreach", "--all-leads"}, bad: []string{"--workspace", "nosuch", "--campaign", "q4-outreach", "--all-leads"}},
-		"enrollment mark":   {ok: []string{"--replied", "1"}, bad: []string{"--replied", "abc"}},
-		"enrich tick":       {ok: []string{"--nice", "0"}, bad: []string{"--providers", "nosuch"}},
-		"email tick":        {ok: nil, bad: []string{"--batch", "0"}},
-		"inbox tick":        {ok: nil, bad: []string{"--batch", "0"}},
-		"status":            {ok: nil, bad: []string{"--output", "yaml"}},
-		"requeue":           {ok: []string{"--status=unreachable", "--dry-run"}, bad: []string{"--status=bogus"}},
-		"why lead":          {ok: []string{"1"}, bad: []string{"crm-999"}},
-		"why enrollment":    {ok: []string{"1"}, bad: []string{"abc"}},
-		"breaker list":      {ok: nil, bad: []string{"--output", "yaml"}},
-		"breaker reset":     {ok: []string{"--workspace", "acme", "--provider", "hunter"}, bad: []string{"--workspace", "nosuch", "--provider", "hunter"}},
-		"breaker open":      {ok: []string{"--workspace", "acme", "--provider", "hunter", "--for", "1h"}, bad: []string{"--workspace", "acme", "--provider", "hunter"}},
-		"workspace list":    {ok: nil, bad: []string{"--output", "yaml"}},
-		"workspace set":     {ok: []string{"acme", "--monthly-usd-ceiling", "10"}, bad: []string{"acme", "--monthly-usd-ceiling", "lots"}},
-		"events list":       {ok: nil, bad: []string{"--limit", "0"}},
-		"events deliver":    {ok: nil, bad: []string{"--max-duration", "0s"}},
-		"schedule print":    {ok: []string{"--format", "crontab"}, bad: []string{"--format", "crontab", "--enrich", "61 * * * *"}},
-		"schedule env-file": {ok: []string{envFile}, bad: []string{envFile, "--var", "RINDA_TEST_UNSET_VARIABLE"}},
-		"run":               {ok: []string{"--enrich", "off", "--email", "off", "--events", "@yearly"}, bad: []string{"--enrich", "61 * * * *"}},
-		"demo":              {ok: nil, bad: []string{"--rounds", "0"}},
-		"bench claim":       {ok: []string{"--rows", "10"}, bad: nil},
-		"bench email":       {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
+		"migrate":             {ok: nil, bad: []string{"sideways"}},
+		"doctor":              {ok: []string{"--env-file", goodEnvFile(t)}, bad: []string{"--interval", "0s"}},
+		"import leads":        {ok: []string{"--workspace", "acme", goodCSV}, bad: []string{"--workspace", "acme", badCSV}},
+		"import campaign":     {ok: []string{filepath.Join("..", "..", "examples", "campaign.yaml")}, bad: []string{badYAML}},
+		"enroll":              {ok: []string{"--workspace", "acme", "--campaign", "q4-outreach", "--all-leads"}, bad: []string{"--workspace", "nosuch", "--campaign", "q4-outreach", "--all-leads"}},
+		"enrollment mark":     {ok: []string{"--replied", "1"}, bad: []string{"--replied", "abc"}},
+		"enrich tick":         {ok: []string{"--nice", "0"}, bad: []string{"--providers", "nosuch"}},
+		"email tick":          {ok: nil, bad: []string{"--batch", "0"}},
+		"inbox tick":          {ok: nil, bad: []string{"--batch", "0"}},
+		"status":              {ok: nil, bad: []string{"--output", "yaml"}},
+		"requeue":             {ok: []string{"--status=unreachable", "--dry-run"}, bad: []string{"--status=bogus"}},
+		"why lead":            {ok: []string{"1"}, bad: []string{"crm-999"}},
+		"why enrollment":      {ok: []string{"1"}, bad: []string{"abc"}},
+		"breaker list":        {ok: nil, bad: []string{"--output", "yaml"}},
+		"breaker reset":       {ok: []string{"--workspace", "acme", "--provider", "hunter"}, bad: []string{"--workspace", "nosuch", "--provider", "hunter"}},
+		"breaker open":        {ok: []string{"--workspace", "acme", "--provider", "hunter", "--for", "1h"}, bad: []string{"--workspace", "acme", "--provider", "hunter"}},
+		"workspace list":      {ok: nil, bad: []string{"--output", "yaml"}},
+		"workspace set":       {ok: []string{"acme", "--monthly-usd-ceiling", "10"}, bad: []string{"acme", "--monthly-usd-ceiling", "lots"}},
+		"events list":         {ok: nil, bad: []string{"--limit", "0"}},
+		"events deliver":      {ok: nil, bad: []string{"--max-duration", "0s"}},
+		"schedule print":      {ok: []string{"--format", "crontab"}, bad: []string{"--format", "crontab", "--enrich", "61 * * * *"}},
+		"schedule env-file":   {ok: []string{envFile}, bad: []string{envFile, "--var", "RINDA_TEST_UNSET_VARIABLE"}},
+		"run":                 {ok: []string{"--enrich", "off", "--email", "off", "--events", "@yearly"}, bad: []string{"--enrich", "61 * * * *"}},
+		"demo":                {ok: nil, bad: []string{"--rounds", "0"}},
+		"bench claim":         {ok: []string{"--rows", "10"}, bad: nil},
+		"bench email":         {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
+		"unsubscribe serve":   {ok: []string{"--listen", "127.0.0.1:0"}, bad: []string{"--listen", "nohost"}},
+		"unsubscribe apply":   {ok: []string{token}, bad: []string{"nope"}},
+		"suppressions import": {ok: []string{"--workspace", "acme", goodSuppressions}, bad: []string{"--workspace", "acme", badSuppressions}},
+		"suppressions export": {ok: []string{"--workspace", "acme"}, bad: []string{"--workspace", "nosuch"}},
+		"lead forget":         {ok: []string{"--email", "ada@analytical.example", "--yes"}, bad: []string{"--email", "nope", "--yes"}},
 	}
 
 	for path, row := range table {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -66,4 +67,22 @@ func ParseHashHex(s string) ([]byte, error) {
 		return nil, errors.New("not a SHA-256 in hex (64 characters 0-9a-f)")
 	}
 	return h, nil
+}
+
+// Spellings are the lower-case spellings an address may be stored under:
+// the canonical one, as given, and with the domain in Unicode (U-labels),
+// without repeats. Forgetting looks for all of them.
+func Spellings(given, canonical string) []string {
+	out := []string{canonical}
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	add(strings.ToLower(strings.TrimSpace(given)))
+	at := strings.LastIndexByte(canonical, '@')
+	if u, err := idna.ToUnicode(canonical[at+1:]); err == nil {
+		add(canonical[:at+1] + u)
+	}
+	return out
 }

@@ -100,7 +100,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		res, err := Apply(ctx, h.db, token, ViaHTTP)
 		if err == nil {
-			h.opts.Logger.Info("unsubscribed", "via", string(ViaHTTP), "enrollments_ended", res.Ended, "suppressed", res.Suppressed)
+			h.opts.Logger.Info("unsubscribe applied", "via", string(ViaHTTP), "enrollments_ended", res.Ended, "suppressed", res.Suppressed)
 		}
 		h.answer(w, err, pageDone)
 	default:
