@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/suppression"
@@ -66,7 +67,7 @@ func leadForgetRun(ctx context.Context, opts *LeadForgetOptions) error {
 	if opts.Email == "" {
 		return usageError("--email is required: the address of the person to forget")
 	}
-	canonical, err := suppression.Canonical(opts.Email)
+	canonical, err := address.Canonical(opts.Email)
 	if err != nil {
 		return usageError("--email: %v", err)
 	}

@@ -179,7 +179,7 @@ func TestLeadForgetNeedsConfirmationAndAnAddress(t *testing.T) {
 	}{
 		{[]string{"lead", "forget", "--email", "ada@analytical.example"}, "pass --yes"},
 		{[]string{"lead", "forget", "--yes"}, "--email is required"},
-		{[]string{"lead", "forget", "--email", "\u202eada@analytical.example", "--yes"}, "control, format or space"},
+		{[]string{"lead", "forget", "--email", "\u202eada@analytical.example", "--yes"}, "bidi control"},
 		{[]string{"lead", "forget", "--email", "ada@analytical.example", "--workspace", "nosuch", "--yes"}, "unknown workspace"},
 	} {
 		res := runCLI(t, env, tc.args...)

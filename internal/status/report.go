@@ -13,6 +13,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/opsfilter"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -245,7 +246,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		Spend:       make([]Spend, 0, len(spend)),
 	}
 	for _, b := range breakers {
-		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: b.Reason})
+		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: redact.String(b.Reason)})
 	}
 	for _, t := range ticks {
 		r.Ticks[t.Kind] = tickFrom(t)
@@ -304,7 +305,7 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason)}
 		if m.CapToday > 0 {
 			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
 		}
@@ -383,7 +384,7 @@ func tickFrom(t store.OpsTickKind) Tick {
 		LastSuccessClaimed: t.LastSuccessClaimed,
 		LastSuccessCounts:  t.LastSuccessCounts,
 		LastFailureAt:      utc(t.LastFailureStartedAt),
-		LastFailureError:   t.LastFailureError,
+		LastFailureError:   redact.String(t.LastFailureError),
 		Runs24h:            t.Runs24h,
 		Failures24h:        t.Failures24h,
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // EnrichOutcome is the new state of one claimed lead.
@@ -51,7 +52,7 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		if o.Refund {
 			refunds[i] = 1
 		}
-		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(o.LastError), nullText(o.Email)
+		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(redact.Stored(o.LastError)), nullText(o.Email)
 	}
 	var updated int
 	err := db.QueryRow(ctx, query("enrich_record"), tickID, ids, statuses, dues, delays, refunds, provs, errs, emails).Scan(&updated)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -40,7 +42,7 @@ func ClaimInbox(ctx context.Context, db DBTX, tickStarted time.Time, lease time.
 func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastError, tickID string, release bool) error {
 	err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
 		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID),
-		Column4: lastError, Column5: tickID, Column6: release,
+		Column4: redact.Stored(lastError), Column5: tickID, Column6: release,
 	})
 	if err != nil {
 		return fmt.Errorf("save inbox checkpoint: %w", err)
@@ -59,7 +61,11 @@ func InboxEnrollments(ctx context.Context, db DBTX, mailboxID int64, messageIDs,
 	if len(ids) > 0 || len(recipients) == 0 {
 		return ids, nil
 	}
-	ids, err = q.InboxMatchRecipients(ctx, sqlcdb.InboxMatchRecipientsParams{MailboxID: &mailboxID, Column2: recipients})
+	keys := make([]string, len(recipients))
+	for i, r := range recipients {
+		keys[i] = address.Key(r) // as leads store it
+	}
+	ids, err = q.InboxMatchRecipients(ctx, sqlcdb.InboxMatchRecipientsParams{MailboxID: &mailboxID, Column2: keys})
 	if err != nil {
 		return nil, fmt.Errorf("inbox_match_recipients: %w", err)
 	}

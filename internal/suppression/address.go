@@ -1,50 +1,18 @@
 // Package suppression owns the list of addresses that are never mailed
-// again: its CSV import and export, the SHA-256 that keys it, and forgetting
-// a person (`rindactl lead forget`), which leaves only that hash.
+// again: its CSV import and export, the SHA-256 (of the address's
+// address.Canonical spelling) that keys it, and forgetting a person
+// (`rindactl lead forget`), which leaves only that hash.
 package suppression
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/net/idna"
-	"golang.org/x/text/unicode/norm"
 )
-
-// Canonical is the one spelling of an address that the suppression list
-// and its hash are defined on: trimmed, the local part NFC and lower case,
-// the domain in IDNA A-label form, lower case. It refuses control, format
-// (bidi overrides) and space characters.
-//
-// TODO(issue 25b): call address.Canonical once internal/address lands on
-// main; this is the one place this package normalises an address.
-func Canonical(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	at := strings.LastIndexByte(s, '@')
-	if at <= 0 || at == len(s)-1 {
-		return "", fmt.Errorf("%q is not an address like name@example.com", s)
-	}
-	local, domain := s[:at], s[at+1:]
-	if !utf8.ValidString(s) {
-		return "", fmt.Errorf("%q is not valid UTF-8", s)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
-			return "", fmt.Errorf("%q holds a control, format or space character (U+%04X)", s, r)
-		}
-	}
-	ascii, err := idna.Lookup.ToASCII(domain)
-	if err != nil || !strings.Contains(ascii, ".") {
-		return "", fmt.Errorf("%q: the domain %q is not a domain like example.com", s, domain)
-	}
-	return norm.NFC.String(strings.ToLower(local)) + "@" + strings.ToLower(ascii), nil
-}
 
 // HashSize is the length of an address hash in bytes.
 const HashSize = sha256.Size

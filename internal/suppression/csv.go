@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rindactl/rindactl/internal/address"
 )
 
 // The suppression CSV, as `suppressions export` writes it and `suppressions
@@ -154,12 +156,12 @@ func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 		}
 		return ""
 	}
-	address, hash, reason, created := get(colAddress), get(colHash), get(colReason), get(colCreated)
+	given, hash, reason, created := get(colAddress), get(colHash), get(colReason), get(colCreated)
 	if len(reasons) > 0 {
 		return e, reasons
 	}
-	if address != "" {
-		canonical, err := Canonical(address)
+	if given != "" {
+		canonical, err := address.Canonical(given)
 		if err != nil {
 			reasons = append(reasons, "email "+err.Error())
 		} else {
@@ -173,11 +175,11 @@ func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 			reasons = append(reasons, "email_sha256 is "+err.Error())
 		case e.SHA256 != nil && !bytes.Equal(h, e.SHA256):
 			reasons = append(reasons, "email_sha256 is not the SHA-256 of the address (leave it empty to have it computed)")
-		case e.SHA256 == nil && address == "":
+		case e.SHA256 == nil && given == "":
 			e.SHA256 = h
 		}
 	}
-	if address == "" && hash == "" {
+	if given == "" && hash == "" {
 		reasons = append(reasons, "no email (and no email_sha256)")
 	}
 	e.Reason = ReasonImported

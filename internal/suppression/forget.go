@@ -10,12 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
 // ForgetRequest names the person to forget.
 type ForgetRequest struct {
-	// Email is their address, in any spelling Canonical accepts.
+	// Email is their address, in any spelling address.Canonical accepts.
 	Email string
 	// Workspace limits the erasure to one workspace; empty: every
 	// workspace that holds the address.
@@ -51,7 +52,7 @@ type ForgetResult struct {
 // imported again, and an audit row that names it by that hash. Sends
 // erased no longer count toward a mailbox's daily cap or bounce figures.
 func Forget(ctx context.Context, pool *pgxpool.Pool, req ForgetRequest) (ForgetResult, error) {
-	canonical, err := Canonical(req.Email)
+	canonical, err := address.Canonical(req.Email)
 	if err != nil {
 		return ForgetResult{}, err
 	}

@@ -20,7 +20,7 @@ marked AS (
 ),
 suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT DISTINCT t.workspace_id, lower(t.email), sqlc.arg(suppress)::text
+    SELECT DISTINCT t.workspace_id, t.email, sqlc.arg(suppress)::text
     FROM target t
     WHERE sqlc.arg(suppress)::text <> '' AND t.email IS NOT NULL
     ON CONFLICT DO NOTHING

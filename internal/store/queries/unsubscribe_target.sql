@@ -1,6 +1,6 @@
 -- name: UnsubscribeTarget :one
 -- What a token names: the enrollment's workspace and its key (to check the
--- token's MAC), the lead's address as stored, and whether the token was
+-- token's MAC), the lead's address as stored (canonical), and whether the token was
 -- used already.
 SELECT e.workspace_id, k.key, coalesce(lower(btrim(l.email)), '')::text AS email,
        EXISTS (SELECT 1 FROM unsubscribes u WHERE u.enrollment_id = e.id) AS used

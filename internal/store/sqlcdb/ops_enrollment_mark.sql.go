@@ -25,7 +25,7 @@ marked AS (
 ),
 suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT DISTINCT t.workspace_id, lower(t.email), $3::text
+    SELECT DISTINCT t.workspace_id, t.email, $3::text
     FROM target t
     WHERE $3::text <> '' AND t.email IS NOT NULL
     ON CONFLICT DO NOTHING

@@ -26,7 +26,7 @@ type UnsubscribeTargetRow struct {
 }
 
 // What a token names: the enrollment's workspace and its key (to check the
-// token's MAC), the lead's address as stored, and whether the token was
+// token's MAC), the lead's address as stored (canonical), and whether the token was
 // used already.
 func (q *Queries) UnsubscribeTarget(ctx context.Context, enrollmentID int64) (UnsubscribeTargetRow, error) {
 	row := q.db.QueryRow(ctx, unsubscribeTarget, enrollmentID)

@@ -121,7 +121,7 @@ SET next_send_at = now() + $2::interval,
 FROM picked p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
 RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
-          l.first_name, l.last_name, l.company, l.company_domain, lower(btrim(l.email)), coalesce(l.timezone, ''),
+          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),
           -- A first step has no thread: no lookup.
           CASE WHEN e.current_step > 1
                THEN ARRAY(SELECT s.message_id FROM sends s
@@ -140,4 +140,4 @@ RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.curren
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.
           (SELECT r.enrollment_id FROM campaign_recipients r
-           WHERE r.campaign_id = e.campaign_id AND r.email = lower(btrim(l.email))) AS holder;
+           WHERE r.campaign_id = e.campaign_id AND r.email = l.email) AS holder;
