@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -146,7 +147,8 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint) e
 	}
 	lastError := ""
 	if err != nil {
-		err = fmt.Errorf("inbox of %s: %w", address, err)
+		// A server's NO may repeat the password: hidden in every form.
+		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, err))
 		lastError = err.Error()
 		t.report.Outcomes[OutcomeMailboxError]++
 		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
@@ -171,6 +173,7 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if !ok || password == "" {
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
+	redact.Register(password)
 	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(sessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
 	if err != nil {
 		return err

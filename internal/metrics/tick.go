@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -193,21 +194,51 @@ func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions,
 				instance = "unknown"
 			}
 		}
-		pusher := push.New(opts.PushgatewayURL, job).Grouping("instance", instance).Gatherer(m.Registry)
-		if err := pusher.PushContext(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("push metrics to %s: %s", redactURL(opts.PushgatewayURL),
-				strings.ReplaceAll(err.Error(), opts.PushgatewayURL, redactURL(opts.PushgatewayURL))))
+		if err := pushgateway(ctx, opts.PushgatewayURL, job, instance, m.Registry); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// redactURL drops credentials and query from a URL before it is printed.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+// pushgateway pushes g to the Pushgateway at rawURL. Credentials in the
+// URL are sent properly: user:password@ as basic auth, the query (a
+// proxy's ?token=) after the grouping path, not before it as the push
+// library would put it. They are hidden from every log line and from the
+// error, whatever the server echoes.
+func pushgateway(ctx context.Context, rawURL, job, instance string, g prometheus.Gatherer) error {
+	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "the configured URL"
+		return fmt.Errorf("push metrics: invalid Pushgateway URL: %s", redact.String(err.Error()))
 	}
-	u.User, u.RawQuery = nil, ""
-	return u.Redacted()
+	var secrets []string
+	for _, vs := range u.Query() {
+		secrets = append(secrets, vs...)
+	}
+	pusher := push.New((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), job).Grouping("instance", instance).Gatherer(g)
+	if u.User != nil {
+		password, _ := u.User.Password()
+		secrets = append(secrets, password)
+		pusher = pusher.BasicAuth(u.User.Username(), password)
+	}
+	redact.Register(secrets...)
+	if u.RawQuery != "" {
+		pusher = pusher.Client(withQuery{query: u.RawQuery, next: http.DefaultClient})
+	}
+	if err := pusher.PushContext(ctx); err != nil {
+		where := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+		return fmt.Errorf("push metrics to %s: %s", where, redact.String(err.Error(), secrets...))
+	}
+	return nil
+}
+
+// withQuery sends every request with the Pushgateway URL's query.
+type withQuery struct {
+	query string
+	next  push.HTTPDoer
+}
+
+func (d withQuery) Do(r *http.Request) (*http.Response, error) {
+	r.URL.RawQuery = d.query
+	return d.next.Do(r)
 }
