@@ -88,6 +88,11 @@ const (
 	// token was cut short. The guard gives back what it reserved, frees a
 	// probe it held, and leaves the breaker alone otherwise.
 	CallSkipped CallOutcome = "skipped"
+	// CallCancelled: the call went out but the tick's own context ended it
+	// (Err is KindCancelled). It says nothing about the provider: the guard
+	// refunds and frees a probe as for a skipped call, and the breaker's
+	// failure streak stays as it was.
+	CallCancelled CallOutcome = "cancelled"
 )
 
 // CallResult is what Settle learns about an admitted call.

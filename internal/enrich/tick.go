@@ -83,7 +83,9 @@ func (c *TickConfig) setDefaults() {
 // grouped statements, and records the run in tick_runs. Cancelling ctx
 // (SIGTERM) stops it like MaxDuration does: calls in flight are abandoned,
 // their leads and the unstarted ones are released uncharged, and the run is
-// still recorded. An error means outcomes could not be claimed or recorded.
+// still recorded. Calls the tick cuts (ctx, its deadline, outcomes it can
+// no longer record) are KindCancelled: the guard learns nothing from them.
+// An error means outcomes could not be claimed or recorded.
 func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, error) {
 	cfg.setDefaults()
 	if len(cfg.Finders) == 0 {
@@ -110,10 +112,16 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 	if err != nil {
 		return Report{}, err
 	}
+	// Once outcomes cannot be recorded (the database is gone), calls in
+	// flight would be paid for and lost: the tick cuts them, with that
+	// cause, as it does on SIGTERM.
+	work, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	r.out = tick.NewBatcher(ctx, tick.BatchSizeDefault, tick.BatchEveryDefault,
 		func(ctx context.Context, outs []store.EnrichOutcome) error {
 			n, err := store.RecordEnrichment(ctx, pool, cfg.TickID, outs)
 			if err != nil {
+				abort(fmt.Errorf("outcomes cannot be recorded: %w", err))
 				return err
 			}
 			if lost := len(outs) - n; lost > 0 {
@@ -124,7 +132,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 			return nil
 		})
 
-	claimed, runErr := r.loop(ctx, pool, run.Started)
+	claimed, runErr := r.loop(work, pool, run.Started)
 	if err := r.out.Close(); err != nil && runErr == nil {
 		// One line for the operator: what failed, what happens to the
 		// leads, and the database's own reason.
@@ -176,7 +184,8 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	defer cancel()
 	// A call in flight at MaxDuration may finish, but not outlive the
 	// lease: it is cut CallTimeout later and its lead released.
-	calls, cancelCalls := context.WithTimeout(ctx, r.cfg.MaxDuration+r.cfg.CallTimeout)
+	calls, cancelCalls := context.WithTimeoutCause(ctx, r.cfg.MaxDuration+r.cfg.CallTimeout,
+		fmt.Errorf("the tick's deadline passed (--max-duration %s plus the call timeout %s)", r.cfg.MaxDuration, r.cfg.CallTimeout))
 	defer cancelCalls()
 	claimed := 0
 	// One claim runs ahead while the current batch is worked, so the

@@ -374,7 +374,12 @@ func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admi
 	r.calls[provider].Add(1)
 	outcome, err := do(ctx)
 	took := time.Since(start)
-	pe := asProviderError(provider, err)
+	pe := asProviderError(ctx, provider, err)
+	if pe != nil && pe.Kind == KindCancelled {
+		// The tick cut the call: the guard learns nothing about the
+		// provider, and the lead goes back as it was.
+		outcome = CallCancelled
+	}
 	if pe != nil && pe.Kind == KindQuota {
 		// Remember before settling: Settle is a database round trip, and
 		// calls queued behind this one must not go out meanwhile.
@@ -387,7 +392,7 @@ func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admi
 		p.answered()
 		return step{kind: stepAnswered, outcome: outcome}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || pe.Kind == KindCancelled {
 		return step{kind: stepStopped}
 	}
 	s := failedStep(pe)
@@ -402,14 +407,17 @@ func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admi
 }
 
 // asProviderError is a call's error as the waterfall reads it. Adapters
-// promise *ProviderError; anything else is treated as an outage, never as
-// the lead's failure.
-func asProviderError(provider string, err error) *ProviderError {
+// promise *ProviderError; anything else is the tick's cancellation when
+// ctx is done, else an outage, never the lead's failure.
+func asProviderError(ctx context.Context, provider string, err error) *ProviderError {
 	if err == nil {
 		return nil
 	}
 	if pe, ok := AsProviderError(err); ok {
 		return pe
+	}
+	if ctx.Err() != nil {
+		return CancelledByTick(ctx, provider)
 	}
 	return &ProviderError{Provider: provider, Kind: KindUnavailable, Message: err.Error(), Err: err}
 }

@@ -1,8 +1,10 @@
 package enrich
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,16 +66,25 @@ func TestFailedStep(t *testing.T) {
 
 func TestAsProviderError(t *testing.T) {
 	t.Parallel()
-	if asProviderError("hunter", nil) != nil {
+	ctx := context.Background()
+	if asProviderError(ctx, "hunter", nil) != nil {
 		t.Error("no error must stay no error")
 	}
 	quota := &ProviderError{Provider: "hunter", Kind: KindQuota}
-	if got := asProviderError("hunter", fmt.Errorf("wrapped: %w", quota)); got != quota {
+	if got := asProviderError(ctx, "hunter", fmt.Errorf("wrapped: %w", quota)); got != quota {
 		t.Errorf("a wrapped provider error must be found, got %+v", got)
 	}
-	got := asProviderError("findymail", errors.New("panic in adapter"))
+	got := asProviderError(ctx, "findymail", errors.New("panic in adapter"))
 	if got == nil || got.Kind != KindUnavailable || got.Provider != "findymail" || !got.Transient() {
 		t.Errorf("a foreign error must count as the provider's outage, got %+v", got)
+	}
+	// Once the tick's context is done, a foreign error is the tick's cut,
+	// named with its cause.
+	stopped, stop := context.WithCancelCause(ctx)
+	stop(errors.New("terminated signal received"))
+	got = asProviderError(stopped, "findymail", stopped.Err())
+	if got == nil || got.Kind != KindCancelled || got.Transient() || !strings.Contains(got.Error(), "call cancelled by the tick: terminated signal received") {
+		t.Errorf("an error after the tick stopped must be its cancellation, got %+v", got)
 	}
 }
 

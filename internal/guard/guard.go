@@ -94,7 +94,8 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 
 // Settle records how an admitted call ended: the ledger row is settled or
 // refunded, and the breaker learns about quota, auth and transient
-// failures (or closes after a successful probe).
+// failures (or closes after a successful probe). A call the tick cut
+// (CallCancelled) is refunded and teaches the breaker nothing.
 func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
 	if !a.Allowed {
 		return nil
@@ -102,9 +103,14 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	call := a.Call
-	if res.Outcome == enrich.CallSkipped {
-		// Never made: refund the reservation; the breaker learns nothing,
-		// but a probe it held is freed for the next caller.
+	if res.Outcome == enrich.CallCancelled {
+		// Made, then cut by the tick: a request, but settled as never made.
+		g.metrics.ProviderRequest(call.Provider, string(res.Outcome))
+	}
+	if res.Outcome == enrich.CallSkipped || res.Outcome == enrich.CallCancelled {
+		// Never made, or cut by the tick: refund the reservation; the
+		// breaker learns nothing, but a probe it held is freed for the
+		// next caller.
 		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false); err != nil {
 			return err
 		}

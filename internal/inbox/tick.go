@@ -139,11 +139,14 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint) e
 	saveCtx := context.WithoutCancel(ctx)
 	address := fmt.Sprintf("mailbox %d", cp.MailboxID)
 	err := t.read(ctx, &cp, &address)
-	if err != nil && ctx.Err() != nil {
-		// Told to stop (SIGTERM): what was read is recorded, the rest
-		// waits for the next tick. Not a failure.
-		t.opts.Logger.Info("inbox read stopped", "mailbox", address, "tick_id", t.opts.TickID)
-		err = nil
+	if err != nil {
+		if cause := t.cut(ctx); cause != "" {
+			// Told to stop (SIGTERM) or out of time: what was read is
+			// recorded, the rest waits for the next tick. Not the
+			// mailbox's failure.
+			t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", cause, "error", err.Error(), "tick_id", t.opts.TickID)
+			err = nil
+		}
 	}
 	lastError := ""
 	if err != nil {
@@ -174,7 +177,11 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
 	redact.Register(password)
-	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(sessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
+	// The session ends at its deadline even if the server keeps it busy.
+	end := t.sessionEnd()
+	ctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, end)
 	if err != nil {
 		return err
 	}
@@ -203,6 +210,24 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		}
 	}
 	return nil
+}
+
+// sessionEnd is when every IMAP session of the tick ends: a chunk in flight
+// at the deadline may finish, a hung server does not hold the tick.
+func (t *inboxTick) sessionEnd() time.Time {
+	return t.deadline.Add(min(sessionGraceDefault, t.opts.Lease-t.opts.MaxDuration))
+}
+
+// cut names why the tick itself ended a session that failed (its signal,
+// its session end), or "" when the mailbox failed it.
+func (t *inboxTick) cut(ctx context.Context) string {
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx).Error()
+	case !time.Now().Before(t.sessionEnd()):
+		return "the tick's deadline passed (--max-duration plus the session grace)"
+	}
+	return ""
 }
 
 // act ends the sequences a chunk of messages answers and moves the

@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 const (
@@ -292,6 +293,46 @@ func TestInboxTickStopsCleanly(t *testing.T) {
 	// The next tick reads what was left.
 	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeReplied] != 1 {
 		t.Errorf("next tick = %+v, want the reply read", rep)
+	}
+}
+
+// Issue 29: a session the tick's own deadline (--max-duration plus the
+// session grace) cuts is not the mailbox's failure: no last_error, no
+// mailbox_error, exit 0; the next tick reads on from the checkpoint.
+// Before the fix the session ran 25 s past its end (go-imap sets its own
+// read deadline on every reply, replacing the session's), and with only
+// the end enforced the cut was the mailbox's error ("login: unexpected
+// EOF", mailbox_error, exit 1).
+func TestInboxTickCutByItsDeadlineIsNoMailboxError(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	for n := 1; n <= 5; n++ {
+		f.deliver("gmail-reply.eml", n)
+	}
+	// Every mailbox behind a link so slow that not even the greeting
+	// arrives before the session's end.
+	addr := strings.TrimPrefix(f.imap.URL("x"), "imap://x@")
+	slow := testkit.SlowProxy(t, addr, 5*time.Second)
+	f.exec(`UPDATE mailboxes SET imap_url = replace(imap_url, $1, $2)`, addr, slow)
+	start := time.Now()
+	rep, err := RunTick(context.Background(), f.tickPool, TickOptions{LookupEnv: lookupEnv, MaxDuration: time.Second, Lease: 1500 * time.Millisecond})
+	// The slow link needs 25 s for the session; it must end near 1.5 s.
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the tick held a session for %s past its end (1.5 s)", took)
+	}
+	if err != nil || rep.Mailboxes == 0 || rep.Messages != 0 || rep.Outcomes[OutcomeMailboxError] != 0 {
+		t.Fatalf("tick cut by its deadline = %+v, %v; want a mailbox visited, its session cut before any message, and a clean stop", rep, err)
+	}
+	if got := f.str(`SELECT count(*)::text FROM inbox_checkpoints WHERE locked_by IS NOT NULL OR last_error IS NOT NULL`); got != "0" {
+		t.Errorf("%s mailboxes left leased or in error", got)
+	}
+	if got := f.str(`SELECT exit_status::text FROM tick_runs WHERE kind = 'inbox'`); got != "0" {
+		t.Errorf("tick_runs exit_status = %s, want 0", got)
+	}
+	// Back on a fast link, the next tick reads what was left.
+	f.exec(`UPDATE mailboxes SET imap_url = replace(imap_url, $1, $2)`, slow, addr)
+	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeReplied] != 5 {
+		t.Errorf("next tick = %+v, want the 5 replies read", rep)
 	}
 }
 

@@ -41,6 +41,11 @@ const (
 	// server dropped the connection or timed out). The server may have
 	// accepted the message: it is never resent automatically.
 	DeliveryUnknown DeliveryKind = DeliveryKind(enrollment.DeliveryUnknown)
+	// DeliveryCancelled: the tick's own deadline cut the session before the
+	// final dot, with no reply. It says nothing about the mailbox or the
+	// lead: the rows go back due as before, with no attempt, pause or
+	// backoff. A server's phase timeout reached first stays transient.
+	DeliveryCancelled DeliveryKind = "cancelled"
 )
 
 const (
@@ -158,6 +163,16 @@ func ClassifyDelivery(err error) *DeliveryError {
 		kind = DeliveryRejected
 	}
 	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Cut: r.cut, Err: err}
+}
+
+// cutByTick tells a failure without any reply that came once hard, the
+// tick's deadline, had passed: the tick cut the session, the server did
+// not fail it. After the final dot it stays DeliveryUnknown.
+func cutByTick(de *DeliveryError, hard time.Time) *DeliveryError {
+	if de.Kind == DeliveryTransient && de.Code == 0 && !hard.IsZero() && !time.Now().Before(hard) {
+		de.Kind = DeliveryCancelled
+	}
+	return de
 }
 
 func isBounceCode(enhanced string) bool {

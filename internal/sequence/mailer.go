@@ -101,9 +101,11 @@ func NewMailer(opts MailerOptions) *Mailer {
 // Send delivers msg through mb. Every failure is a *DeliveryError; one of
 // kind DeliveryUnknown means the final dot went out without an answer, so
 // the message may have been delivered and must not be sent again. No phase
-// runs past ctx's deadline, and the connection is closed as soon as ctx
-// ends. The error's text never holds the mailbox's password, in any form a
-// server may echo it in.
+// runs past ctx's deadline; one cut there before the dot is
+// DeliveryCancelled. The connection is closed as soon as ctx ends (the
+// email tick ends its send context one grace after SIGTERM). The error's
+// text never holds the mailbox's password, in any form a server may echo
+// it in.
 func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 	err := m.send(ctx, mb, msg)
 	if err == nil {
@@ -134,7 +136,7 @@ func (m *Mailer) send(ctx context.Context, mb Mailbox, msg *Message) error {
 		reused := conn.smtp != nil
 		if !reused {
 			if err := m.dial(ctx, mb, conn, hard); err != nil {
-				return ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err})
+				return cutByTick(ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err}), hard)
 			}
 		}
 		stop := conn.wire.closeWhenDone(ctx)
@@ -143,12 +145,12 @@ func (m *Mailer) send(ctx context.Context, mb Mailbox, msg *Message) error {
 		if err == nil {
 			return nil
 		}
-		de := ClassifyDelivery(err)
+		de := cutByTick(ClassifyDelivery(err), hard)
 		if de.ConnLost() {
 			// No SMTP reply, a reply cut at its bound, or the server is
 			// closing: the connection is unusable.
 			conn.drop()
-			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && ctx.Err() == nil {
+			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient && ctx.Err() == nil {
 				continue
 			}
 		}

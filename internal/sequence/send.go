@@ -82,9 +82,15 @@ const (
 	// the server closing (421): the rest waits a backoff rather than
 	// hammer the server this tick.
 	failBackOff
+	// failRelease: the tick's deadline cut the session: neither the
+	// mailbox's failure nor the lead's; the queue goes back due as before.
+	failRelease
 )
 
 func afterFailure(de *DeliveryError) failureMove {
+	if de.Kind == DeliveryCancelled {
+		return failRelease
+	}
 	if pause, _ := de.PausesMailbox(); pause {
 		return failPause
 	}
@@ -173,9 +179,15 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 		return false, nil
 	}
 	de := ClassifyDelivery(sendErr)
+	move := afterFailure(de)
+	if move == failRelease {
+		t.opts.Logger.Info("smtp session cut by the tick", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
+			"cause", "the tick's deadline passed (--max-duration plus the SMTP grace)", "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
+		t.release(s, rows, dueAsBefore, "", append(unsent(cur), unsent(next)...))
+		return true, nil
+	}
 	t.opts.Logger.Warn("smtp delivery failed", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
 		"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
-	move := afterFailure(de)
 	if move == failPause {
 		return true, t.pauseMailbox(ctx, mbs, de, rows, next)
 	}

@@ -44,7 +44,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	mode, retryAfter, latency, slowDelay, keys := s.mode, s.retryAfter, s.latency, s.slowDelay, s.keys
+	hold := s.holdAfter >= 0 && len(s.requests) > s.holdAfter
+	if hold {
+		s.held++
+	}
 	s.mu.Unlock()
+	if hold {
+		s.wait(r.Context(), holdLimit)
+		s.locked(func() { s.held-- })
+		return
+	}
 
 	s.wait(r.Context(), latency)
 	switch mode {

@@ -55,6 +55,10 @@ const (
 // SlowDelayDefault is how long ModeSlow holds a request.
 const SlowDelayDefault = 30 * time.Second
 
+// holdLimit bounds how long HoldAfter holds a request whose client never
+// leaves; Close releases it sooner.
+const holdLimit = 10 * time.Minute
+
 // Directory decides who is findable: the address for a lead, or false for a
 // clean miss.
 type Directory func(first, last, domain string) (email string, found bool)
@@ -88,6 +92,8 @@ type Server struct {
 	slowDelay    time.Duration
 	quotaAfter   int
 	served       int
+	holdAfter    int
+	held         int
 	directory    Directory
 	verdicts     Verdicts
 	keys         map[string]bool
@@ -116,6 +122,7 @@ func Start(name string) *Server {
 		mode:       ModeHealthy,
 		slowDelay:  SlowDelayDefault,
 		quotaAfter: -1,
+		holdAfter:  -1,
 		directory:  DefaultDirectory,
 		verdicts:   func(string) enrich.Verdict { return enrich.VerdictOK },
 	}
@@ -173,6 +180,26 @@ func (s *Server) SetSlowDelay(d time.Duration) { s.locked(func() { s.slowDelay =
 // QuotaAfter makes a healthy server answer with its quota error once n
 // calls have been answered normally (found or missed); n < 0 disables.
 func (s *Server) QuotaAfter(n int) { s.locked(func() { s.quotaAfter, s.served = n, 0 }) }
+
+// HoldAfter makes the server answer the first n requests from now as
+// usual and hold every later one until its client leaves (or the server
+// closes), answering nothing: a provider that hangs once a tick has seen
+// it answer and fanned out. n < 0 disables. Held counts the requests held.
+func (s *Server) HoldAfter(n int) {
+	s.locked(func() {
+		s.holdAfter = -1
+		if n >= 0 {
+			s.holdAfter = len(s.requests) + n
+		}
+	})
+}
+
+// Held is the number of requests being held now (HoldAfter).
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
 
 // SetDirectory replaces who is findable (finders only).
 func (s *Server) SetDirectory(d Directory) { s.locked(func() { s.directory = d }) }
