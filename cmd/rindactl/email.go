@@ -12,6 +12,7 @@ import (
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
@@ -51,7 +52,13 @@ checked the mailbox's Sent folder. Every SMTP phase (dial, greeting, each
 command, DATA) has its own deadline and none runs past --max-duration plus
 one second, so a hung server holds only its own mailbox. With
 --metrics-file, per-mailbox sent/failed/deferred/delivery_unknown totals and
-a paused gauge are written. See docs/email.md.`,
+a paused gauge are written.
+
+Every message carries List-Unsubscribe: a mailto: to its own mailbox
+(which 'rindactl inbox tick' reads), and with RINDA_UNSUBSCRIBE_BASE_URL
+set (where 'rindactl unsubscribe serve' is reached over https) an RFC 8058
+one-click URL first; templates may show it as {{.UnsubscribeURL}}. See
+docs/email.md.`,
 		Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
 		Args: exactArgs(0, "none"),
@@ -78,6 +85,14 @@ a paused gauge are written. See docs/email.md.`,
 }
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
+	var unsubscribeBase string
+	if raw, ok := opts.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
+		base, err := unsubscribe.ParseBaseURL(raw)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		unsubscribeBase = base
+	}
 	m := metrics.NewMetrics()
 	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
@@ -86,7 +101,7 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 		defer mailer.Close()
 		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
 			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
-			Mailer: mailer, Logger: opts.f.Logger(),
+			Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: opts.f.Logger(),
 		})
 		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
 			// Running totals from Postgres: counters that grow across ticks.
