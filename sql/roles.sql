@@ -54,3 +54,6 @@ GRANT SELECT ON workspace_provider_keys TO rindactl_tick;
 -- first use; `unsubscribe serve` (which may run as this role) records each
 -- token used, ends the enrollments and suppresses the address.
 GRANT SELECT, INSERT ON unsubscribe_keys, unsubscribes TO rindactl_tick;
+
+-- Running totals of the Prometheus counters (issue 27).
+GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;

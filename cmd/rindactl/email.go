@@ -11,6 +11,8 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/status"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
@@ -44,6 +46,14 @@ A mailbox its provider limits (quota, throttling, failed login) is paused or
 disabled at its first refusal, with a mailbox_paused event: it is not tried
 again this tick, and its unsent step-1 leads move to healthy mailboxes. A
 paused mailbox is a deliberate block, not a failure: the exit code is 0.
+So is a session the server refuses (a 5xx to the greeting, EHLO/HELO,
+STARTTLS or AUTH) or a certificate this host does not trust: the mailbox
+pauses an hour, no lead fails.
+
+The greeting name (EHLO/HELO) is the mailbox's helo from the campaign
+file, else RINDA_SMTP_HELO, else this host's fully qualified name, else an
+address literal of the connection ([192.0.2.10]); never a bare host name,
+which servers enforcing RFC 5321 refuse.
 
 Each step is sent at most once: when the final dot of a message got no
 answer, the step is delivery_unknown (status, why, events list) and no tick
@@ -69,9 +79,12 @@ docs/email.md.`,
 			// A message may be on the wire until the deadline plus the SMTP
 			// grace; a lease ending earlier would let another tick take the
 			// row and call a delivered step unknown.
-			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
-				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
-					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
+			opts.LeaseSet = cmd.Flags().Changed("lease")
+			if err := opts.fitLease(emailGrace); err != nil {
+				return err
+			}
+			if helo := f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
+				return usageError("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
 			}
 			return emailTickRun(cmd.Context(), opts)
 		},
@@ -79,10 +92,14 @@ docs/email.md.`,
 	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
+	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, leaseFlagHelp(emailGrace.What))
 	opts.tickOutputs.register(cmd)
 	return cmd
 }
+
+// emailGrace is how long a message begun before --max-duration may still
+// be on the wire.
+var emailGrace = tick.Grace{Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}
 
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 	var unsubscribeBase string
@@ -94,25 +111,40 @@ func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
 		unsubscribeBase = base
 	}
 	m := metrics.NewMetrics()
-	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
+	return tickRun(ctx, opts.f, tickkind.Email, opts.tickBounds, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
-			LookupEnv: opts.f.LookupEnv,
+			LookupEnv: opts.f.LookupEnv, HELO: opts.f.Getenv(sequence.HELOEnv),
 		})
 		defer mailer.Close()
 		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
 			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
 			Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: opts.f.Logger(),
 		})
+		if rep != nil {
+			m.ObserveOutcomes(string(tickkind.Email), rep.Outcomes)
+		}
 		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
-			// Running totals from Postgres: counters that grow across ticks.
-			if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
+			if lerr := addEmailMetrics(context.WithoutCancel(ctx), pool, m); lerr != nil {
 				opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
-			} else {
-				m.Registry.MustRegister(em)
 			}
 		}
 		return rep, err
 	}, func(rep *sequence.TickReport) { printTickReport(opts.f, rep) })
+}
+
+// addEmailMetrics adds the email tick's database-wide series to m: the
+// per-mailbox running totals and paused gauges, and the overdue steps.
+func addEmailMetrics(ctx context.Context, pool *pgxpool.Pool, m *metrics.Metrics) error {
+	em, err := metrics.LoadEmail(ctx, pool)
+	if err != nil {
+		return err
+	}
+	steps, oldest, err := status.EmailOverdue(ctx, pool, time.Now())
+	if err != nil {
+		return err
+	}
+	em.SetOverdue(steps, oldest)
+	return m.AddShared(em)
 }
 
 func printTickReport(f *Factory, rep *sequence.TickReport) {

@@ -76,7 +76,7 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	}
 	defer pool.Close()
 	res, err := sequence.Enroll(ctx, pool, req, opts.f.Now())
-	if errors.Is(err, store.ErrCampaignNotFound) {
+	if errors.Is(err, store.ErrCampaignNotFound) || errors.Is(err, store.ErrNoWorkspace) {
 		return usageError("%v", err) // an unknown workspace or campaign is bad input
 	}
 	if err != nil {

@@ -95,7 +95,7 @@ sh and systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
-	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes; default: this binary's version)")
+	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes): a release binary defaults to its own tag ("+schedule.ImageRepo+":vX.Y.Z), a development build to "+schedule.ImageDefault)
 	fl.StringVar(&opts.Unsubscribe, "unsubscribe", schedule.UnsubscribeListenDefault, `host:port the unsubscribe server listens on (systemd socket; kubernetes: its port), or off`)
 	return cmd
 }
@@ -155,6 +155,9 @@ func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
 }
 
+// errEveryTickOff: no tick left to schedule or run (doctor accepts it).
+var errEveryTickOff = usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
+
 // parse turns the specs into ticks, leaving out the ones set to "off". A
 // bad spec is a usage error naming its flag.
 func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
@@ -173,7 +176,7 @@ func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.
 		ticks = append(ticks, schedule.Tick{Kind: flag.kind, Spec: spec})
 	}
 	if len(ticks) == 0 {
-		return nil, usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
+		return nil, errEveryTickOff
 	}
 	return ticks, nil
 }

@@ -43,6 +43,35 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 	}
 }
 
+// Issue 27: the --image help tells the truth about its default. It said
+// "default: this binary's version" while a development build (every test
+// binary) defaults to :latest; the default shown and the image printed
+// must agree with the words.
+func TestSchedulePrintImageHelpMatchesDefault(t *testing.T) {
+	t.Parallel()
+	res := runCLI(t, nil, "schedule", "print", "--help")
+	var line string
+	for _, l := range strings.Split(res.stdout, "\n") {
+		if strings.Contains(l, "--image") {
+			line = l
+		}
+	}
+	def := schedule.ImageFor(buildVersion())
+	if !strings.Contains(line, `(default "`+def+`")`) {
+		t.Fatalf("--image help %q does not show the default %s", line, def)
+	}
+	if def == schedule.ImageDefault && !strings.Contains(line, "a development build to "+schedule.ImageDefault) {
+		t.Errorf("--image help %q: this development build defaults to %s, and the help must say so", line, def)
+	}
+	if strings.Contains(line, "default: this binary's version") {
+		t.Errorf("--image help %q claims the binary's version unconditionally", line)
+	}
+	out := runCLI(t, nil, "schedule", "print", "--format", "kubernetes")
+	if !strings.Contains(out.stdout, "image: "+def+"\n") {
+		t.Errorf("kubernetes units do not use the default %s the help shows", def)
+	}
+}
+
 func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -74,6 +74,7 @@ func hostileDSN(t *testing.T, db *storetest.DB) string {
 func cronCommands(t *testing.T, source, text, stubDir string) []unitCommand {
 	t.Helper()
 	job := regexp.MustCompile(`^(\S+\s+){5}(.+)$`)
+	descriptorJob := regexp.MustCompile(`^(@\S+\s+)(.+)$`)
 	shell, path := "/bin/sh", "/usr/bin:/bin"
 	var out []unitCommand
 	for _, line := range strings.Split(text, "\n") {
@@ -85,6 +86,9 @@ func cronCommands(t *testing.T, source, text, stubDir string) []unitCommand {
 			path = strings.TrimPrefix(line, "PATH=")
 		default:
 			m := job.FindStringSubmatch(line)
+			if strings.HasPrefix(line, "@") { // @hourly: one field
+				m = descriptorJob.FindStringSubmatch(line)
+			}
 			if m == nil {
 				t.Fatalf("%s: not a crontab job line: %q", source, line)
 			}
@@ -236,12 +240,21 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	if err := os.Mkdir(stub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stub, "systemd-cat"), []byte("#!/bin/sh\n# systemd-cat -t NAME CMD...\nshift 2\nexec \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(stub, "systemd-cat"), []byte("#!/bin/sh\n# systemd-cat [-t NAME] CMD...\n[ \"$1\" = -t ] && shift 2\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Where journald is absent, systemd-cat is installed but fails before
+	// it runs anything (a container, a host with syslog only).
+	noJournal := filepath.Join(dir, "nojournal")
+	if err := os.Mkdir(noJournal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(noJournal, "systemd-cat"), []byte("#!/bin/sh\necho 'Failed to create stream fd: No such file or directory' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
-	print := func(format string) string {
-		args := []string{"schedule", "print", "--format", format}
+	print := func(format string, specs ...string) string {
+		args := append([]string{"schedule", "print", "--format", format}, specs...)
 		if format != "kubernetes" { // the image runs rindactl from its PATH, with a Secret
 			args = append(args, "--binary", bin, "--env-file", envFile)
 		}
@@ -268,6 +281,9 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	secret := append([]string{"DATABASE_URL=" + dsn}, keys...)
 	units = append(units, kubernetesCommands(t, "kubernetes", print("kubernetes"), binDir, secret)...)
 	units = append(units, cronCommands(t, "deploy/crontab", deploy("crontab/rindactl.crontab"), stub)...)
+	// Issue 27: crontab lines that 'exec systemd-cat' never started the
+	// tick where journald is absent; they fall back to logger or plain output.
+	units = append(units, cronCommands(t, "crontab without journald", print("crontab"), noJournal)...)
 	shipped := map[string]string{}
 	for _, kind := range tickkind.All {
 		name := "rindactl-" + string(kind) + ".service"
@@ -275,8 +291,29 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	units = append(units, systemdCommands(t, "deploy/systemd", shipped)...)
 	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, secret)...)
-	if want := 6 * len(tickkind.All); len(units) != want {
-		t.Fatalf("parsed %d units, want %d (3 formats and deploy/, %d kinds)", len(units), want, len(tickkind.All))
+	if want := 7 * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units, want %d (3 formats, crontab without journald and deploy/, %d kinds)", len(units), want, len(tickkind.All))
+	}
+
+	// Issue 27: every schedule, not only every minute. A spec more than
+	// about 5 minutes apart gives each tick a --max-duration its default
+	// 5m lease cannot cover: the lease must grow with it (tick.FitLease),
+	// or email and inbox ticks exit 2 on every firing. 'rindactl run' fires
+	// the same Command() as its children, so these lines are its too.
+	for _, spec := range []string{"*/1 * * * *", "*/5 * * * *", "*/6 * * * *", "*/10 * * * *", "@hourly", "0 9 * * 1-5", "CRON_TZ=Asia/Seoul 0 9 * * *"} {
+		var specs []string
+		for _, kind := range tickkind.All {
+			specs = append(specs, "--"+string(kind), spec)
+		}
+		name := func(format string) string { return fmt.Sprintf("%s %q", format, spec) }
+		if !strings.HasPrefix(spec, "CRON_TZ=") { // a crontab line cannot carry a zone
+			units = append(units, cronCommands(t, name("crontab"), print("crontab", specs...), stub)...)
+		}
+		units = append(units, systemdCommands(t, name("systemd"), splitSystemd(print("systemd", specs...)))...)
+		units = append(units, kubernetesCommands(t, name("kubernetes"), print("kubernetes", specs...), binDir, secret)...)
+	}
+	if want := (7 + 6*3 + 2) * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units with the schedules, want %d", len(units), want)
 	}
 
 	for _, u := range units {

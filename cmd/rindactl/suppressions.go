@@ -51,14 +51,15 @@ The import is all or nothing, in one transaction, streamed in batches: a
 bad line (not an address, a hash that is not the address's, an unknown
 reason, a NUL byte, a value over 1000 characters) is reported with its line
 number; then nothing is imported and the command exits 2. A CSV syntax error
-stops it (exit 2). Files over 256 MiB are refused (exit 2): split them.`,
+stops it (exit 2). Files over 256 MiB are refused (exit 2): split them.
+FILE - reads standard input (to the same limit).`,
 		Example: `  rindactl suppressions import --workspace acme suppressions.csv
 
   # suppressions.csv
   email,reason
   ada@analytical.example,unsubscribed
   alan@bletchley.example,bounced`,
-		Args: exactArgs(1, "FILE.csv"),
+		Args: exactArgs(1, "FILE.csv (or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return suppressionsImportRun(cmd.Context(), opts)
@@ -77,7 +78,7 @@ func suppressionsImportRun(ctx context.Context, opts *SuppressionsImportOptions)
 	if opts.Workspace == "" {
 		return usageError("--workspace is required: name the workspace whose suppression list to add to (e.g. --workspace acme)")
 	}
-	fh, _, err := openLeadFile(opts.File, opts.MaxBytes)
+	fh, _, err := openLeadFile(opts.File, opts.MaxBytes, opts.f.IO.In)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ one snapshot: email, email_sha256, reason, created_at. A forgotten person
 (lead forget) has an empty email and only the hash. 'rindactl suppressions
 import' reads the file back unchanged.`,
 		Example: `  rindactl suppressions export --workspace acme > acme-suppressions.csv
-  rindactl suppressions export -w acme | rindactl suppressions import -w acme-eu /dev/stdin`,
+  rindactl suppressions export -w acme | rindactl suppressions import -w acme-eu -`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error { return suppressionsExportRun(cmd.Context(), opts) },
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/unsubscribe"
@@ -65,8 +66,8 @@ func TestSuppressionsImportExportRoundTrip(t *testing.T) {
 	if second := export("globex"); second != first {
 		t.Errorf("round trip changed the list:\n--- acme\n%s--- globex\n%s", first, second)
 	}
-	// Imported again: nothing new.
-	if res := runCLI(t, env, "suppressions", "import", "--workspace", "globex", write("again.csv", first)); res.code != 0 || !strings.Contains(res.stdout, "0 new, 4 already listed") {
+	// Imported again, piped as the help shows: nothing new.
+	if res := runCLIIn(t, env, first, "suppressions", "import", "--workspace", "globex", "-"); res.code != 0 || !strings.Contains(res.stdout, "0 new, 4 already listed") {
 		t.Errorf("import twice: %+v", res)
 	}
 }
@@ -125,7 +126,8 @@ func TestSuppressionsImportRejectsBadInput(t *testing.T) {
 			t.Errorf("%s: exit %d %s; want 2 and %q", name, res.code, res.stderr, tc.want)
 		}
 	}
-	opts := &SuppressionsImportOptions{f: newFactory(nil, nil), Workspace: "acme", Output: "text", File: write("big.csv", "email\n"+strings.Repeat("a@b.test\n", 100)), MaxBytes: 64}
+	ios, _, _, _ := cliio.Test()
+	opts := &SuppressionsImportOptions{f: newFactory(ios, nil), Workspace: "acme", Output: "text", File: write("big.csv", "email\n"+strings.Repeat("a@b.test\n", 100)), MaxBytes: 64}
 	if err := suppressionsImportRun(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "larger than the 64 bytes limit") {
 		t.Errorf("a file over the bound: %v", err)
 	}

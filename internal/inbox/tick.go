@@ -31,10 +31,11 @@ const (
 	TickLeaseDefault       = 5 * time.Minute
 	// chunkSize messages are fetched, acted on and checkpointed together.
 	chunkSize = 25
-	// sessionGraceDefault is how long an IMAP session may outlast
+	// TickSessionGraceDefault is how long an IMAP session may outlast
 	// --max-duration, as an SMTP session may (sequence.TickSMTPGraceDefault):
-	// a message cut short is read again by the next tick.
-	sessionGraceDefault = time.Second
+	// a message cut short is read again by the next tick. The lease must
+	// outlast both (tick.FitLease).
+	TickSessionGraceDefault = time.Second
 	// leaseMarginMax bounds what a session leaves of its mailbox's lease
 	// for the writes after it (a fifth of the lease, at most this).
 	leaseMarginMax = 10 * time.Second
@@ -185,7 +186,7 @@ func (t *inboxTick) run(ctx context.Context, started time.Time) error {
 // that what it read is recorded before another tick may lease the mailbox.
 func (t *inboxTick) sessionEnd(claimed time.Time) time.Time {
 	leaseEnd := claimed.Add(t.opts.Lease - min(t.opts.Lease/5, leaseMarginMax))
-	if end := t.deadline.Add(sessionGraceDefault); end.Before(leaseEnd) {
+	if end := t.deadline.Add(TickSessionGraceDefault); end.Before(leaseEnd) {
 		return end
 	}
 	return leaseEnd
@@ -240,7 +241,12 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
 	redact.Register(password)
-	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, end)
+	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
+	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
+	if err != nil {
+		return err
+	}
+	r, err := dial(ctx, *mb.IMAP, password, tlsConfig, end)
 	if err != nil {
 		return err
 	}

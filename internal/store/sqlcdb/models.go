@@ -87,6 +87,7 @@ type Enrollment struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	StepDueAt   time.Time
+	HasAddress  bool
 }
 
 type Event struct {
@@ -183,6 +184,15 @@ type Mailbox struct {
 	NextSendNotBefore time.Time
 	Verp              bool
 	VerpSecret        []byte
+	Helo              *string
+	TlsCa             *string
+}
+
+type MetricTotal struct {
+	Metric    string
+	Labels    []byte
+	Value     int64
+	UpdatedAt time.Time
 }
 
 type ProviderCall struct {

@@ -15,7 +15,8 @@
 -- remaining room. A mailbox with a human gap gets one row per claim, only
 -- once its next_send_not_before has passed, which then moves a random gap
 -- ahead; its row is locked (SKIP LOCKED) so two ticks cannot both take its
--- turn. Leads without an email are not claimed: they are blocked, not due.
+-- turn. Leads without an email are not claimed: they are blocked, not due
+-- (has_address leaves their first steps out of the claim's index).
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
 WITH spaced_turns AS (
@@ -60,6 +61,7 @@ first_steps AS (
         WHERE e.campaign_id = c.id
           AND e.status = 'active'
           AND e.current_step = 1
+          AND e.has_address
           AND e.next_send_at <= now()
           AND e.mailbox_id = ANY (sv.ids)
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
