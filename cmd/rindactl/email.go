@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
@@ -24,6 +25,8 @@ func newCmdEmail(f *Factory) *cobra.Command {
 // emailTick is the sending tick kind: due sequence steps over each
 // mailbox's SMTP connection.
 func emailTick() tickCommand {
+	// unsubscribeBase is RINDA_UNSUBSCRIBE_BASE_URL, checked ("": unset).
+	var unsubscribeBase string
 	return &tickSpec[sequence.TickReport]{
 		kind: tickkind.Email,
 		cmd: &cobra.Command{
@@ -54,7 +57,13 @@ checked the mailbox's Sent folder. Every SMTP phase (dial, greeting, each
 command, DATA) has its own deadline and none runs past --max-duration plus
 one second, so a hung server holds only its own mailbox. With
 --metrics-file, per-mailbox sent/failed/deferred/delivery_unknown totals and
-a paused gauge are written. See docs/email.md.`,
+a paused gauge are written.
+
+Every message carries List-Unsubscribe: a mailto: to its own mailbox
+(which 'rindactl inbox tick' reads), and with RINDA_UNSUBSCRIBE_BASE_URL
+set (where 'rindactl unsubscribe serve' is reached over https) an RFC 8058
+one-click URL first; templates may show it as {{.UnsubscribeURL}}. See
+docs/email.md.`,
 			Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
 		},
@@ -72,6 +81,13 @@ a paused gauge are written. See docs/email.md.`,
 			if helo := t.f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
 				return fmt.Errorf("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
 			}
+			if raw, ok := t.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
+				base, err := unsubscribe.ParseBaseURL(raw)
+				if err != nil {
+					return err
+				}
+				unsubscribeBase = base
+			}
 			return nil
 		},
 		work: func(ctx context.Context, t *tickEnv) (*sequence.TickReport, error) {
@@ -79,7 +95,7 @@ a paused gauge are written. See docs/email.md.`,
 			defer mailer.Close()
 			return sequence.RunTick(ctx, t.Pool, sequence.TickOptions{
 				Batch: t.Batch, Concurrency: t.Concurrency, MaxDuration: t.MaxDuration, Lease: t.Lease,
-				Mailer: mailer, Logger: t.f.Logger(),
+				Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: t.f.Logger(),
 			})
 		},
 		counts: func(rep *sequence.TickReport) map[string]int { return rep.Outcomes },

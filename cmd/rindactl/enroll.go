@@ -89,6 +89,9 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	if res.Rebound > 0 {
 		fmt.Fprintf(opts.f.IO.Out, "; moved %s unsent leads to healthy mailboxes", cliio.Thousands(res.Rebound))
 	}
+	if res.Suppressed > 0 {
+		fmt.Fprintf(opts.f.IO.Out, "; skipped %s leads whose address is suppressed", cliio.Thousands(res.Suppressed))
+	}
 	if res.Duplicates > 0 {
 		fmt.Fprintf(opts.f.IO.Out, "; skipped %s leads whose address another lead already has in the campaign", cliio.Thousands(res.Duplicates))
 	}

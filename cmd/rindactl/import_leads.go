@@ -48,7 +48,9 @@ The header names the columns: first_name, last_name and company_domain are
 required; email, external_id, company and timezone (an IANA zone) are
 optional; any other column is an error (exit 2). A lead with an email needs
 no enrichment; a lead without one is queued for "rindactl enrich tick".
-Addresses are lower-cased and trimmed. Re-importing a lead with the same
+Addresses are lower-cased and trimmed; a line whose address belongs to a
+person erased with 'rindactl lead forget' is left out (and counted).
+Re-importing a lead with the same
 external_id updates it, never duplicates it (an address found meanwhile is
 kept when the new line has none). A line without an external_id is the
 lead with its address or, without one, its name at its company_domain:
@@ -176,6 +178,9 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 		n(rep.Inserted+rep.Updated+rep.Merged), opts.Workspace, created, n(rep.Inserted), n(rep.Updated), n(rep.Merged), n(rep.Queued))
 	if rep.InvalidCount > 0 {
 		fmt.Fprintf(ios.Out, ", %s invalid lines skipped", n(int64(rep.InvalidCount)))
+	}
+	if rep.Forgotten > 0 {
+		fmt.Fprintf(ios.Out, ", %s lines of forgotten people left out", n(rep.Forgotten))
 	}
 	fmt.Fprintln(ios.Out)
 	return nil

@@ -15,12 +15,13 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 	t.Parallel()
 	shipped := map[string][]string{
 		"crontab":    {"crontab/rindactl.crontab"},
-		"kubernetes": {"kubernetes/rindactl-cronjobs.yaml"},
+		"kubernetes": {"kubernetes/rindactl-cronjobs.yaml", "kubernetes/rindactl-unsubscribe.yaml"},
 		"systemd": {
 			"systemd/rindactl-enrich.service", "systemd/rindactl-enrich.timer",
 			"systemd/rindactl-email.service", "systemd/rindactl-email.timer",
 			"systemd/rindactl-events.service", "systemd/rindactl-events.timer",
 			"systemd/rindactl-inbox.service", "systemd/rindactl-inbox.timer",
+			"systemd/rindactl-unsubscribe.socket", "systemd/rindactl-unsubscribe.service",
 		},
 	}
 	for format, files := range shipped {
@@ -86,6 +87,8 @@ func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--format", "systemd", "--env-file", "env"}, `env file "env"`},
 		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
 		{[]string{"--format", "crontab", "extra"}, "takes 0 argument(s)"},
+		{[]string{"--format", "crontab", "--unsubscribe", "127.0.0.1:8080"}, "--unsubscribe does not apply to --format crontab"},
+		{[]string{"--format", "systemd", "--unsubscribe", "8080"}, `unsubscribe listen address "8080": use host:port`},
 	}
 	for _, tt := range tests {
 		res := runCLI(t, nil, append([]string{"schedule", "print"}, tt.args...)...)
@@ -170,5 +173,15 @@ func TestScheduleEnvFileWritesBothParsersFormat(t *testing.T) {
 	}
 	if res := runCLI(t, env, "schedule", "env-file", path, "--var", "NOT_SET_HERE"); res.code != exitUsage {
 		t.Errorf("--var of an unset variable: exit %d, want 2", res.code)
+	}
+}
+
+func TestSchedulePrintUnsubscribeOff(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"systemd", "kubernetes"} {
+		res := runCLI(t, nil, "schedule", "print", "--format", format, "--unsubscribe", "off")
+		if res.code != 0 || strings.Contains(res.stdout, "rindactl-unsubscribe") || !strings.Contains(res.stdout, "rindactl-email") {
+			t.Errorf("%s --unsubscribe off: exit %d, unsubscribe units printed: %v", format, res.code, strings.Contains(res.stdout, "rindactl-unsubscribe"))
+		}
 	}
 }

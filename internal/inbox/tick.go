@@ -21,6 +21,7 @@ import (
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Defaults of `rindactl inbox tick`.
@@ -50,12 +51,15 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeReplied      = string(enrollment.Replied)      // a sequence ended by a reply
-	OutcomeUnsubscribed = string(enrollment.Unsubscribed) // ended by a reply asking to stop
-	OutcomeBounced      = string(enrollment.Bounced)      // a sequence ended by a bounce
-	OutcomeSuppressed   = "suppressed"                    // an address newly suppressed (hard bounce, unsubscribe)
-	OutcomeAlreadyEnded = "already_ended"                 // the reply or bounce concerned an ended sequence
-	OutcomeUnmatched    = "unmatched"                     // a reply or bounce to no message of ours
+	OutcomeReplied = string(enrollment.Replied) // a sequence ended by a reply
+	// OutcomeUnsubscribed counts sequences ended by a reply asking to stop,
+	// and List-Unsubscribe mails whose token was used (its address
+	// suppressed, its sequences ended).
+	OutcomeUnsubscribed = string(enrollment.Unsubscribed)
+	OutcomeBounced      = string(enrollment.Bounced) // a sequence ended by a bounce
+	OutcomeSuppressed   = "suppressed"               // an address newly suppressed (hard bounce, unsubscribe)
+	OutcomeAlreadyEnded = "already_ended"            // the reply or bounce concerned an ended sequence
+	OutcomeUnmatched    = "unmatched"                // a reply or bounce to no message of ours
 	OutcomeAutoReply    = "auto_reply"
 	OutcomeDelayed      = "delayed"
 	OutcomeOther        = "other"
@@ -395,6 +399,8 @@ func (t *inboxTick) handle(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 		counts[OutcomeAutoReply]++
 	case KindDelayed:
 		counts[OutcomeDelayed]++
+	case KindUnsubscribeMail:
+		return false, actUnsubscribe(ctx, tx, f.UnsubscribeToken, counts)
 	default:
 		counts[OutcomeOther]++
 	}
@@ -510,4 +516,31 @@ func mark(ctx context.Context, tx pgx.Tx, sends []store.InboxSend, status enroll
 		}
 	}
 	return nil
+}
+
+// actUnsubscribe uses the token of a List-Unsubscribe mail, in a savepoint
+// of its own so that a token whose enrollment vanished meanwhile (lead
+// forget) is an unmatched message, not a failed one. A bad token counts as unmatched, a used one as already ended.
+func actUnsubscribe(ctx context.Context, tx pgx.Tx, token string, counts map[string]int) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := unsubscribe.Apply(ctx, sp, token, unsubscribe.ViaMailto)
+	switch {
+	case errors.Is(err, unsubscribe.ErrBadToken):
+		counts[OutcomeUnmatched]++
+		return sp.Rollback(ctx)
+	case errors.Is(err, unsubscribe.ErrReplayed):
+		counts[OutcomeAlreadyEnded]++
+		return sp.Rollback(ctx)
+	case err != nil:
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	counts[OutcomeUnsubscribed]++
+	if res.Suppressed {
+		counts[OutcomeSuppressed]++
+	}
+	return sp.Commit(ctx)
 }

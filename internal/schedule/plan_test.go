@@ -147,8 +147,9 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	plans := map[string]Plan{
-		"dynamic": {Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 9-17 * * 1-5", tickkind.Email: "* * * * *", tickkind.Events: "0,30 * * * *"}), Binary: binary, EnvFile: envFile},
-		"user":    {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, User: "rindactl"},
+		"dynamic":                            {Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 9-17 * * 1-5", tickkind.Email: "* * * * *", tickkind.Events: "0,30 * * * *"}), Binary: binary, EnvFile: envFile},
+		"user":                               {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, User: "rindactl", Unsubscribe: UnsubscribeListenDefault},
+		"unsubscribe on all addresses, IPv6": {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, Unsubscribe: "[::]:8443"},
 	}
 	for name, plan := range plans {
 		files, err := Render(FormatSystemd, plan)

@@ -39,7 +39,15 @@ type Campaign struct {
 	BounceGuard BounceGuard
 
 	unsubscribe *fieldTemplate
+	// unsubscribeBase is the unsubscribe server's base URL the email tick
+	// was given (unsubscribe.BaseURLEnv); empty: none.
+	unsubscribeBase string
 }
+
+// SetUnsubscribeBase sets the unsubscribe server's base URL (from
+// unsubscribe.ParseBaseURL) that one-click URLs are built on when the
+// campaign has no unsubscribe_url of its own.
+func (c *Campaign) SetUnsubscribeBase(base string) { c.unsubscribeBase = base }
 
 // Mailbox is one sender account of a campaign.
 type Mailbox struct {

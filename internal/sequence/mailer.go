@@ -158,7 +158,7 @@ func (m *Mailer) send(ctx context.Context, mb Mailbox, msg *Message) error {
 			// No SMTP reply, a reply cut at its bound, or the server is
 			// closing: the connection is unusable.
 			conn.drop()
-			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient {
+			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient && ctx.Err() == nil {
 				continue
 			}
 		}
@@ -437,9 +437,15 @@ func buildMsg(msg *Message, now time.Time) (*mail.Msg, error) {
 		gm.SetGenHeader(mail.HeaderInReplyTo, refs[n-1])
 		gm.SetGenHeader(mail.HeaderReferences, strings.Join(refs, " "))
 	}
-	if msg.UnsubscribeURL != "" {
-		gm.SetGenHeader(mail.HeaderListUnsubscribe, "<"+singleLine(msg.UnsubscribeURL)+">")
-		gm.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+	if len(msg.ListUnsubscribe) > 0 {
+		urls := make([]string, len(msg.ListUnsubscribe))
+		for i, u := range msg.ListUnsubscribe {
+			urls[i] = "<" + singleLine(u) + ">"
+		}
+		gm.SetGenHeader(mail.HeaderListUnsubscribe, strings.Join(urls, ", "))
+		if msg.OneClick {
+			gm.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+		}
 	}
 	gm.SetBodyString(mail.TypeTextPlain, msg.Body)
 	return gm, nil

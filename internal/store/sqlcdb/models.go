@@ -252,9 +252,10 @@ type SequenceStep struct {
 
 type Suppression struct {
 	WorkspaceID int64
-	Email       string
+	Email       *string
 	Reason      string
 	CreatedAt   time.Time
+	EmailSha256 []byte
 }
 
 type TickRun struct {
@@ -269,6 +270,19 @@ type TickRun struct {
 	Counts     []byte
 	ExitStatus *int32
 	Error      *string
+}
+
+type Unsubscribe struct {
+	EnrollmentID int64
+	WorkspaceID  int64
+	Via          string
+	CreatedAt    time.Time
+}
+
+type UnsubscribeKey struct {
+	WorkspaceID int64
+	Key         []byte
+	CreatedAt   time.Time
 }
 
 type Workspace struct {

@@ -132,8 +132,12 @@ RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.curren
                ELSE '{}' END AS thread,
           (SELECT s.status FROM sends s
            WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
+          -- By the address's hash, so a forgotten person's row (no
+          -- address, only its hash) suppresses too; an address's own row,
+          -- with its reason, before a forgotten one.
           (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email = l.email) AS suppressed,
+           WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+           ORDER BY sp.email IS NULL LIMIT 1) AS suppressed,
           -- The address's holder in the campaign, looked up here (planned
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.
