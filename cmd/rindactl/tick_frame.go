@@ -230,27 +230,9 @@ func (s *tickSpec[R]) Command(f *Factory) *cobra.Command {
 
 // run is every tick kind's run: check, open, work, hand over, report.
 func (s *tickSpec[R]) run(ctx context.Context, t *tickEnv) error {
-	format, err := parseOutput(t.Output)
+	format, err := s.check(t)
 	if err != nil {
 		return err
-	}
-	if err := s.bounds.check(t.tickBounds); err != nil {
-		return err
-	}
-	t.Grace = s.Grace()
-	if s.prepare != nil {
-		if err := s.prepare(t); err != nil {
-			return asUsage(err)
-		}
-	}
-	if s.bounds.Lease != nil {
-		// A row may be worked until --max-duration plus the grace; a lease
-		// ending earlier would let another tick take it meanwhile.
-		lease, err := tick.FitLease(t.Lease, t.LeaseSet, t.MaxDuration, t.Grace)
-		if err != nil {
-			return usageError("%v", err)
-		}
-		t.Lease = lease
 	}
 	lowerPriority(t.Nice, t.f.Logger())
 	started := time.Now()
@@ -261,8 +243,7 @@ func (s *tickSpec[R]) run(ctx context.Context, t *tickEnv) error {
 	t.Metrics = metrics.NewMetrics()
 
 	rep, err := s.work(ctx, t)
-	var coded *codedError
-	if rep == nil && errors.As(err, &coded) && coded.code == exitUsage {
+	if rep == nil && isUsage(err) {
 		return err
 	}
 	if rep != nil {
@@ -272,14 +253,46 @@ func (s *tickSpec[R]) run(ctx context.Context, t *tickEnv) error {
 	if rep == nil {
 		return err
 	}
-	if format == cliio.FormatJSON {
-		if werr := t.f.IO.WriteJSON(rep); werr != nil && err == nil {
-			err = werr
-		}
-	} else {
-		s.text(t.f.IO, rep)
+	if werr := s.print(t.f.IO, format, rep); werr != nil && err == nil {
+		err = werr
 	}
 	return err
+}
+
+// check is every check made before the database is opened: the output
+// format, the bounding flags, the kind's own configuration, then the
+// lease rule over the grace the kind settled on.
+func (s *tickSpec[R]) check(t *tickEnv) (cliio.Format, error) {
+	format, err := parseOutput(t.Output)
+	if err != nil {
+		return "", err
+	}
+	if err := s.bounds.check(t.tickBounds); err != nil {
+		return "", err
+	}
+	t.Grace = s.Grace()
+	if s.prepare != nil {
+		if err := s.prepare(t); err != nil {
+			return "", asUsage(err)
+		}
+	}
+	if s.bounds.Lease != nil {
+		// A row may be worked until --max-duration plus the grace; a lease
+		// ending earlier would let another tick take it meanwhile.
+		if t.Lease, err = tick.FitLease(t.Lease, t.LeaseSet, t.MaxDuration, t.Grace); err != nil {
+			return "", usageError("%v", err)
+		}
+	}
+	return format, nil
+}
+
+// print writes the report as format asks.
+func (s *tickSpec[R]) print(ios *cliio.IO, format cliio.Format, rep *R) error {
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(rep)
+	}
+	s.text(ios, rep)
+	return nil
 }
 
 // afterWorkTimeout bounds the hand-over after the work, which runs even
@@ -327,6 +340,12 @@ func asUsage(err error) error {
 		return err
 	}
 	return &codedError{code: exitUsage, err: err}
+}
+
+// isUsage reports whether err is a usage error (exit 2).
+func isUsage(err error) bool {
+	var coded *codedError
+	return errors.As(err, &coded) && coded.code == exitUsage
 }
 
 // lowerPriority raises this process's niceness by n (capped at 19), so a
