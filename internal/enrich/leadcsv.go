@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/csvline"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -134,21 +134,21 @@ func leadColumns(header []string) (map[string]int, error) {
 }
 
 func parseLeadLine(rec []string, cols map[string]int, line int) (store.LeadImport, []string) {
-	if len(rec) != len(cols) {
-		return store.LeadImport{Line: line}, []string{fmt.Sprintf("has %d fields, the header has %d", len(rec), len(cols))}
+	f := csvline.Fields{Rec: rec, Cols: cols, MaxLen: ImportMaxFieldLen}
+	if m := f.CountMismatch(); m != "" {
+		return store.LeadImport{Line: line}, []string{m}
 	}
-	f := leadFields{rec: rec, cols: cols}
 	lr := store.LeadImport{
 		Line:       line,
-		ExternalID: f.get("external_id"),
-		FirstName:  f.get("first_name"),
-		LastName:   f.get("last_name"),
-		Company:    f.get("company"),
-		Domain:     strings.ToLower(f.get("company_domain")),
-		Email:      f.get("email"),
-		Timezone:   f.get("timezone"),
+		ExternalID: f.Get("external_id"),
+		FirstName:  f.Get("first_name"),
+		LastName:   f.Get("last_name"),
+		Company:    f.Get("company"),
+		Domain:     strings.ToLower(f.Get("company_domain")),
+		Email:      f.Get("email"),
+		Timezone:   f.Get("timezone"),
 	}
-	reasons := f.reasons
+	reasons := f.Reasons
 	if lr.Email != "" {
 		// Stored in its canonical spelling: dedupe, suppressions and
 		// campaign_recipients compare stored values.
@@ -162,34 +162,6 @@ func parseLeadLine(rec []string, cols map[string]int, line int) (store.LeadImpor
 		lr.Email = canonical
 	}
 	return lr, append(reasons, leadProblems(lr)...)
-}
-
-// leadFields reads a line's fields by column name, trimmed; a field that
-// Postgres cannot store or that is too long reads as "" with a reason.
-type leadFields struct {
-	rec     []string
-	cols    map[string]int
-	reasons []string
-}
-
-func (f *leadFields) get(name string) string {
-	i, ok := f.cols[name]
-	if !ok {
-		return ""
-	}
-	v := strings.TrimSpace(f.rec[i])
-	switch {
-	case strings.ContainsRune(v, 0):
-		// Postgres text cannot hold NUL: the line is bad, not the import.
-		f.reasons = append(f.reasons, name+" contains a NUL byte")
-	case !utf8.ValidString(v):
-		f.reasons = append(f.reasons, name+" is not valid UTF-8")
-	case utf8.RuneCountInString(v) > ImportMaxFieldLen:
-		f.reasons = append(f.reasons, fmt.Sprintf("%s is %d characters long (at most %d)", name, utf8.RuneCountInString(v), ImportMaxFieldLen))
-	default:
-		return v
-	}
-	return ""
 }
 
 // leadProblems are what makes a lead (its email already canonical)
