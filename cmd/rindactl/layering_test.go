@@ -85,3 +85,27 @@ func goListDeps(t *testing.T, pkgs ...string) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+// TestOnlyStoreRunsGeneratedQueries: sqlc's generated code is the store's
+// own; every other package (tick, demo, bench included, issue 28) calls a
+// store function that names what it does and maps the generated row.
+func TestOnlyStoreRunsGeneratedQueries(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sqlcdb := module + "internal/store/sqlcdb"
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		checked++
+		if pkg != module+"internal/store" && slices.Contains(imports, sqlcdb) {
+			t.Errorf("%s imports %s: call a function of internal/store instead", pkg, sqlcdb)
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("go list named %d packages; the check would prove little", checked)
+	}
+}
