@@ -1,4 +1,4 @@
--- Least-privilege role for ticks (enrich tick, email tick, inbox tick, events deliver).
+-- Least-privilege role for ticks (enrich tick, email tick, inbox tick, events deliver, prune).
 -- Ticks run DML on the tables they need and nothing else: no DDL, no
 -- workspace or campaign changes, no audit log rewrites. Apply it after
 -- `rindactl migrate` as an owner/superuser:
@@ -40,3 +40,7 @@ GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
 -- Email: one address per campaign, and the metrics' running totals (issue 15).
 GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
 GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;
+
+-- prune (issue 30): old rows of the history the ticks write. audit_log and
+-- enrollments are not granted: an owner prunes them on purpose.
+GRANT DELETE ON sends, provider_calls, events, tick_runs TO rindactl_tick;
