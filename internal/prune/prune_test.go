@@ -50,10 +50,10 @@ func TestPruneKeepsBoundaryRows(t *testing.T) {
 	eDone, eReplied, eBounced, eUnsub := h.enrollment("completed", now.Add(-60*day)), h.enrollment("replied", now.Add(-60*day)),
 		h.enrollment("bounced", now.Add(-60*day)), h.enrollment("unsubscribed", now.Add(-60*day))
 	keptSends := []int64{
-		h.send(eActive, 1, "sent", now.Add(-90*day)),            // threads the active enrollment's next step
-		h.send(eFailed, 1, "sent", now.Add(-90*day)),            // a requeue revives the enrollment
+		h.send(eActive, 1, "sent", now.Add(-90*day)),              // threads the active enrollment's next step
+		h.send(eFailed, 1, "sent", now.Add(-90*day)),              // a requeue revives the enrollment
 		h.send(eUnknown, 1, "delivery_unknown", now.Add(-90*day)), // unsettled, and requeue reads it
-		h.send(eDone, 3, "sending", now.Add(-60*day)),           // unsettled
+		h.send(eDone, 3, "sending", now.Add(-60*day)),             // unsettled
 	}
 	goneSends := []int64{
 		h.send(eDone, 1, "failed", c.Add(-sec)),
