@@ -26,6 +26,10 @@ type DoctorOptions struct {
 	// Interval is the tick cadence: a kind whose last success is older
 	// than tick.StaleIntervals of it is reported.
 	Interval time.Duration
+	// PruneInterval is prune's cadence (hourly by default): its staleness
+	// is judged by it, and a prune run counts as crashed only once it has
+	// been unfinished for longer than both it and Lease.
+	PruneInterval time.Duration
 	// Lease is the longest a tick may hold its rows: one started longer
 	// ago that never finished has crashed.
 	Lease time.Duration
@@ -35,8 +39,12 @@ type DoctorOptions struct {
 	EnvFileSet bool
 }
 
-// DoctorIntervalDefault is the cadence the generated schedules use.
-const DoctorIntervalDefault = time.Minute
+// DoctorIntervalDefault is the cadence the generated schedules use;
+// DoctorPruneIntervalDefault is prune's (schedule.SpecPruneDefault).
+const (
+	DoctorIntervalDefault      = time.Minute
+	DoctorPruneIntervalDefault = time.Hour
+)
 
 // crashWindow is how far back doctor looks for crashed ticks: recent enough
 // to act on, short enough that one old crash does not fail doctor forever.
@@ -52,15 +60,17 @@ func newCmdDoctor(f *Factory) *cobra.Command {
 		Short: "Check the database, the schema and provider configuration",
 		Long: `Check that the database is reachable and fully migrated, report which
 providers have an API key configured (never the keys themselves), and check
-the tick history in tick_runs for the enrich, email, events and inbox ticks:
+the tick history in tick_runs for the enrich, email, events, inbox and prune
+ticks:
 
   - a kind whose last successful run finished more than three --interval
-    ago is a problem: the scheduler (cron, systemd timer, CronJob, rindactl
-    run) is not running it, or every run fails (a kind whose runs all
-    failed is reported with its newest error);
-  - a tick that started more than --lease ago (within the last 24 hours)
-    and never finished is a problem: it crashed or was killed without its
-    SIGTERM grace, and its rows waited for their lease;
+    (for prune, --prune-interval) ago is a problem: the scheduler (cron,
+    systemd timer, CronJob, rindactl run) is not running it, or every run
+    fails (a kind whose runs all failed is reported with its newest error);
+  - a tick that started more than --lease (for prune, the longer of
+    --lease and --prune-interval) ago, within the last 24 hours, and never
+    finished is a problem: it crashed or was killed without its SIGTERM
+    grace, and its rows waited for their lease;
   - a kind that never ran is only noted: not every deployment runs both.
 
 It also checks the env file the crontab and systemd units load (--env-file):
@@ -80,6 +90,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 	}
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
+	cmd.Flags().DurationVar(&opts.PruneInterval, "prune-interval", DoctorPruneIntervalDefault, "how often prune is scheduled (judged like --interval)")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
 	return cmd
@@ -99,8 +110,8 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Interval <= 0 || opts.Lease <= 0 {
-		return usageError("--interval and --lease must be positive durations, such as 1m and 5m")
+	if opts.Interval <= 0 || opts.Lease <= 0 || opts.PruneInterval <= 0 {
+		return usageError("--interval, --prune-interval and --lease must be positive durations, such as 1m, 1h and 5m")
 	}
 	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}}
 
@@ -165,30 +176,47 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 }
 
 // checkTicks adds what tick_runs says about each scheduled kind to rep.
+// prune runs hourly, and a run may take its hour: it is judged on its own
+// cadence.
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox}, opts.Lease, crashWindow)
-	if err != nil {
-		return err
-	}
-	for _, h := range health {
-		v := tick.JudgeHealth(h, opts.Interval)
-		switch v.Health {
-		case tick.NeverRan:
-			rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
-		case tick.NeverSucceeded:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
-		case tick.Stale:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
-				h.Kind, *h.SinceSuccess, tick.StaleIntervals, opts.Interval, newestError(h)))
-		case tick.Healthy:
-			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
+	for _, group := range []struct {
+		kinds           []tickkind.Kind
+		flag            string
+		interval, lease time.Duration
+	}{
+		{[]tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox}, "interval", opts.Interval, opts.Lease},
+		{[]tickkind.Kind{tickkind.Prune}, "prune-interval", opts.PruneInterval, max(opts.Lease, opts.PruneInterval)},
+	} {
+		health, err := store.TickHealthOf(ctx, pool, group.kinds, group.lease, crashWindow)
+		if err != nil {
+			return err
 		}
-		if v.Crashed {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
-				h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
+		for _, h := range health {
+			judgeTick(h, group.flag, group.interval, rep)
 		}
 	}
 	return nil
+}
+
+// judgeTick adds one kind's verdict to rep, for ticks scheduled every
+// interval (the value of --flag).
+func judgeTick(h store.TickHealth, flag string, interval time.Duration, rep *doctorReport) {
+	v := tick.JudgeHealth(h, interval)
+	switch v.Health {
+	case tick.NeverRan:
+		rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
+	case tick.NeverSucceeded:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
+	case tick.Stale:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --%s %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
+			h.Kind, *h.SinceSuccess, tick.StaleIntervals, flag, interval, newestError(h)))
+	case tick.Healthy:
+		rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
+	}
+	if v.Crashed {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
+			h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
+	}
 }
 
 // newestError quotes the newest failure of a kind, if any, so a tick that

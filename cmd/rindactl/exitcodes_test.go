@@ -150,6 +150,7 @@ func TestExitCodeTable(t *testing.T) {
 		"workspace set":     {ok: []string{"acme", "--monthly-usd-ceiling", "10"}, bad: []string{"acme", "--monthly-usd-ceiling", "lots"}},
 		"events list":       {ok: nil, bad: []string{"--limit", "0"}},
 		"events deliver":    {ok: nil, bad: []string{"--max-duration", "0s"}},
+		"prune":             {ok: []string{"--nice", "0"}, bad: []string{"--keep", "sends=7d"}},
 		"schedule print":    {ok: []string{"--format", "crontab"}, bad: []string{"--format", "crontab", "--enrich", "61 * * * *"}},
 		"schedule env-file": {ok: []string{envFile}, bad: []string{envFile, "--var", "RINDA_TEST_UNSET_VARIABLE"}},
 		"run":               {ok: []string{"--enrich", "off", "--email", "off", "--events", "@yearly"}, bad: []string{"--enrich", "61 * * * *"}},

@@ -53,16 +53,17 @@ func newCmdSchedulePrint(f *Factory) *cobra.Command {
 		Use:   "print --format crontab|systemd|kubernetes",
 		Short: "Print units for --format crontab|systemd|kubernetes",
 		Long: `Print ready-to-install units that run "rindactl enrich tick", "rindactl email
-tick", "rindactl events deliver" and "rindactl inbox tick" on cron specs (five
-fields; default every minute; "off" leaves a tick out; a leading
+tick", "rindactl events deliver", "rindactl inbox tick" and "rindactl prune"
+on cron specs (five fields; default every minute, prune hourly at minute 17;
+"off" leaves a tick out; a leading
 CRON_TZ=Zone fires the spec in that IANA zone: spec.timeZone for Kubernetes,
 a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
 --max-duration below its interval so it ends before its next firing.
 
   crontab     crontab lines that load --env-file and log to the journal
   systemd     a hardened oneshot .service and a .timer per tick; OnCalendar=
-              is translated from the cron spec; enrichment runs at a lower
-              CPU and IO priority so email keeps its pace
+              is translated from the cron spec; enrichment and prune run at
+              a lower CPU and IO priority so email keeps its pace
   kubernetes  a CronJob per tick with its environment from a Secret
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
@@ -128,9 +129,9 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	return nil
 }
 
-// tickSpecs are the --enrich, --email, --events and --inbox cron specs
-// that `schedule print` and `run` share.
-type tickSpecs struct{ Enrich, Email, Events, Inbox string }
+// tickSpecs are the --enrich, --email, --events, --inbox and --prune cron
+// specs that `schedule print` and `run` share.
+type tickSpecs struct{ Enrich, Email, Events, Inbox, Prune string }
 
 func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -138,6 +139,7 @@ func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
 	fl.StringVar(&s.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
 	fl.StringVar(&s.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
+	fl.StringVar(&s.Prune, "prune", schedule.DefaultSpec(tickkind.Prune), `cron spec for "prune", or off`)
 }
 
 // parse turns the specs into ticks, leaving out the ones set to "off". A
@@ -147,7 +149,7 @@ func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.
 	for _, flag := range []struct {
 		kind tickkind.Kind
 		text string
-	}{{tickkind.Enrich, s.Enrich}, {tickkind.Email, s.Email}, {tickkind.Events, s.Events}, {tickkind.Inbox, s.Inbox}} {
+	}{{tickkind.Enrich, s.Enrich}, {tickkind.Email, s.Email}, {tickkind.Events, s.Events}, {tickkind.Inbox, s.Inbox}, {tickkind.Prune, s.Prune}} {
 		if flag.text == specOff {
 			continue
 		}
@@ -158,7 +160,7 @@ func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.
 		ticks = append(ticks, schedule.Tick{Kind: flag.kind, Spec: spec})
 	}
 	if len(ticks) == 0 {
-		return nil, usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
+		return nil, usageError("every tick is off: give a cron spec to --enrich, --email, --events, --inbox or --prune")
 	}
 	return ticks, nil
 }

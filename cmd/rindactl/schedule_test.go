@@ -21,6 +21,7 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 			"systemd/rindactl-email.service", "systemd/rindactl-email.timer",
 			"systemd/rindactl-events.service", "systemd/rindactl-events.timer",
 			"systemd/rindactl-inbox.service", "systemd/rindactl-inbox.timer",
+			"systemd/rindactl-prune.service", "systemd/rindactl-prune.timer",
 		},
 	}
 	for format, files := range shipped {
@@ -55,7 +56,7 @@ func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--format", "cron"}, `--format "cron": use crontab, systemd or kubernetes`},
 		{[]string{}, "--format is required"},
 		{[]string{"--format", "systemd", "--env-file", "env"}, `env file "env"`},
-		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
+		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off", "--prune", "off"}, "every tick is off"},
 		{[]string{"--format", "crontab", "extra"}, "takes 0 argument(s)"},
 	}
 	for _, tt := range tests {
