@@ -101,13 +101,13 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 		return opts.f.IO.WriteJSON(map[string]any{"widths": rows})
 	}
 	out := opts.f.IO.Out
-	t := cliio.Table{Headers: []string{"kind", "processes", "rows/s", "pg µs/row", "lock waits", "by kind"}, Numeric: []int{1, 2, 3}, Flexible: []int{5}}
+	t := cliio.Table{Headers: []string{"kind", "processes", "ticks", "rows/s", "pg µs/row", "lock waits", "by kind"}, Numeric: []int{1, 2, 3, 4}, Flexible: []int{6}}
 	for _, r := range rows {
 		rate := fmt.Sprintf("%.0f", r.RowsPerSec)
 		if r.Drained {
 			rate = ">=" + rate
 		}
-		t.Rows = append(t.Rows, []string{string(r.Kind), fmt.Sprint(r.Processes), rate, postgresCPU(r.PostgresCPUPerRowUS),
+		t.Rows = append(t.Rows, []string{string(r.Kind), fmt.Sprint(r.Processes), fmt.Sprint(r.Ticks), rate, postgresCPU(r.PostgresCPUPerRowUS),
 			fmt.Sprintf("%.1f%%", 100*r.LockShare), lockKinds(r.LockWaits)})
 	}
 	fmt.Fprintln(out, cliio.NewPainter(out, false).Table(t))

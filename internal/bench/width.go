@@ -80,6 +80,9 @@ type WidthRow struct {
 	Calls       int64 `json:"provider_requests,omitempty"`
 	LedgerCalls int64 `json:"ledger_calls,omitempty"`
 	TickErrors  int   `json:"tick_errors"`
+	// Ticks is how many tick processes ran in all (one ends early when it
+	// finds nothing it may claim).
+	Ticks int64 `json:"ticks"`
 }
 
 // Width runs, for each kind and width, that many tick processes at once
@@ -221,6 +224,9 @@ func widthRun(ctx context.Context, cfg WidthConfig, kind tickkind.Kind, processe
 	wg.Wait()
 	<-sampled
 	row.TickErrors = len(tickErrs)
+	if row.Ticks, err = q.BenchTickCount(ctx); err != nil {
+		return row, err
+	}
 	if len(tickErrs) > 0 {
 		return row, fmt.Errorf("%d tick(s) failed; first: %s", len(tickErrs), tickErrs[0])
 	}
