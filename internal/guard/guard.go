@@ -3,7 +3,6 @@ package guard
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
@@ -28,11 +27,6 @@ type Guard struct {
 	db      store.DBTX
 	cfg     Config
 	metrics *metrics.Metrics
-	// admitting holds one lock per workspace × provider: a process sends
-	// one admission at a time for the rows they share (the bucket, the
-	// month's spend), so Postgres queues at most one backend per process
-	// on those rows instead of one per worker (docs/benchmarks.md, width).
-	admitting sync.Map
 }
 
 var _ enrich.Guard = (*Guard)(nil)
@@ -41,12 +35,6 @@ var _ enrich.Guard = (*Guard)(nil)
 // nil.
 func New(db store.DBTX, cfg Config, m *metrics.Metrics) *Guard {
 	return &Guard{db: db, cfg: cfg.withDefaults(), metrics: m}
-}
-
-// admitKey names the shared rows an admission writes.
-type admitKey struct {
-	workspace int64
-	provider  string
 }
 
 // Admit asks whether call may go out now. It makes one round trip, plus a
@@ -59,8 +47,6 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		maxWait = max(time.Until(call.WaitUntil), 0)
 	}
 	bucket := newBucket(call, lim, maxWait)
-	turn, _ := g.admitting.LoadOrStore(admitKey{call.WorkspaceID, call.Provider}, &sync.Mutex{})
-	turn.(*sync.Mutex).Lock()
 	row, err := store.GuardAdmit(ctx, g.db, store.GuardAdmitParams{
 		WorkspaceID: call.WorkspaceID,
 		Provider:    call.Provider,
@@ -73,7 +59,6 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		Horizon:     bucket.horizon(),
 		CostUSD:     lim.CostUSD,
 	})
-	turn.(*sync.Mutex).Unlock()
 	if err != nil {
 		return enrich.Admission{Call: call}, err
 	}
