@@ -34,6 +34,8 @@ type SchedulePrintOptions struct {
 	Binary  string
 	User    string
 	Image   string
+	// DatabaseURLs are the cells' databases: one unit set per cell.
+	DatabaseURLs []string
 	// Changed reports a flag given on the command line.
 	Changed func(name string) bool
 }
@@ -68,12 +70,20 @@ a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
 a lease. A spec that is invalid, or that systemd cannot express, exits 2.
+
+With --database-urls (cells: workspaces placed on several independent
+Postgres clusters, docs/scaling.md) one unit set is printed per URL, named
+rindactl-CELL-KIND; each cell's units load their own env file beside
+--env-file (/etc/rindactl/CELL.env) or Secret (rindactl-CELL), which holds
+that cell's DATABASE_URL: the units never carry a URL. A cell is named
+NAME=URL, or after its URL's database.
 For crontab and systemd, an existing --env-file is checked too: a line that
 sh and systemd would read differently exits 2 with its line number (see
 'rindactl schedule env-file' for the format).`,
 		Example: `  rindactl schedule print --format crontab | crontab -u rindactl -
   rindactl schedule print --format systemd --enrich '*/2 * * * *' --events off
-  rindactl schedule print --format kubernetes > rindactl-cronjobs.yaml`,
+  rindactl schedule print --format kubernetes > rindactl-cronjobs.yaml
+  rindactl schedule print --format systemd --database-urls eu-1=postgres://eu-1.db/rinda,us-1=postgres://us-1.db/rinda`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Changed = cmd.Flags().Changed
@@ -87,6 +97,7 @@ sh and systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
 	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes; default: this binary's version)")
+	fl.StringSliceVar(&opts.DatabaseURLs, "database-urls", nil, "one unit set per cell: NAME=URL or URL, comma-separated or repeated (docs/scaling.md)")
 	return cmd
 }
 
@@ -107,17 +118,31 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := schedule.Render(format, schedule.Plan{
-		Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image,
-	})
-	if err != nil {
-		// Render only rejects its input: a value the format cannot carry.
-		return usageError("%v", err)
-	}
-	if format != schedule.FormatKubernetes {
-		if err := checkEnvFile(opts.EnvFile); err != nil {
-			return err
+	plan := schedule.Plan{Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image}
+	plans := []schedule.Plan{plan}
+	if len(opts.DatabaseURLs) > 0 {
+		cells, err := schedule.ParseCells(opts.DatabaseURLs)
+		if err != nil {
+			return usageError("--database-urls: %v", err)
 		}
+		plans = plans[:0]
+		for _, c := range cells {
+			plans = append(plans, plan.ForCell(c))
+		}
+	}
+	var files []schedule.File
+	for _, p := range plans {
+		fs, err := schedule.Render(format, p)
+		if err != nil {
+			// Render only rejects its input: a value the format cannot carry.
+			return usageError("%v", err)
+		}
+		if format != schedule.FormatKubernetes {
+			if err := checkEnvFile(p.EnvFile); err != nil {
+				return err
+			}
+		}
+		files = append(files, fs...)
 	}
 	out := opts.f.IO.Out
 	for i, file := range files {

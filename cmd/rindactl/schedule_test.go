@@ -144,3 +144,54 @@ func TestScheduleEnvFileWritesBothParsersFormat(t *testing.T) {
 		t.Errorf("--var of an unset variable: exit %d, want 2", res.code)
 	}
 }
+
+// Issue 30: one unit set per cell, each loading its own env file (or
+// Secret) that holds its DATABASE_URL; the URLs, and their passwords,
+// are never printed.
+func TestSchedulePrintOneUnitSetPerCell(t *testing.T) {
+	t.Parallel()
+	urls := "eu-1=postgres://rinda:Sup3r-S3cret@eu.db.internal/rinda,postgres://rinda:0ther-S3cret@us.db.internal:5433/rinda_us"
+	for format, want := range map[string][]string{
+		"crontab": {". /etc/rindactl/eu-1.env;", "-t rindactl-eu-1-email ", ". /etc/rindactl/rinda-us.env;", "-t rindactl-rinda-us-prune "},
+		"systemd": {"# /etc/systemd/system/rindactl-eu-1-enrich.service\n", "EnvironmentFile=/etc/rindactl/rinda-us.env\n",
+			"Unit=rindactl-rinda-us-email.service\n", "Description=rindactl prune (cell eu-1)\n"},
+		"kubernetes": {"name: rindactl-eu-1-inbox\n", "name: rindactl-rinda-us-events\n", "app.kubernetes.io/instance: eu-1\n",
+			"name: rindactl-rinda-us\n"},
+	} {
+		res := runCLI(t, nil, "schedule", "print", "--format", format, "--database-urls", urls)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, res.code, res.stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(res.stdout, w) {
+				t.Errorf("%s: output lacks %q", format, w)
+			}
+		}
+		for _, secret := range []string{"S3cret", "db.internal", "postgres://"} {
+			if strings.Contains(res.stdout, secret) {
+				t.Errorf("%s: the units print %q from a database URL", format, secret)
+			}
+		}
+		if n := strings.Count(res.stdout, "enrich tick --max-duration") + strings.Count(res.stdout, `"enrich", "tick"`); n != 2 {
+			t.Errorf("%s: %d enrich units, want one per cell", format, n)
+		}
+	}
+	for _, tt := range []struct{ urls, want string }{
+		{"postgres://a/rinda,postgres://b/rinda", `two cells named "rinda": name them NAME=URL`},
+		{"host=a dbname=rinda", "a key=value connection string cannot name its cell"},
+		{"postgres://a/rinda?sslmode=disable", ""},
+		{"EU=postgres://a/rinda", `cell "EU": use a name of lowercase letters`},
+		{"postgres://a", "names no database"},
+	} {
+		res := runCLI(t, nil, "schedule", "print", "--format", "crontab", "--database-urls", tt.urls)
+		if tt.want == "" {
+			if res.code != 0 || !strings.Contains(res.stdout, "rindactl-rinda-email") {
+				t.Errorf("--database-urls %q: exit %d, want units of cell rinda: %s", tt.urls, res.code, res.stderr)
+			}
+			continue
+		}
+		if res.code != exitUsage || !strings.Contains(res.stderr, tt.want) || res.stdout != "" {
+			t.Errorf("--database-urls %q: exit %d, stderr %q; want 2 and %q", tt.urls, res.code, res.stderr, tt.want)
+		}
+	}
+}
