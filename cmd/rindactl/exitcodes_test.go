@@ -157,6 +157,8 @@ func TestExitCodeTable(t *testing.T) {
 		"demo":              {ok: nil, bad: []string{"--rounds", "0"}},
 		"bench claim":       {ok: []string{"--rows", "10"}, bad: nil},
 		"bench email":       {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
+		"bench history":     {ok: []string{"--sequences", "10", "--calls", "10", "--events", "10", "--tick-runs", "10", "--steps", "5", "--leads", "5", "--pairs", "1"}, bad: []string{"--pairs", "0"}},
+		"bench width":       {ok: []string{"--widths", "1", "--window", "1s", "--steps", "10", "--leads", "10", "--mailboxes", "2"}, bad: []string{"--widths", "0"}},
 	}
 
 	for path, row := range table {

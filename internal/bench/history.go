@@ -297,7 +297,7 @@ func (side *historySide) measure(ctx context.Context, cfg HistoryConfig, round i
 	}
 
 	start := time.Now()
-	rep, err := status.Build(ctx, side.s.Pool, time.Now(), status.Filter{})
+	rep, err := status.Build(ctx, side.s.Pool, time.Now(), status.Filter{EmailOnly: true})
 	if err == nil {
 		err = status.WriteTable(io.Discard, rep, status.TableOptions{Overdue: true})
 	}
