@@ -41,6 +41,23 @@ GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
 GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
 GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;
 
+-- Inbox: messages skipped as unprocessable (issue 25).
+GRANT SELECT, INSERT, UPDATE ON inbox_skipped TO rindactl_tick;
+
+-- Provider accounts (issue 24): credits read from the providers' account
+-- endpoints, shared by every process; workspaces' own API keys, sealed
+-- (read only: `workspace set-key` and `secrets rotate` run as the owner).
+GRANT SELECT, INSERT, UPDATE ON provider_credits TO rindactl_tick;
+GRANT SELECT ON workspace_provider_keys TO rindactl_tick;
+
+-- Unsubscribes (issue 25): the email tick creates a workspace's token key on
+-- first use; `unsubscribe serve` (which may run as this role) records each
+-- token used, ends the enrollments and suppresses the address.
+GRANT SELECT, INSERT ON unsubscribe_keys, unsubscribes TO rindactl_tick;
+
+-- Running totals of the Prometheus counters (issue 27).
+GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;
+
 -- prune (issue 30): old rows of the history the ticks write. audit_log and
 -- enrollments are not granted: an owner prunes them on purpose.
 GRANT DELETE ON sends, provider_calls, events, tick_runs TO rindactl_tick;

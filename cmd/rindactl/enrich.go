@@ -8,15 +8,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/credits"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -32,10 +36,7 @@ type EnrichTickOptions struct {
 	Providers []string
 	Verify    string
 	tickBounds
-	Concurrency int
-	// LeaseSet: --lease was given. Otherwise the lease grows past
-	// --max-duration plus the HTTP timeout when the default is too short.
-	LeaseSet      bool
+	Concurrency   int
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
@@ -75,7 +76,10 @@ at its buckets' pace (rate_wait_ms in the JSON is the total wait).
 
 Provider keys come from RINDA_<PROVIDER>_API_KEY. A provider without a key
 on this host is left out of the tick (said once on stderr, nothing shared
-is written); with no usable finder the tick exits 2.
+is written); with no usable finder the tick exits 2. A workspace with its
+own key ('rindactl workspace set-key') calls with it, on its own token
+bucket and credits; the stored keys open with RINDA_SECRET_KEY (or
+RINDA_SECRET_KEY_FILE): without it, or with the wrong one, the tick exits 2.
 
 See docs/enrichment.md for the state machine.`,
 		Example: `  # what cron runs every minute
@@ -90,12 +94,12 @@ See docs/enrichment.md for the state machine.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Providers, "providers", []string{"findymail", "hunter"}, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
+	fl.StringSliceVar(&opts.Providers, "providers", enrichProvidersDefault, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
 	fl.StringVar(&opts.Verify, "verify", "", "verifier for found addresses: "+strings.Join(provider.Verifiers(), ", ")+" (default: none)")
 	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
 	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
-	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved; must exceed --max-duration plus the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+"); unset, it grows to that plus "+leaseMargin.String()+" when needed")
+	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, leaseFlagHelp("the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+")"))
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
@@ -104,9 +108,9 @@ See docs/enrichment.md for the state machine.`,
 	return cmd
 }
 
-// leaseMargin is what a lease sized from --max-duration adds beyond the
-// longest a tick can hold a lead: room for recording outcomes.
-const leaseMargin = time.Minute
+// enrichProvidersDefault are the finders of an enrich tick without
+// --providers: what a generated unit runs, and what doctor checks.
+var enrichProvidersDefault = []string{"findymail", "hunter"}
 
 func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	format, err := parseOutput(opts.Output)
@@ -159,17 +163,15 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		}
 		cfg.CallTimeout = max(cfg.CallTimeout, t)
 	}
-	minLease := opts.MaxDuration + cfg.CallTimeout
-	if !opts.LeaseSet && opts.Lease <= minLease {
-		// A long --max-duration (an hourly schedule) takes a lease to match.
-		opts.Lease = minLease + leaseMargin
-	}
-	if opts.Lease <= minLease {
-		return usageError("--lease %s must exceed --max-duration %s plus the provider HTTP timeout %s, or another tick could take a lead whose call is still running: use --lease %s or more",
-			opts.Lease, opts.MaxDuration, cfg.CallTimeout, minLease+time.Second)
+	if err := opts.fitLease(tick.Grace{Duration: cfg.CallTimeout, What: "the provider HTTP timeout " + cfg.CallTimeout.String()}); err != nil {
+		return err
 	}
 
 	cfg.Lease = opts.Lease
+	ccfg, err := credits.ConfigFromEnv(opts.f.Getenv, seen...)
+	if err != nil {
+		return usageError("%v", err)
+	}
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
@@ -184,6 +186,9 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			return usageError("%v", err)
 		}
 		cfg.Guard = guard.New(pool, gcfg, m)
+	}
+	if err := ownKeys(ctx, opts.f, pool, &cfg); err != nil {
+		return err
 	}
 	if opts.Workspace != "" {
 		if cfg.WorkspaceID, err = store.WorkspaceID(ctx, pool, opts.Workspace); err != nil {
@@ -203,8 +208,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		for outcome, n := range rep.Outcomes.Map() {
 			m.AddLeads(outcome, n)
 		}
+		m.ObserveOutcomes(string(tickkind.Enrich), rep.Outcomes.Map())
+		watchCredits(ctx, opts.f, pool, ccfg, cfg, m)
 	}
-	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, err == nil, opts.tickOutputs)
+	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, opts.MaxDuration, err == nil, opts.tickOutputs)
 	if err != nil {
 		return err
 	}
@@ -217,4 +224,61 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	fmt.Fprintf(ios.Out, "tick %s claimed %s: %s enriched, %s not_found, %s pending, %s unreachable, %s enrichment_failed; calls %s; %dms\n",
 		rep.TickID, n(rep.Claimed), n(o.Enriched), n(o.NotFound), n(o.Pending), n(o.Unreachable), n(o.EnrichmentFailed), cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
 	return nil
+}
+
+// ownKeys opens the workspaces' own provider keys and gives cfg their
+// adapters. A missing or wrong master key is a usage error (exit 2).
+func ownKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, cfg *enrich.TickConfig) error {
+	keys, err := secrets.Load(ctx, pool, f.Getenv)
+	var kerr *secrets.ConfigError
+	if errors.As(err, &kerr) {
+		return usageError("%v", kerr)
+	}
+	if err != nil {
+		return err
+	}
+	var finders []string
+	for _, fd := range cfg.Finders {
+		finders = append(finders, fd.Name())
+	}
+	verifier := ""
+	if cfg.Verifier != nil {
+		verifier = cfg.Verifier.Name()
+	}
+	cfg.OwnFinders, cfg.OwnVerifiers, err = provider.OwnAdapters(keys, finders, verifier, f.Getenv, provider.WithLogger(f.Logger()))
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
+// watchCredits reads the credits of the tick's provider accounts when they
+// are due (at most once per RINDA_CREDITS_REFRESH across all processes),
+// alerts when a runway runs short (credits_low, delivered with the other
+// events right after) and puts the credits in the tick's metrics. It never
+// fails the tick: a problem is logged and the next tick tries again.
+func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg credits.Config, cfg enrich.TickConfig, m *metrics.Metrics) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*ccfg.ReadTimeout)
+	defer cancel()
+	var host []any
+	for _, fd := range cfg.Finders {
+		host = append(host, fd)
+	}
+	if cfg.Verifier != nil {
+		host = append(host, cfg.Verifier)
+	}
+	rows, err := credits.Refresh(ctx, pool, ccfg, credits.AccountsOf(host, cfg.OwnFinders, cfg.OwnVerifiers), f.Logger())
+	if err != nil {
+		f.Logger().Warn("reading provider credits failed; the next tick tries again", "component", "credits", "error", err.Error())
+	}
+	for _, r := range rows {
+		if r.Credits == nil {
+			continue
+		}
+		key := "host"
+		if r.Workspace != "" {
+			key = r.Workspace
+		}
+		m.CreditsRemaining(r.Provider, key, *r.Credits)
+	}
 }

@@ -86,7 +86,8 @@ func pruneRun(ctx context.Context, opts *PruneOptions) error {
 		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
 	}
 	lowerPriority(opts.Nice, opts.f.Logger())
-	return tickRun(ctx, opts.f, tickkind.Prune, opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*prune.TickReport, error) {
+	bounds := tickBounds{Batch: opts.Batch, MaxDuration: opts.MaxDuration}
+	return tickRun(ctx, opts.f, tickkind.Prune, bounds, opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*prune.TickReport, error) {
 		rep, err := prune.RunTick(ctx, pool, prune.TickOptions{Keeps: keeps, Batch: opts.Batch, MaxDuration: opts.MaxDuration, DryRun: opts.DryRun})
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42501" {

@@ -36,6 +36,8 @@ type SchedulePrintOptions struct {
 	Image   string
 	// DatabaseURLs are the cells' databases: one unit set per cell.
 	DatabaseURLs []string
+	// Unsubscribe is where the unsubscribe server's units listen, or off.
+	Unsubscribe string
 	// Changed reports a flag given on the command line.
 	Changed func(name string) bool
 }
@@ -47,6 +49,8 @@ var scheduleFlagFormats = map[string][]schedule.Format{
 	"binary":   {schedule.FormatCrontab, schedule.FormatSystemd},
 	"user":     {schedule.FormatSystemd},
 	"image":    {schedule.FormatKubernetes},
+	// Crontab cannot run a server.
+	"unsubscribe": {schedule.FormatSystemd, schedule.FormatKubernetes},
 }
 
 func newCmdSchedulePrint(f *Factory) *cobra.Command {
@@ -65,8 +69,14 @@ a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
   crontab     crontab lines that load --env-file and log to the journal
   systemd     a hardened oneshot .service and a .timer per tick; OnCalendar=
               is translated from the cron spec; enrichment and prune run at
-              a lower CPU and IO priority so email keeps its pace
-  kubernetes  a CronJob per tick with its environment from a Secret
+              a lower CPU and IO priority so email keeps its pace; and a
+              .socket and .service pair that starts "rindactl unsubscribe
+              serve" by socket activation on --unsubscribe (exits when idle)
+  kubernetes  a CronJob per tick with its environment from a Secret, and a
+              Deployment and Service for "rindactl unsubscribe serve" (on
+              the port of --unsubscribe; put an Ingress with TLS in front)
+
+--unsubscribe off leaves the unsubscribe server out; crontab cannot run it.
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
 a lease. A spec that is invalid, or that systemd cannot express, exits 2.
@@ -76,7 +86,9 @@ Postgres clusters, docs/scaling.md) one unit set is printed per URL, named
 rindactl-CELL-KIND; each cell's units load their own env file beside
 --env-file (/etc/rindactl/CELL.env) or Secret (rindactl-CELL), which holds
 that cell's DATABASE_URL: the units never carry a URL. A cell is named
-NAME=URL, or after its URL's database.
+NAME=URL, or after its URL's database. Each cell gets its own unsubscribe
+server, rindactl-CELL-unsubscribe, the n-th cell's on --unsubscribe's
+port + n-1.
 For crontab and systemd, an existing --env-file is checked too: a line that
 sh and systemd would read differently exits 2 with its line number (see
 'rindactl schedule env-file' for the format).`,
@@ -96,7 +108,8 @@ sh and systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
-	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes; default: this binary's version)")
+	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes): a release binary defaults to its own tag ("+schedule.ImageRepo+":vX.Y.Z), a development build to "+schedule.ImageDefault)
+	fl.StringVar(&opts.Unsubscribe, "unsubscribe", schedule.UnsubscribeListenDefault, `host:port the unsubscribe server listens on (systemd socket; kubernetes: its port), or off`)
 	fl.StringSliceVar(&opts.DatabaseURLs, "database-urls", nil, "one unit set per cell: NAME=URL or URL, comma-separated or repeated (docs/scaling.md)")
 	return cmd
 }
@@ -118,7 +131,11 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	if err != nil {
 		return err
 	}
-	plan := schedule.Plan{Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image}
+	unsub := opts.Unsubscribe
+	if unsub == specOff || format == schedule.FormatCrontab {
+		unsub = ""
+	}
+	plan := schedule.Plan{Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image, Unsubscribe: unsub}
 	plans := []schedule.Plan{plan}
 	if len(opts.DatabaseURLs) > 0 {
 		cells, err := schedule.ParseCells(opts.DatabaseURLs)
@@ -126,8 +143,12 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 			return usageError("--database-urls: %v", err)
 		}
 		plans = plans[:0]
-		for _, c := range cells {
-			plans = append(plans, plan.ForCell(c))
+		for i, c := range cells {
+			p, err := plan.ForCell(c, i)
+			if err != nil {
+				return usageError("--unsubscribe: %v", err)
+			}
+			plans = append(plans, p)
 		}
 	}
 	var files []schedule.File
@@ -167,6 +188,9 @@ func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Prune, "prune", schedule.DefaultSpec(tickkind.Prune), `cron spec for "prune", or off`)
 }
 
+// errEveryTickOff: no tick left to schedule or run (doctor accepts it).
+var errEveryTickOff = usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
+
 // parse turns the specs into ticks, leaving out the ones set to "off". A
 // bad spec is a usage error naming its flag.
 func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
@@ -185,7 +209,7 @@ func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.
 		ticks = append(ticks, schedule.Tick{Kind: flag.kind, Spec: spec})
 	}
 	if len(ticks) == 0 {
-		return nil, usageError("every tick is off: give a cron spec to --enrich, --email, --events, --inbox or --prune")
+		return nil, errEveryTickOff
 	}
 	return ticks, nil
 }

@@ -139,7 +139,7 @@ func reads(t *testing.T, db *storetest.DB, now time.Time) map[string]string {
 			t.Fatal(err)
 		}
 		js(fmt.Sprintf("why enrollment %d", o.id), why)
-		matched, err := store.InboxEnrollments(ctx, db.Pool, o.mailbox, o.messages, nil)
+		matched, err := store.InboxSendsByMessageID(ctx, db.Pool, o.mailbox, o.messages)
 		if err != nil {
 			t.Fatal(err)
 		}

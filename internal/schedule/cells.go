@@ -2,9 +2,11 @@ package schedule
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -70,13 +72,35 @@ func nameFromURL(raw string) (string, error) {
 	return name, nil
 }
 
-// ForCell is the plan for cell: its units are named rindactl-CELL-KIND,
-// load DIR/CELL.env (DIR: the plan's env file's directory) and read the
-// Secret rindactl-CELL.
-func (p Plan) ForCell(c Cell) Plan {
+// ForCell is the plan for cell, the i-th (from 0) of several: its units
+// are named rindactl-CELL-KIND, load DIR/CELL.env (DIR: the plan's env
+// file's directory) and read the Secret rindactl-CELL; its unsubscribe
+// server, rindactl-CELL-unsubscribe, listens on the plan's port + i, so the
+// cells' servers can share a host.
+func (p Plan) ForCell(c Cell, i int) (Plan, error) {
 	p = p.withDefaults()
 	p.Cell = c.Name
 	p.EnvFile = path.Join(path.Dir(p.EnvFile), c.Name+".env")
 	p.Secret = SecretDefault + "-" + c.Name
-	return p
+	if p.Unsubscribe != "" {
+		port, err := parseListen(p.Unsubscribe)
+		if err != nil {
+			return p, err
+		}
+		host, _, _ := net.SplitHostPort(p.Unsubscribe)
+		if port+i > 65535 {
+			return p, fmt.Errorf("cell %s: port %d + %d is past 65535", c.Name, port, i)
+		}
+		p.Unsubscribe = net.JoinHostPort(host, strconv.Itoa(port+i))
+	}
+	return p, nil
+}
+
+// unitName is a unit's name: rindactl-WHAT, or rindactl-CELL-WHAT for a
+// cell's.
+func (p Plan) unitName(what string) string {
+	if p.Cell != "" {
+		return "rindactl-" + p.Cell + "-" + what
+	}
+	return "rindactl-" + what
 }

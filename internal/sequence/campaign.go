@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/mail"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,9 +35,19 @@ type Campaign struct {
 	// FollowUpsFirst sends due follow-ups before first steps when a
 	// mailbox's cap cannot cover everything due (default true).
 	FollowUpsFirst bool
+	// BounceGuard pauses the campaign's mailboxes when they bounce too much.
+	BounceGuard BounceGuard
 
 	unsubscribe *fieldTemplate
+	// unsubscribeBase is the unsubscribe server's base URL the email tick
+	// was given (unsubscribe.BaseURLEnv); empty: none.
+	unsubscribeBase string
 }
+
+// SetUnsubscribeBase sets the unsubscribe server's base URL (from
+// unsubscribe.ParseBaseURL) that one-click URLs are built on when the
+// campaign has no unsubscribe_url of its own.
+func (c *Campaign) SetUnsubscribeBase(base string) { c.unsubscribeBase = base }
 
 // Mailbox is one sender account of a campaign.
 type Mailbox struct {
@@ -55,6 +66,16 @@ type Mailbox struct {
 	Ramp *Ramp
 	// Gap spaces the mailbox's consecutive sends.
 	Gap Gap
+	// HELO is the name announced in EHLO/HELO for this mailbox; empty:
+	// the Mailer's (RINDA_SMTP_HELO, the host's FQDN, an address literal).
+	HELO string
+	// TLSCA is the absolute path of a PEM file of a private CA trusted
+	// for this mailbox's SMTP and IMAP servers, besides the system roots.
+	TLSCA string
+	// VERP gives each message its own return path (see verp.go), made with
+	// VERPSecret, which only the database holds.
+	VERP       bool
+	VERPSecret []byte
 }
 
 // Step is one message of the sequence. Step 0 opens the thread; later steps
@@ -71,15 +92,16 @@ type Step struct {
 }
 
 type campaignFile struct {
-	Workspace      string        `yaml:"workspace"`
-	Name           string        `yaml:"name"`
-	UnsubscribeURL string        `yaml:"unsubscribe_url"`
-	FollowUpsFirst *bool         `yaml:"follow_ups_first"`
-	Ramp           *rampFile     `yaml:"ramp"`
-	Gap            string        `yaml:"gap"`
-	Mailboxes      []mailboxFile `yaml:"mailboxes"`
-	Window         *windowFile   `yaml:"window"`
-	Steps          []stepFile    `yaml:"steps"`
+	Workspace      string           `yaml:"workspace"`
+	Name           string           `yaml:"name"`
+	UnsubscribeURL string           `yaml:"unsubscribe_url"`
+	FollowUpsFirst *bool            `yaml:"follow_ups_first"`
+	BounceGuard    *bounceGuardFile `yaml:"bounce_guard"`
+	Ramp           *rampFile        `yaml:"ramp"`
+	Gap            string           `yaml:"gap"`
+	Mailboxes      []mailboxFile    `yaml:"mailboxes"`
+	Window         *windowFile      `yaml:"window"`
+	Steps          []stepFile       `yaml:"steps"`
 }
 
 type mailboxFile struct {
@@ -91,6 +113,9 @@ type mailboxFile struct {
 	IMAPURL     string    `yaml:"imap_url"`
 	Ramp        *rampFile `yaml:"ramp"`
 	Gap         string    `yaml:"gap"`
+	HELO        string    `yaml:"helo"`
+	TLSCA       string    `yaml:"tls_ca"`
+	VERP        bool      `yaml:"verp"`
 }
 
 type windowFile struct {
@@ -160,6 +185,11 @@ func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
 		c.UnsubscribeURL, c.unsubscribe = f.UnsubscribeURL, t
 	}
 
+	var err error
+	if c.BounceGuard, err = f.BounceGuard.validate("bounce_guard"); err != nil {
+		return nil, err
+	}
+
 	if requireMailboxes && len(f.Mailboxes) == 0 {
 		return nil, errors.New("mailboxes: at least one mailbox is required")
 	}
@@ -226,7 +256,13 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if f.DailyCap < 0 {
 		return Mailbox{}, fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
 	}
-	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap}
+	if f.HELO != "" && !ValidGreetingName(f.HELO) {
+		return Mailbox{}, fmt.Errorf("%s.helo: %q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); servers refuse a bare name", path, f.HELO)
+	}
+	if f.TLSCA != "" && (!filepath.IsAbs(f.TLSCA) || filepath.Clean(f.TLSCA) != f.TLSCA) {
+		return Mailbox{}, fmt.Errorf("%s.tls_ca: %q is not a clean absolute path; name the PEM file of the CA as every tick host sees it (/etc/rindactl/ca.pem)", path, f.TLSCA)
+	}
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
 	if f.IMAPURL != "" {
 		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Defaults of `rindactl email tick`.
@@ -64,8 +65,12 @@ type TickOptions struct {
 	// TickID names the tick in leases and tick_runs; empty generates one.
 	TickID string
 	Mailer *Mailer
-	Logger *slog.Logger
-	Now    func() time.Time
+	// UnsubscribeBaseURL is where `rindactl unsubscribe serve` is reached
+	// (unsubscribe.ParseBaseURL); empty: messages carry only the mailto:
+	// unsubscribe, or the campaign's unsubscribe_url.
+	UnsubscribeBaseURL string
+	Logger             *slog.Logger
+	Now                func() time.Time
 }
 
 // TickReport is what a tick did.
@@ -86,10 +91,12 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	start := opts.Now()
 	t := &emailTick{
 		pool: pool, opts: opts,
-		report:    &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
-		campaigns: map[int64]*Campaign{},
-		mailboxes: map[int64]*mailboxState{},
-		slots:     make(chan struct{}, opts.Concurrency),
+		report:      &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
+		bounceHalts: map[int64]time.Time{},
+		campaigns:   map[int64]*Campaign{},
+		unsubKeys:   map[int64][]byte{},
+		mailboxes:   map[int64]*mailboxState{},
+		slots:       make(chan struct{}, opts.Concurrency),
 	}
 	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID)
 	if err != nil {
@@ -139,13 +146,18 @@ type emailTick struct {
 
 	mu     sync.Mutex
 	report *TickReport
+	// bounceHalts are the mailboxes the bounce-rate guard paused in this
+	// tick, until when.
+	bounceHalts map[int64]time.Time
 
 	// Loaded once per tick by the claim loop. Mailbox goroutines read
 	// campaigns while the loop loads the next batch's, hence the lock;
 	// mailboxes is only touched by the loop.
 	campaignsMu sync.RWMutex
 	campaigns   map[int64]*Campaign
-	mailboxes   map[int64]*mailboxState
+	// unsubKeys are the workspaces' unsubscribe token keys, by workspace id.
+	unsubKeys map[int64][]byte
+	mailboxes map[int64]*mailboxState
 
 	// slots bounds how many mailboxes send at once.
 	slots chan struct{}
@@ -155,6 +167,14 @@ func (t *emailTick) campaign(id int64) *Campaign {
 	t.campaignsMu.RLock()
 	defer t.campaignsMu.RUnlock()
 	return t.campaigns[id]
+}
+
+// unsubscribeToken is the enrollment's unsubscribe token, under its
+// workspace's key (loaded with the batch).
+func (t *emailTick) unsubscribeToken(r store.ClaimedEnrollment) string {
+	t.campaignsMu.RLock()
+	defer t.campaignsMu.RUnlock()
+	return unsubscribe.Sign(t.unsubKeys[r.WorkspaceID], r.ID)
 }
 
 type mailboxState struct {
@@ -176,6 +196,9 @@ type outcome struct {
 	kind    string
 	n       int
 	mailbox string // set for sent messages
+	// bounced is the mailbox of a hard bounce, whose bounce rate is
+	// checked once the outcome is committed.
+	bounced int64
 }
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {

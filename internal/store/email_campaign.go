@@ -24,8 +24,12 @@ type CampaignRecord struct {
 	WindowEnd      string
 	UnsubscribeURL string
 	FollowUpsFirst bool
-	Steps          []StepRecord
-	Mailboxes      []MailboxRecord
+	// BounceRateMax and BounceStreakMax are the bounce-rate guard's limits
+	// for the campaign's mailboxes; 0 turns one off.
+	BounceRateMax   float64
+	BounceStreakMax int
+	Steps           []StepRecord
+	Mailboxes       []MailboxRecord
 }
 
 // StepRecord is one sequence step; Step is 1-based.
@@ -53,6 +57,15 @@ type MailboxRecord struct {
 	PausedUntil                  *time.Time
 	// CapToday is the cap in force: DailyCap lowered by the ramp; 0 = none.
 	CapToday int
+	// VERP: each message gets its own return path, authenticated with
+	// VERPSecret (made by the database, read only, never logged).
+	VERP       bool
+	VERPSecret []byte
+	// HELO is the mailbox's own SMTP greeting name; empty: the host's.
+	HELO string
+	// TLSCA is the path of a PEM file of a private CA this mailbox's
+	// servers are trusted by; empty: the system roots only.
+	TLSCA string
 }
 
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
@@ -79,6 +92,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	c, err := q.EmailCampaignUpsert(ctx, sqlcdb.EmailCampaignUpsertParams{
 		WorkspaceID: wsID, Name: rec.Name, WindowTimezone: tz, WindowDays: days, WindowStart: start, WindowEnd: end,
 		UnsubscribeUrl: unsub, FollowUpsFirst: rec.FollowUpsFirst,
+		BounceRateMax: rec.BounceRateMax, BounceStreakMax: int32(rec.BounceStreakMax),
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("campaign %s: %w", rec.Name, err)
@@ -102,7 +116,8 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 		mbID, err := q.EmailMailboxUpsert(ctx, sqlcdb.EmailMailboxUpsertParams{
 			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
 			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
-			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax,
+			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax, Verp: mb.VERP,
+			Helo: mb.HELO, TlsCa: mb.TLSCA,
 		})
 		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
@@ -120,6 +135,9 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
 	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Name: workspace, Name_2: name})
 	if errors.Is(err, pgx.ErrNoRows) {
+		if _, werr := WorkspaceID(ctx, tx, workspace); errors.Is(werr, ErrNoWorkspace) {
+			return 0, 0, fmt.Errorf("workspace %q not found: %w (list them with 'rindactl workspace list'; import leads or a campaign into it first)", workspace, ErrNoWorkspace)
+		}
 		return 0, 0, fmt.Errorf("campaign %q in workspace %q: %w (import it with 'rindactl import campaign FILE.yaml')", name, workspace, ErrCampaignNotFound)
 	}
 	if err != nil {
@@ -151,6 +169,7 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 		ID: c.ID, WorkspaceID: c.WorkspaceID, Workspace: c.Workspace, Name: c.Name, Status: c.Status,
 		WindowTimezone: c.WindowTimezone, WindowDays: c.WindowDays, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd,
 		UnsubscribeURL: c.UnsubscribeUrl, FollowUpsFirst: c.FollowUpsFirst,
+		BounceRateMax: c.BounceRateMax, BounceStreakMax: int(c.BounceStreakMax),
 	}
 	steps, err := q.EmailStepsList(ctx, id)
 	if err != nil {
@@ -180,7 +199,8 @@ func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, erro
 			ID: r.ID, Address: r.Address, DisplayName: r.DisplayName, SMTPURL: r.SmtpUrl, PasswordEnv: r.PasswordEnv,
 			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
-			GapMin: r.GapMin, GapMax: r.GapMax,
+			GapMin: r.GapMin, GapMax: r.GapMax, VERP: r.Verp, VERPSecret: r.VerpSecret,
+			HELO: r.Helo, TLSCA: r.TlsCa,
 		}
 		if r.CapToday != nil {
 			mb.CapToday = int(*r.CapToday)
