@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -31,6 +32,10 @@ type Options struct {
 	Clock func() time.Time
 	// DryRun counts what would go and deletes nothing.
 	DryRun bool
+	// BounceWindow sends of each mailbox, its newest that reached a
+	// server, stay whatever their age: the bounce-rate guard reads them.
+	// 0 takes sequence.BounceWindow.
+	BounceWindow int
 }
 
 // TableReport is what a run did to one table.
@@ -75,11 +80,15 @@ func Run(ctx context.Context, db store.DBTX, opts Options) (Report, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	if opts.BounceWindow <= 0 {
+		opts.BounceWindow = sequence.BounceWindow
+	}
 	rep := Report{DryRun: opts.DryRun}
 	type walk struct {
-		i      int // into rep.Tables
-		after  int64
-		cutoff time.Time
+		i       int // into rep.Tables
+		after   int64
+		cutoff  time.Time
+		windows []store.SendWindow
 	}
 	var walks []*walk
 	for _, rule := range Rules {
@@ -87,7 +96,14 @@ func Run(ctx context.Context, db store.DBTX, opts Options) (Report, error) {
 		tr := TableReport{Table: rule.Table, Keep: FormatDuration(keep), Done: true}
 		if c, ok := cutoff(rule.Table, keep, opts.Now); ok {
 			tr.Cutoff, tr.Done = &c, false
-			walks = append(walks, &walk{i: len(rep.Tables), cutoff: c})
+			w := &walk{i: len(rep.Tables), cutoff: c}
+			if rule.Table == Sends {
+				var err error
+				if w.windows, err = store.PruneSendWindows(ctx, db, opts.BounceWindow); err != nil {
+					return rep, err
+				}
+			}
+			walks = append(walks, w)
 		}
 		rep.Tables = append(rep.Tables, tr)
 	}
@@ -103,7 +119,7 @@ func Run(ctx context.Context, db store.DBTX, opts Options) (Report, error) {
 			}
 			tr := &rep.Tables[w.i]
 			b, err := store.Prune(ctx, db, string(tr.Table), store.PruneArgs{
-				After: w.after, Batch: int32(opts.Batch), Cutoff: w.cutoff, DryRun: opts.DryRun,
+				After: w.after, Batch: int32(opts.Batch), Cutoff: w.cutoff, DryRun: opts.DryRun, Windows: w.windows,
 			})
 			if err != nil {
 				return rep, fmt.Errorf("%w (after %s of %s deleted this run)", err, countOf(tr.Deleted), tr.Table)

@@ -98,7 +98,9 @@ func TestPruneKeepsBoundaryRows(t *testing.T) {
 
 	tickPool := db.TickPool(t)
 	for i := range 2 {
-		rep, err := prune.Run(ctx, tickPool, prune.Options{Keeps: keeps, Batch: 2, Now: now})
+		// A window of one: the mailbox's newest send (the young one) is
+		// its bounce-rate window (TestPruneKeepsEachMailboxsBounceWindow).
+		rep, err := prune.Run(ctx, tickPool, prune.Options{Keeps: keeps, Batch: 2, Now: now, BounceWindow: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,18 +235,19 @@ func TestPruneStopsAtMaxDuration(t *testing.T) {
 	pool := db.TickPool(t)
 	keeps := tickTables(prune.Keeps{})
 
-	dry, err := prune.Run(ctx, pool, prune.Options{Keeps: keeps, Now: now, DryRun: true})
+	h.send(h.enrollment("active", now), 1, "sent", now) // the mailbox's bounce-rate window of one
+	dry, err := prune.Run(ctx, pool, prune.Options{Keeps: keeps, Now: now, DryRun: true, BounceWindow: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dry.Deleted != 10 || len(ids(t, db.Pool, "sends")) != 10 {
-		t.Fatalf("dry run: would delete %d, %d sends left; want 10 and 10", dry.Deleted, len(ids(t, db.Pool, "sends")))
+	if dry.Deleted != 10 || len(ids(t, db.Pool, "sends")) != 11 {
+		t.Fatalf("dry run: would delete %d, %d sends left; want 10 and 11", dry.Deleted, len(ids(t, db.Pool, "sends")))
 	}
 
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	looks := 0
 	clock := func() time.Time { looks++; return start.Add(time.Duration(looks-1) * time.Minute) }
-	rep, err := prune.Run(ctx, pool, prune.Options{Keeps: keeps, Batch: 2, Now: now, StopAt: start.Add(3 * time.Minute), Clock: clock})
+	rep, err := prune.Run(ctx, pool, prune.Options{Keeps: keeps, Batch: 2, Now: now, StopAt: start.Add(3 * time.Minute), Clock: clock, BounceWindow: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +258,7 @@ func TestPruneStopsAtMaxDuration(t *testing.T) {
 	if !rep.Stopped || batches != 3 || rep.Deleted != 2 {
 		t.Fatalf("bounded run: stopped %v after %d batches, deleted %d; want stopped after 3 batches (sends, provider_calls, events), 2 deleted", rep.Stopped, batches, rep.Deleted)
 	}
-	rep, err = prune.Run(ctx, pool, prune.Options{Keeps: keeps, Batch: 2, Now: now})
+	rep, err = prune.Run(ctx, pool, prune.Options{Keeps: keeps, Batch: 2, Now: now, BounceWindow: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +277,7 @@ func TestPruneSkipsHeldRows(t *testing.T) {
 	now := dbNow(t, db.Pool)
 	done := h.enrollment("completed", now.Add(-200*day))
 	held, free := h.send(done, 1, "sent", now.Add(-100*day)), h.send(done, 2, "sent", now.Add(-100*day))
+	h.send(h.enrollment("active", now), 1, "sent", now) // the mailbox's bounce-rate window of one
 
 	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
@@ -289,7 +293,7 @@ func TestPruneSkipsHeldRows(t *testing.T) {
 	}
 	defer impatient.Close()
 	keeps := tickTables(prune.Keeps{})
-	rep, err := prune.Run(ctx, impatient, prune.Options{Keeps: keeps, Now: now})
+	rep, err := prune.Run(ctx, impatient, prune.Options{Keeps: keeps, Now: now, BounceWindow: 1})
 	if err != nil {
 		t.Fatalf("prune waited for a held row: %v", err)
 	}
@@ -300,8 +304,39 @@ func TestPruneSkipsHeldRows(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := prune.Run(ctx, impatient, prune.Options{Keeps: keeps, Now: now}); err != nil {
+	if _, err := prune.Run(ctx, impatient, prune.Options{Keeps: keeps, Now: now, BounceWindow: 1}); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, db.Pool, "sends", nil, []int64{held})
+}
+
+// The bounce-rate guard (issue 25) reads each mailbox's newest 200 sends
+// that reached a server, however old: a mailbox that sends little reaches
+// back months. Those stay; with a window of 2 here, the third newest goes.
+// A hard bounce counts in the window even when its send is 'failed'; a
+// mailbox with fewer sends than the window keeps them all.
+func TestPruneKeepsEachMailboxsBounceWindow(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	h := newHistory(t, db.Pool)
+	now := dbNow(t, db.Pool)
+	old := now.Add(-100 * day)
+	done := h.enrollment("completed", now.Add(-200*day))
+	gone := []int64{h.send(done, 1, "sent", old), h.send(done, 2, "failed", old.Add(time.Second))}
+	bounced := h.send(done, 3, "failed", old.Add(2*time.Second))
+	if _, err := db.Pool.Exec(ctx, `UPDATE sends SET bounced_at = now() WHERE id = $1`, bounced); err != nil {
+		t.Fatal(err)
+	}
+	kept := []int64{bounced, h.send(done, 4, "sent", old.Add(3*time.Second))}
+
+	quiet := h.id(`INSERT INTO mailboxes (workspace_id, address, smtp_url) VALUES ($1, 'quiet@acme.test', 'smtp://127.0.0.1:1') RETURNING id`, h.ws)
+	h.mailbox = quiet
+	kept = append(kept, h.send(done, 5, "sent", old.Add(4*time.Second)))
+
+	keeps := tickTables(prune.Keeps{})
+	if _, err := prune.Run(ctx, db.TickPool(t), prune.Options{Keeps: keeps, Now: now, BounceWindow: 2}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, db.Pool, "sends", kept, gone)
 }

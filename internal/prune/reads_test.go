@@ -242,9 +242,13 @@ steps:
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	windows, err := store.PruneSendWindows(ctx, tx, sequence.BounceWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var held int64
 	for _, r := range prune.Rules {
-		b, err := store.Prune(ctx, tx, string(r.Table), store.PruneArgs{Batch: 100000, Cutoff: now.Add(-r.Floor)})
+		b, err := store.Prune(ctx, tx, string(r.Table), store.PruneArgs{Batch: 100000, Cutoff: now.Add(-r.Floor), Windows: windows})
 		if err != nil {
 			t.Fatal(err)
 		}

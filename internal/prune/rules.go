@@ -50,7 +50,7 @@ type Rule struct {
 var Rules = []Rule{
 	{Table: Sends, Default: 90 * day, Floor: 30 * day,
 		Needs:  "mailbox caps count the last 24 hours, warm-up ramps look a week past their period, and bounces are matched to the sends of the last 30 days",
-		Always: "sends of active, failed and delivery_unknown enrollments (threads, reply matching, requeue) and unsettled sends"},
+		Always: "sends of active, failed and delivery_unknown enrollments (threads, reply matching, requeue), unsettled sends, and each mailbox's newest 200 that reached a server (the bounce-rate guard's window)"},
 	{Table: ProviderCalls, Default: 90 * day, Floor: 62 * day,
 		Needs:  "the spend ceiling and 'status' read the current and the previous UTC month",
 		Always: "reserved calls (their settle or refund is still to come)"},

@@ -16,6 +16,27 @@ type PruneArgs struct {
 	Batch  int32
 	Cutoff time.Time
 	DryRun bool
+	// Windows are the sends kept as mailboxes' bounce-rate windows
+	// (PruneSendWindows); sends only.
+	Windows []SendWindow
+}
+
+// SendWindow is where a mailbox's bounce-rate window begins: its sends
+// from (CreatedAt, ID) on are in it.
+type SendWindow struct {
+	MailboxID int64
+	CreatedAt time.Time
+	ID        int64
+}
+
+// PruneSendWindows returns where each mailbox's window of its newest
+// window sends begins; a mailbox with fewer has none (all its sends are
+// in its window).
+func PruneSendWindows(ctx context.Context, db DBTX, window int) ([]SendWindow, error) {
+	rows, err := sqlcdb.New(db).PruneWindowStarts(ctx, int32(window))
+	return convertRows(rows, err, "reading the mailboxes' bounce-rate windows", func(r sqlcdb.PruneWindowStartsRow) SendWindow {
+		return SendWindow(r)
+	})
 }
 
 // PruneBatch is what one prune batch did: the last key it looked at (the
@@ -32,33 +53,47 @@ type PruneBatch struct {
 }
 
 // pruneStatements run one batch per table; each table's rule is its query
-// (queries/prune_<table>.sql). The generated params and rows of the six
-// queries have the same fields, so they convert one into the other.
-var pruneStatements = map[string]func(context.Context, *sqlcdb.Queries, sqlcdb.PruneSendsParams) (PruneBatch, error){
-	"sends": func(ctx context.Context, q *sqlcdb.Queries, a sqlcdb.PruneSendsParams) (PruneBatch, error) {
-		r, err := q.PruneSends(ctx, a)
+// (queries/prune_<table>.sql, sends' under byhand/). The generated params
+// and rows of the typed ones have the same fields, so they convert.
+var pruneStatements = map[string]func(context.Context, DBTX, PruneArgs) (PruneBatch, error){
+	"sends": pruneSends,
+	"provider_calls": func(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
+		r, err := sqlcdb.New(db).PruneProviderCalls(ctx, sqlcdb.PruneProviderCallsParams(a.params()))
 		return PruneBatch(r), err
 	},
-	"provider_calls": func(ctx context.Context, q *sqlcdb.Queries, a sqlcdb.PruneSendsParams) (PruneBatch, error) {
-		r, err := q.PruneProviderCalls(ctx, sqlcdb.PruneProviderCallsParams(a))
+	"events": func(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
+		r, err := sqlcdb.New(db).PruneEvents(ctx, sqlcdb.PruneEventsParams(a.params()))
 		return PruneBatch(r), err
 	},
-	"events": func(ctx context.Context, q *sqlcdb.Queries, a sqlcdb.PruneSendsParams) (PruneBatch, error) {
-		r, err := q.PruneEvents(ctx, sqlcdb.PruneEventsParams(a))
+	"tick_runs": func(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
+		r, err := sqlcdb.New(db).PruneTickRuns(ctx, sqlcdb.PruneTickRunsParams(a.params()))
 		return PruneBatch(r), err
 	},
-	"tick_runs": func(ctx context.Context, q *sqlcdb.Queries, a sqlcdb.PruneSendsParams) (PruneBatch, error) {
-		r, err := q.PruneTickRuns(ctx, sqlcdb.PruneTickRunsParams(a))
+	"audit_log": func(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
+		r, err := sqlcdb.New(db).PruneAuditLog(ctx, sqlcdb.PruneAuditLogParams(a.params()))
 		return PruneBatch(r), err
 	},
-	"audit_log": func(ctx context.Context, q *sqlcdb.Queries, a sqlcdb.PruneSendsParams) (PruneBatch, error) {
-		r, err := q.PruneAuditLog(ctx, sqlcdb.PruneAuditLogParams(a))
+	"enrollments": func(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
+		r, err := sqlcdb.New(db).PruneEnrollments(ctx, sqlcdb.PruneEnrollmentsParams(a.params()))
 		return PruneBatch(r), err
 	},
-	"enrollments": func(ctx context.Context, q *sqlcdb.Queries, a sqlcdb.PruneSendsParams) (PruneBatch, error) {
-		r, err := q.PruneEnrollments(ctx, sqlcdb.PruneEnrollmentsParams(a))
-		return PruneBatch(r), err
-	},
+}
+
+// params are a's fields every typed prune statement takes.
+func (a PruneArgs) params() sqlcdb.PruneAuditLogParams {
+	return sqlcdb.PruneAuditLogParams{After: a.After, Batch: a.Batch, Cutoff: a.Cutoff, DryRun: a.DryRun}
+}
+
+func pruneSends(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
+	n := len(a.Windows)
+	mailbox, at, id := make([]int64, n), make([]time.Time, n), make([]int64, n)
+	for i, w := range a.Windows {
+		mailbox[i], at[i], id[i] = w.MailboxID, w.CreatedAt, w.ID
+	}
+	var b PruneBatch
+	err := db.QueryRow(ctx, query("prune_sends"), a.After, a.Batch, a.Cutoff, a.DryRun, mailbox, at, id).
+		Scan(&b.LastID, &b.Scanned, &b.Matched, &b.Deleted, &b.Done)
+	return b, err
 }
 
 // Prune runs one batch of table's rule as one statement: its own short
@@ -69,7 +104,7 @@ func Prune(ctx context.Context, db DBTX, table string, a PruneArgs) (PruneBatch,
 	if !ok {
 		return PruneBatch{}, fmt.Errorf("prune: no rule for table %q", table)
 	}
-	b, err := run(ctx, sqlcdb.New(db), sqlcdb.PruneSendsParams{After: a.After, Batch: a.Batch, Cutoff: a.Cutoff, DryRun: a.DryRun})
+	b, err := run(ctx, db, a)
 	if err != nil {
 		return b, fmt.Errorf("pruning %s: %w", table, err)
 	}
