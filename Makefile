@@ -38,7 +38,10 @@ cyclo:
 # Postgres, as interleaved pairs (BENCH_PAIRS, default 5): claim pipeline vs
 # the raw-SQL floor (pgbench) and River (bench/, its own Go module), email
 # tick vs its SQL floor and a bare go-mail loop, the scale line and peak
-# memory. Takes about 20 minutes on 2 cores; scripts/bench.sh lists the knobs.
+# memory, then history (a year of rows beside a fresh schema, before and
+# after prune; BENCH_HISTORY_LONG=1 for the 20M-send year) and width (1 to
+# 16 tick processes at once). Takes about 30 minutes on 2 cores;
+# scripts/bench.sh lists the knobs.
 bench: build
 	cd bench && $(GO) test -count=1 ./...
 	scripts/pg run -- scripts/bench.sh

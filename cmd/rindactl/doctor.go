@@ -63,7 +63,8 @@ func newCmdDoctor(f *Factory) *cobra.Command {
 		Short: "Check the database, the schema and provider configuration",
 		Long: `Check that the database is reachable and fully migrated, report which
 providers have an API key configured (never the keys themselves), and check
-the tick history in tick_runs for the enrich, email, events and inbox ticks:
+the tick history in tick_runs for the enrich, email, events, inbox and prune
+ticks:
 
   - a kind whose last successful run finished more than three --interval
     ago is a problem: the scheduler (cron, systemd timer, CronJob, rindactl
@@ -80,9 +81,10 @@ with its line number and never its value.
 
 A kind's spec given as to 'schedule print' (--email '*/10 * * * *') judges
 that kind by its own interval and by the lease its ticks take on it (an
-hourly tick running for 50 minutes has not crashed).
+hourly tick running for 50 minutes has not crashed). prune is judged by
+its spec always: its default one (hourly) unless --prune gives another.
 
-Then it checks that every scheduled tick kind (all four unless its spec
+Then it checks that every scheduled tick kind (all five unless its spec
 flag is "off", as for 'schedule print') can start on this host with the
 environment its unit gets: the env file when there is one, else this
 process's environment (Kubernetes, rindactl run). A unit that would fail
@@ -227,7 +229,7 @@ func printDoctor(ios *cliio.IO, format cliio.Format, rep doctorReport) error {
 // checkTicks adds what tick_runs says about each kind to rep (on every
 // host: the history is the database's).
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, scheduled []schedule.Tick, rep *doctorReport) error {
-	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox} {
+	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox, tickkind.Prune} {
 		interval, lease, cadence := opts.cadence(kind, scheduled)
 		health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{kind}, lease, crashWindow)
 		if err != nil {
@@ -261,18 +263,31 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, sc
 // tick.FitLease over the spec's --max-duration; an explicit --lease wins).
 func (opts *DoctorOptions) cadence(kind tickkind.Kind, scheduled []schedule.Tick) (interval, lease time.Duration, name string) {
 	interval, lease, name = opts.Interval, opts.Lease, "--interval "+opts.Interval.String()
-	if opts.Changed == nil || !opts.Changed(string(kind)) {
+	changed := func(flag string) bool { return opts.Changed != nil && opts.Changed(flag) }
+	// prune is not an every-minute tick: unless told, it is judged by its
+	// default spec (hourly), and a run may take that hour without having
+	// crashed.
+	if kind != tickkind.Prune && !changed(string(kind)) {
 		return interval, lease, name
 	}
 	for _, t := range scheduled {
-		if t.Kind != kind {
-			continue
+		if t.Kind == kind {
+			return opts.specCadence(t, changed("lease"))
 		}
-		interval = t.Spec.Interval()
-		name = fmt.Sprintf("its interval %s (--%s %q)", interval, kind, t.Spec)
-		if !opts.Changed("lease") {
-			lease, _ = tick.FitLease(opts.Lease, false, t.MaxDuration(), tickGrace(kind))
-		}
+	}
+	if spec, err := schedule.Parse(schedule.DefaultSpec(kind)); err == nil && !changed(string(kind)) {
+		return opts.specCadence(schedule.Tick{Kind: kind, Spec: spec}, changed("lease"))
+	}
+	return interval, lease, name
+}
+
+// specCadence judges t's kind by its spec's interval and the lease its
+// generated units' ticks take on it (an explicit --lease wins).
+func (opts *DoctorOptions) specCadence(t schedule.Tick, leaseGiven bool) (interval, lease time.Duration, name string) {
+	interval, lease = t.Spec.Interval(), opts.Lease
+	name = fmt.Sprintf("its interval %s (--%s %q)", interval, t.Kind, t.Spec)
+	if !leaseGiven {
+		lease, _ = tick.FitLease(opts.Lease, false, t.MaxDuration(), tickGrace(t.Kind))
 	}
 	return interval, lease, name
 }

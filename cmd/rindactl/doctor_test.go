@@ -29,6 +29,9 @@ func TestDoctorTickHistory(t *testing.T) {
 		eventsOK     = `('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
 		eventsOld    = `('events', 'v-old', now() - interval '10 minutes', now() - interval '10 minutes', 0)`
 		inboxOK      = `('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
+		pruneOK      = `('prune', 'p-ok', now() - interval '50 minutes', now() - interval '49 minutes', 0)`
+		pruneOld     = `('prune', 'p-old', now() - interval '4 hours', now() - interval '4 hours', 0)`
+		pruneLong    = `('prune', 'p-long', now() - interval '30 minutes', NULL, NULL)`
 	)
 	// eventsFailing are the recent runs of an events tick that keeps failing.
 	eventsFailing := []string{
@@ -43,7 +46,13 @@ func TestDoctorTickHistory(t *testing.T) {
 		problems []string // substrings, one per expected problem line
 		notes    []string
 	}{
-		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran"}},
+		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran", "prune tick never ran"}},
+		// prune runs hourly: judged by its spec, and a run that
+		// takes half an hour has not crashed.
+		{name: "an hourly prune, one run under way", rows: []string{enrichOK, emailOK, pruneOK, pruneLong}},
+		{name: "a prune that stopped running", rows: []string{enrichOK, emailOK, pruneOld},
+			problems: []string{`prune tick: last success 4h0m0s ago, more than 3 × its interval 1h0m0s (--prune "17 * * * *")`}},
+		{name: "a prune scheduled every 2h", rows: []string{enrichOK, emailOK, pruneOld}, args: []string{"--prune", "0 */2 * * *"}},
 		{name: "an events tick that keeps failing", rows: append([]string{enrichOK, emailOK, eventsOld}, eventsFailing...),
 			problems: []string{"events tick: last success 10m0s ago, more than 3 × --interval 1m0s (newest failure: cannot connect to Postgres)"}},
 		{name: "fresh successes", rows: []string{enrichOK, emailOK}},
@@ -71,6 +80,9 @@ func TestDoctorTickHistory(t *testing.T) {
 					rows = append(rows, eventsOK)
 				}
 				rows = append(rows, inboxOK)
+				if !strings.Contains(strings.Join(rows, ""), "'prune'") {
+					rows = append(rows, pruneOK)
+				}
 				for i, r := range rows {
 					if strings.Count(r, ",") == 4 {
 						rows[i] = strings.TrimSuffix(r, ")") + ", NULL)"

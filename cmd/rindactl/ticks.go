@@ -20,6 +20,7 @@ var tickKinds = []func() tickCommand{
 	emailTick,
 	eventsTick,
 	inboxTick,
+	pruneTick,
 }
 
 // addTickCommands adds every registered tick kind's command to root.

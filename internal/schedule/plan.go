@@ -71,6 +71,9 @@ type Plan struct {
 	// Unsubscribe is where `rindactl unsubscribe serve` listens (host:port;
 	// the container's port for kubernetes); empty: no unit for it.
 	Unsubscribe string
+	// Cell names the database these ticks serve when there are several
+	// (ForCell); "" for one database.
+	Cell string
 }
 
 // File is one generated file: its conventional name and its content.
@@ -115,6 +118,10 @@ func Render(format Format, plan Plan) ([]File, error) {
 			Command:         strings.Join(t.Command(), " "),
 			MaxSeconds:      int64(t.MaxDuration() / time.Second),
 			ShutdownSeconds: int64(ShutdownTimeoutDefault / time.Second),
+		}
+		if plan.Cell != "" {
+			u.Name = plan.unitName(string(t.Kind))
+			u.Title += " (cell " + plan.Cell + ")"
 		}
 		if format == FormatSystemd {
 			cal, err := t.Spec.OnCalendar()
@@ -215,6 +222,9 @@ func (p Plan) validate() error {
 	}
 	if !image.MatchString(p.Image) {
 		return fmt.Errorf("image %q: use a reference like %s", p.Image, ImageDefault)
+	}
+	if p.Cell != "" && !cellName.MatchString(p.Cell) {
+		return fmt.Errorf("cell %q: use lowercase letters, digits and -", p.Cell)
 	}
 	if !dnsLabel.MatchString(p.Secret) {
 		return fmt.Errorf("secret %q: use a Kubernetes name like %s", p.Secret, SecretDefault)

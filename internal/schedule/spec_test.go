@@ -143,6 +143,7 @@ func TestTickCommand(t *testing.T) {
 		tickkind.Email:  "email tick --max-duration=110s",
 		tickkind.Events: "events deliver --max-duration=110s",
 		tickkind.Inbox:  "inbox tick --max-duration=110s",
+		tickkind.Prune:  "prune --max-duration=110s",
 	}
 	for _, kind := range tickkind.All {
 		got := strings.Join(Tick{Kind: kind, Spec: spec}.Command(), " ")
