@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
@@ -104,7 +105,8 @@ var historyTables = []string{"sends", "provider_calls", "events", "tick_runs", "
 // cfg.Pairs rounds more.
 func History(ctx context.Context, cfg HistoryConfig) (res HistoryResult, err error) {
 	res.Config = cfg
-	if cfg.Sequences < 1 || cfg.Calls < 1 || cfg.Events < 1 || cfg.TickRuns < 1 || cfg.Steps < 1 || cfg.Leads < 1 || cfg.Mailboxes < 1 || cfg.Pairs < 1 {
+	sizes := []int{cfg.Sequences, cfg.Calls, cfg.Events, cfg.TickRuns, cfg.Steps, cfg.Leads, cfg.Mailboxes, cfg.Pairs}
+	if slices.ContainsFunc(sizes, func(n int) bool { return n < 1 }) {
 		return res, fmt.Errorf("bench history: every size must be at least 1: %+v", cfg)
 	}
 	srv, err := smtptest.Start(smtptest.Options{CountOnly: true})
@@ -141,43 +143,53 @@ func History(ctx context.Context, cfg HistoryConfig) (res HistoryResult, err err
 		return res, err
 	}
 
-	round := 0
-	pairs := func(phase string) error {
-		for i := range cfg.Pairs {
-			round++
-			r := HistoryRound{Phase: phase}
-			// Alternate which side goes first, so a drift of the machine
-			// within a pair favours neither.
-			order := []*historySide{fresh, old}
-			if i%2 == 1 {
-				order = []*historySide{old, fresh}
-			}
-			for _, side := range order {
-				m, err := side.measure(ctx, cfg, round, pm)
-				if err != nil {
-					return err
-				}
-				if side == fresh {
-					r.FreshEmailUS, r.FreshEnrichUS, r.FreshStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
-				} else {
-					r.HistoryEmailUS, r.HistoryEnrichUS, r.HistoryStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
-				}
-			}
-			res.Rounds = append(res.Rounds, r)
-		}
-		return nil
-	}
-	if err := pairs("history"); err != nil {
+	p := &historyPairs{cfg: cfg, fresh: fresh, old: old, pm: pm}
+	if err := p.run(ctx, "history", &res); err != nil {
 		return res, err
 	}
 	if res.Prune, err = old.prune(ctx, pm); err != nil {
 		return res, err
 	}
-	if err := pairs("pruned"); err != nil {
+	if err := p.run(ctx, "pruned", &res); err != nil {
 		return res, err
 	}
 	res.summarize()
 	return res, nil
+}
+
+// historyPairs measures the two sides in interleaved pairs.
+type historyPairs struct {
+	cfg        HistoryConfig
+	fresh, old *historySide
+	pm         int
+	round      int
+}
+
+// run measures cfg.Pairs pairs of phase into res.Rounds.
+func (p *historyPairs) run(ctx context.Context, phase string, res *HistoryResult) error {
+	for i := range p.cfg.Pairs {
+		p.round++
+		r := HistoryRound{Phase: phase}
+		// Alternate which side goes first, so a drift of the machine
+		// within a pair favours neither.
+		order := []*historySide{p.fresh, p.old}
+		if i%2 == 1 {
+			order = []*historySide{p.old, p.fresh}
+		}
+		for _, side := range order {
+			m, err := side.measure(ctx, p.cfg, p.round, p.pm)
+			if err != nil {
+				return err
+			}
+			if side == p.fresh {
+				r.FreshEmailUS, r.FreshEnrichUS, r.FreshStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
+			} else {
+				r.HistoryEmailUS, r.HistoryEnrichUS, r.HistoryStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
+			}
+		}
+		res.Rounds = append(res.Rounds, r)
+	}
+	return nil
 }
 
 func (res *HistoryResult) summarize() {
