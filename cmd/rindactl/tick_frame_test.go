@@ -38,6 +38,10 @@ func TestTickRegistry(t *testing.T) {
 		if cmd.Example == "" {
 			t.Errorf("%s has no Example", cmd.CommandPath())
 		}
+		// A background kind yields the CPU (--nice); the others never do.
+		if background := k.Bounds().Nice != nil; background != k.Kind().Background() {
+			t.Errorf("%s: --nice %v, but tickkind says background %v", k.Kind(), background, k.Kind().Background())
+		}
 	}
 	slices.Sort(registered)
 	all := slices.Sorted(slices.Values(tickkind.All))
