@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,9 +48,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	rep := &TickReport{TickID: opts.TickID}
 	rep.DeliveryReport, err = DeliverEvents(ctx, pool, opts.WebhookURL,
 		DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration), Metrics: opts.Metrics})
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
+	err = tick.CleanStop(err)
 	res := tick.Result{Claimed: rep.Delivered + rep.Failed + rep.Lost, Counts: rep.Counts(), Err: err}
 	if err != nil {
 		res.ExitStatus = 1

@@ -2,7 +2,6 @@ package prune
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -71,9 +70,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	rep.Report, err = Run(ctx, pool, Options{
 		Keeps: opts.Keeps, Batch: opts.Batch, Now: now, StopAt: start.Add(opts.MaxDuration), DryRun: opts.DryRun,
 	})
-	if errors.Is(err, context.Canceled) {
-		err = nil // SIGTERM: what was deleted is recorded, the rest waits
-	}
+	err = tick.CleanStop(err) // SIGTERM: what was deleted is recorded, the rest waits
 	rep.DurationMS = time.Since(start).Milliseconds()
 	if run == nil {
 		return rep, err

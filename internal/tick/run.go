@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -49,6 +50,16 @@ type Result struct {
 	// ExitStatus is the process exit code the tick will return.
 	ExitStatus int
 	Err        error
+}
+
+// CleanStop is a tick's error once its work returned: a tick its context
+// stopped (SIGTERM) between two units of work has recorded what it did, so
+// context.Canceled is a clean stop (nil, exit 0), not a failure.
+func CleanStop(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // Start records a tick's start. The row's finished_at stays NULL until
