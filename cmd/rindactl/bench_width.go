@@ -65,29 +65,8 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range opts.Widths {
-		if w < 1 || w > 64 {
-			return usageError("invalid --widths entry %d: use 1 to 64", w)
-		}
-	}
-	opts.WidthConfig.Kinds = nil
-	for _, k := range opts.Kinds {
-		if k != string(tickkind.Email) && k != string(tickkind.Enrich) {
-			return usageError("invalid --kinds entry %q: use email or enrich", k)
-		}
-		opts.WidthConfig.Kinds = append(opts.WidthConfig.Kinds, tickkind.Kind(k))
-	}
-	switch {
-	case len(opts.Widths) == 0 || len(opts.Kinds) == 0:
-		return usageError("--widths and --kinds need at least one entry each")
-	case opts.Window < time.Second:
-		return usageError("invalid --window %s: use at least 1s", opts.Window)
-	case opts.Mailboxes < 1 || opts.Mailboxes > 10000:
-		return usageError("invalid --mailboxes %d: use 1 to 10000", opts.Mailboxes)
-	case opts.SMTPDelay < 0 || opts.ProviderLatency < 0:
-		return usageError("--smtp-delay and --provider-latency must not be negative")
-	case opts.Steps < 1 || opts.Leads < 1:
-		return usageError("--steps and --leads must be at least 1")
+	if err := opts.check(); err != nil {
+		return err
 	}
 	if err := opts.f.CheckDatabaseURL(); err != nil {
 		return err
@@ -114,6 +93,44 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 	fmt.Fprintf(out, "each width ran %s; email over %d mailboxes at %s per message, enrichment at %s per call\n",
 		opts.Window, opts.Mailboxes, opts.SMTPDelay, opts.ProviderLatency)
 	return nil
+}
+
+// check refuses flags out of range (usage errors) and reads --kinds.
+func (opts *BenchWidthOptions) check() error {
+	for _, w := range opts.Widths {
+		if w < 1 || w > 64 {
+			return usageError("invalid --widths entry %d: use 1 to 64", w)
+		}
+	}
+	var err error
+	if opts.WidthConfig.Kinds, err = widthKinds(opts.Kinds); err != nil {
+		return err
+	}
+	switch {
+	case len(opts.Widths) == 0 || len(opts.Kinds) == 0:
+		return usageError("--widths and --kinds need at least one entry each")
+	case opts.Window < time.Second:
+		return usageError("invalid --window %s: use at least 1s", opts.Window)
+	case opts.Mailboxes < 1 || opts.Mailboxes > 10000:
+		return usageError("invalid --mailboxes %d: use 1 to 10000", opts.Mailboxes)
+	case opts.SMTPDelay < 0 || opts.ProviderLatency < 0:
+		return usageError("--smtp-delay and --provider-latency must not be negative")
+	case opts.Steps < 1 || opts.Leads < 1:
+		return usageError("--steps and --leads must be at least 1")
+	}
+	return nil
+}
+
+// widthKinds reads --kinds: the tick kinds bench width runs.
+func widthKinds(kinds []string) ([]tickkind.Kind, error) {
+	var out []tickkind.Kind
+	for _, k := range kinds {
+		if k != string(tickkind.Email) && k != string(tickkind.Enrich) {
+			return nil, usageError("invalid --kinds entry %q: use email or enrich", k)
+		}
+		out = append(out, tickkind.Kind(k))
+	}
+	return out, nil
 }
 
 // lockKinds lists lock wait samples by wait event, most first.

@@ -144,13 +144,13 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdSecrets(f),
 		newCmdProviders(f),
 		newCmdEvents(f),
-		newCmdPrune(f),
 		newCmdSchedule(f),
 		newCmdRun(f, nil),
 		newCmdDemo(f, nil),
 		newCmdBench(f),
 		newCmdDoctor(f),
 	)
+	addTickCommands(root, f)
 	return root
 }
 

@@ -115,41 +115,17 @@ sh and systemd would read differently exits 2 with its line number (see
 }
 
 func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
-	if opts.Format == "" {
-		return usageError("--format is required: crontab, systemd or kubernetes")
-	}
-	format, err := schedule.ParseFormat(opts.Format)
+	format, err := opts.format()
 	if err != nil {
-		return usageError("--%v", err)
-	}
-	for _, name := range slices.Sorted(maps.Keys(scheduleFlagFormats)) {
-		if formats := scheduleFlagFormats[name]; opts.Changed != nil && opts.Changed(name) && !slices.Contains(formats, format) {
-			return usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
-		}
+		return err
 	}
 	ticks, err := opts.tickSpecs.parse(schedule.Parse)
 	if err != nil {
 		return err
 	}
-	unsub := opts.Unsubscribe
-	if unsub == specOff || format == schedule.FormatCrontab {
-		unsub = ""
-	}
-	plan := schedule.Plan{Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image, Unsubscribe: unsub}
-	plans := []schedule.Plan{plan}
-	if len(opts.DatabaseURLs) > 0 {
-		cells, err := schedule.ParseCells(opts.DatabaseURLs)
-		if err != nil {
-			return usageError("--database-urls: %v", err)
-		}
-		plans = plans[:0]
-		for i, c := range cells {
-			p, err := plan.ForCell(c, i)
-			if err != nil {
-				return usageError("--unsubscribe: %v", err)
-			}
-			plans = append(plans, p)
-		}
+	plans, err := opts.plans(format, ticks)
+	if err != nil {
+		return err
 	}
 	var files []schedule.File
 	for _, p := range plans {
@@ -173,6 +149,49 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 		fmt.Fprint(out, file.Content)
 	}
 	return nil
+}
+
+// format is --format, checked against the flags given that only some
+// formats read.
+func (opts *SchedulePrintOptions) format() (schedule.Format, error) {
+	if opts.Format == "" {
+		return "", usageError("--format is required: crontab, systemd or kubernetes")
+	}
+	format, err := schedule.ParseFormat(opts.Format)
+	if err != nil {
+		return "", usageError("--%v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(scheduleFlagFormats)) {
+		if formats := scheduleFlagFormats[name]; opts.Changed != nil && opts.Changed(name) && !slices.Contains(formats, format) {
+			return "", usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
+		}
+	}
+	return format, nil
+}
+
+// plans is the plan of the units, or one per cell with --database-urls.
+func (opts *SchedulePrintOptions) plans(format schedule.Format, ticks []schedule.Tick) ([]schedule.Plan, error) {
+	unsub := opts.Unsubscribe
+	if unsub == specOff || format == schedule.FormatCrontab {
+		unsub = ""
+	}
+	plan := schedule.Plan{Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image, Unsubscribe: unsub}
+	if len(opts.DatabaseURLs) == 0 {
+		return []schedule.Plan{plan}, nil
+	}
+	cells, err := schedule.ParseCells(opts.DatabaseURLs)
+	if err != nil {
+		return nil, usageError("--database-urls: %v", err)
+	}
+	plans := make([]schedule.Plan, 0, len(cells))
+	for i, c := range cells {
+		p, err := plan.ForCell(c, i)
+		if err != nil {
+			return nil, usageError("--unsubscribe: %v", err)
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
 }
 
 // tickSpecs are the --enrich, --email, --events, --inbox and --prune cron

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrich"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Defaults of `rindactl bench claim`: the batch the raw-SQL floor claims
@@ -108,16 +108,8 @@ func drainEnrichment(ctx context.Context, pool *pgxpool.Pool, cfg enrich.TickCon
 // loadDueLeads inserts n leads, each with a due enrichment row, in two
 // server-side statements.
 func loadDueLeads(ctx context.Context, s *scratch, n int) error {
-	q := sqlcdb.New(s.Pool)
-	ws, err := q.BenchWorkspace(ctx)
-	if err != nil {
-		return fmt.Errorf("loading leads: %w", err)
-	}
-	if err := q.BenchLeadsDue(ctx, sqlcdb.BenchLeadsDueParams{Column1: ws, Column2: int32(n)}); err != nil {
-		return fmt.Errorf("loading leads: %w", err)
-	}
-	if err := q.BenchEnrichmentDue(ctx); err != nil {
-		return fmt.Errorf("loading leads: %w", err)
+	if err := store.BenchSeedDueLeads(ctx, s.Pool, n); err != nil {
+		return err
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
@@ -15,7 +16,6 @@ import (
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // Defaults of `rindactl bench history`: the short form, a year at about a
@@ -105,7 +105,8 @@ var historyTables = []string{"sends", "provider_calls", "events", "tick_runs", "
 // cfg.Pairs rounds more.
 func History(ctx context.Context, cfg HistoryConfig) (res HistoryResult, err error) {
 	res.Config = cfg
-	if cfg.Sequences < 1 || cfg.Calls < 1 || cfg.Events < 1 || cfg.TickRuns < 1 || cfg.Steps < 1 || cfg.Leads < 1 || cfg.Mailboxes < 1 || cfg.Pairs < 1 {
+	sizes := []int{cfg.Sequences, cfg.Calls, cfg.Events, cfg.TickRuns, cfg.Steps, cfg.Leads, cfg.Mailboxes, cfg.Pairs}
+	if slices.ContainsFunc(sizes, func(n int) bool { return n < 1 }) {
 		return res, fmt.Errorf("bench history: every size must be at least 1: %+v", cfg)
 	}
 	srv, err := smtptest.Start(smtptest.Options{CountOnly: true})
@@ -142,43 +143,53 @@ func History(ctx context.Context, cfg HistoryConfig) (res HistoryResult, err err
 		return res, err
 	}
 
-	round := 0
-	pairs := func(phase string) error {
-		for i := range cfg.Pairs {
-			round++
-			r := HistoryRound{Phase: phase}
-			// Alternate which side goes first, so a drift of the machine
-			// within a pair favours neither.
-			order := []*historySide{fresh, old}
-			if i%2 == 1 {
-				order = []*historySide{old, fresh}
-			}
-			for _, side := range order {
-				m, err := side.measure(ctx, cfg, round, pm)
-				if err != nil {
-					return err
-				}
-				if side == fresh {
-					r.FreshEmailUS, r.FreshEnrichUS, r.FreshStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
-				} else {
-					r.HistoryEmailUS, r.HistoryEnrichUS, r.HistoryStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
-				}
-			}
-			res.Rounds = append(res.Rounds, r)
-		}
-		return nil
-	}
-	if err := pairs("history"); err != nil {
+	p := &historyPairs{cfg: cfg, fresh: fresh, old: old, pm: pm}
+	if err := p.run(ctx, "history", &res); err != nil {
 		return res, err
 	}
 	if res.Prune, err = old.prune(ctx, pm); err != nil {
 		return res, err
 	}
-	if err := pairs("pruned"); err != nil {
+	if err := p.run(ctx, "pruned", &res); err != nil {
 		return res, err
 	}
 	res.summarize()
 	return res, nil
+}
+
+// historyPairs measures the two sides in interleaved pairs.
+type historyPairs struct {
+	cfg        HistoryConfig
+	fresh, old *historySide
+	pm         int
+	round      int
+}
+
+// run measures cfg.Pairs pairs of phase into res.Rounds.
+func (p *historyPairs) run(ctx context.Context, phase string, res *HistoryResult) error {
+	for i := range p.cfg.Pairs {
+		p.round++
+		r := HistoryRound{Phase: phase}
+		// Alternate which side goes first, so a drift of the machine
+		// within a pair favours neither.
+		order := []*historySide{p.fresh, p.old}
+		if i%2 == 1 {
+			order = []*historySide{p.old, p.fresh}
+		}
+		for _, side := range order {
+			m, err := side.measure(ctx, p.cfg, p.round, p.pm)
+			if err != nil {
+				return err
+			}
+			if side == p.fresh {
+				r.FreshEmailUS, r.FreshEnrichUS, r.FreshStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
+			} else {
+				r.HistoryEmailUS, r.HistoryEnrichUS, r.HistoryStatusSeconds = m.emailUS, m.enrichUS, m.statusSeconds
+			}
+		}
+		res.Rounds = append(res.Rounds, r)
+	}
+	return nil
 }
 
 func (res *HistoryResult) summarize() {
@@ -230,7 +241,7 @@ func newHistorySide(ctx context.Context, s *scratch, smtpURL string, mailboxes i
 	if _, err := store.SetWorkspaceCeiling(ctx, s.Pool, "bench", &ceiling, "bench"); err != nil {
 		return nil, err
 	}
-	if side.mailboxes, err = sqlcdb.New(s.Pool).BenchMailboxIds(ctx); err != nil {
+	if side.mailboxes, err = store.BenchMailboxIDs(ctx, s.Pool); err != nil {
 		return nil, err
 	}
 	side.guard = guard.New(s.Pool, guard.Config{Providers: map[string]providerspec.Limits{
@@ -243,30 +254,10 @@ func newHistorySide(ctx context.Context, s *scratch, smtpURL string, mailboxes i
 // seed writes the year: sequences with their sends and enrichment, the
 // ledger with its monthly counters, events and tick runs.
 func (side *historySide) seed(ctx context.Context, cfg HistoryConfig) error {
-	q := sqlcdb.New(side.s.Pool)
-	steps := []struct {
-		what string
-		run  func() error
-	}{
-		{"sequences", func() error {
-			return q.BenchHistorySequences(ctx, sqlcdb.BenchHistorySequencesParams{
-				WorkspaceID: side.workspace, CampaignID: side.campaign, N: int32(cfg.Sequences), MailboxIds: side.mailboxes})
-		}},
-		{"sends", func() error { return q.BenchHistorySends(ctx, side.campaign) }},
-		{"ledger", func() error {
-			return q.BenchHistoryLedger(ctx, sqlcdb.BenchHistoryLedgerParams{WorkspaceID: side.workspace, N: int32(cfg.Calls)})
-		}},
-		{"events", func() error {
-			return q.BenchHistoryEvents(ctx, sqlcdb.BenchHistoryEventsParams{WorkspaceID: side.workspace, N: int32(cfg.Events)})
-		}},
-		{"tick runs", func() error { return q.BenchHistoryTickRuns(ctx, int32(cfg.TickRuns)) }},
-	}
-	for _, st := range steps {
-		if err := st.run(); err != nil {
-			return fmt.Errorf("seeding the history's %s: %w", st.what, err)
-		}
-	}
-	return nil
+	return store.BenchSeedHistory(ctx, side.s.Pool, store.BenchHistory{
+		WorkspaceID: side.workspace, CampaignID: side.campaign, MailboxIDs: side.mailboxes,
+		Sequences: cfg.Sequences, Calls: cfg.Calls, Events: cfg.Events, TickRuns: cfg.TickRuns,
+	})
 }
 
 // sideFigures are one side's figures in one round.
@@ -284,12 +275,10 @@ func (side *historySide) measure(ctx context.Context, cfg HistoryConfig, round i
 	if err != nil {
 		return f, err
 	}
-	q := sqlcdb.New(side.s.Pool)
-	if err := q.BenchRoundSteps(ctx, sqlcdb.BenchRoundStepsParams{
-		WorkspaceID: side.workspace, CampaignID: campaign, N: int32(cfg.Steps), Tag: tag, MailboxIds: side.mailboxes}); err != nil {
+	if err := store.BenchSeedRoundSteps(ctx, side.s.Pool, side.workspace, campaign, side.mailboxes, cfg.Steps, tag); err != nil {
 		return f, fmt.Errorf("loading round %d's steps: %w", round, err)
 	}
-	if err := q.BenchRoundLeads(ctx, sqlcdb.BenchRoundLeadsParams{WorkspaceID: side.workspace, N: int32(cfg.Leads), Tag: tag + "e"}); err != nil {
+	if err := store.BenchSeedRoundLeads(ctx, side.s.Pool, side.workspace, cfg.Leads, tag+"e"); err != nil {
 		return f, fmt.Errorf("loading round %d's leads: %w", round, err)
 	}
 	if err := side.s.analyze(ctx, "leads", "enrollments", "lead_enrichment"); err != nil {

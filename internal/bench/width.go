@@ -17,7 +17,6 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -117,85 +116,127 @@ func widthRun(ctx context.Context, cfg WidthConfig, kind tickkind.Kind, processe
 		return row, err
 	}
 	defer func() { err = errors.Join(err, s.Close(ctx)) }()
-	env := append(os.Environ(), "DATABASE_URL="+s.url(cfg.URL))
-	args := append(kind.Args(), "--output", "json", "--log-level", "warn")
-	var backlog int
-	var smtp *smtptest.Server
-	var finder *providertest.Server
-	q := sqlcdb.New(s.Pool)
-	switch kind {
-	case tickkind.Email:
-		if smtp, err = smtptest.Start(smtptest.Options{CountOnly: true, AcceptDelay: cfg.SMTPDelay}); err != nil {
-			return row, err
-		}
-		defer smtp.Close()
-		_, campaign, err := importCampaign(ctx, s, "width", smtp.URL(""), cfg.Mailboxes)
-		if err != nil {
-			return row, err
-		}
-		mailboxes, err := q.BenchMailboxIds(ctx)
-		if err != nil {
-			return row, err
-		}
-		ws, err := store.WorkspaceID(ctx, s.Pool, "bench")
-		if err != nil {
-			return row, err
-		}
-		if err := q.BenchRoundSteps(ctx, sqlcdb.BenchRoundStepsParams{WorkspaceID: ws, CampaignID: campaign, N: int32(cfg.Steps), Tag: "w", MailboxIds: mailboxes}); err != nil {
-			return row, err
-		}
-		backlog = cfg.Steps
-	case tickkind.Enrich:
-		finder = providertest.Start(widthProvider)
-		defer finder.Close()
-		finder.SetLatency(cfg.ProviderLatency)
-		for k, v := range finder.Env(providertest.KeyDefault) {
-			env = append(env, k+"="+v)
-		}
-		// The bucket stays on (every call takes a token in its row, the
-		// write a convoy would queue on) at a rate no width reaches.
-		env = append(env, "RINDA_"+strings.ToUpper(widthProvider)+"_RATE=100000/s")
-		args = append(args, "--providers", widthProvider, "--nice", "0")
-		ws, err := q.BenchWorkspace(ctx)
-		if err != nil {
-			return row, err
-		}
-		if err := q.BenchRoundLeads(ctx, sqlcdb.BenchRoundLeadsParams{WorkspaceID: ws, N: int32(cfg.Leads), Tag: "w"}); err != nil {
-			return row, err
-		}
-		backlog = cfg.Leads
-	default:
-		return row, fmt.Errorf("no width run for %s ticks", kind)
+	w := &widthBacklog{kind: kind, s: s,
+		env:  append(os.Environ(), "DATABASE_URL="+s.url(cfg.URL)),
+		args: append(kind.Args(), "--output", "json", "--log-level", "warn")}
+	defer w.close()
+	if err := w.load(ctx, cfg); err != nil {
+		return row, err
 	}
 	if err := s.analyze(ctx, "leads", "enrollments", "lead_enrichment"); err != nil {
 		return row, err
 	}
-	done := func() (int64, error) {
-		if kind == tickkind.Email {
-			c, err := q.BenchSentCount(ctx)
-			return c.Sent, err
-		}
-		c, err := q.BenchEnrichedCount(ctx)
-		return c.Done, err
-	}
-
 	pm, err := Postmaster(ctx, s.Pool)
 	if err != nil {
 		return row, err
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
+	cpu := SampleCPU(pm)
+	start := time.Now()
+	tickErrs, err := w.drive(ctx, cfg, processes, &row)
+	if err != nil {
+		return row, err
+	}
+	defer w.stop() // on an early return; stopping twice is harmless
+	n, err := w.done(ctx)
+	if err != nil {
+		return row, err
+	}
+	elapsed := time.Since(start).Seconds()
+	row.Rows, row.RowsPerSec = n, float64(n)/elapsed
+	row.Drained = n >= int64(w.backlog)
+	if _, pg := cpu.PerItem(SampleCPU(pm), int(max(n, 1))); pg != nil {
+		row.PostgresCPUPerRowUS = pg
+	}
+	w.stop()
+	row.TickErrors = len(tickErrs)
+	if row.Ticks, err = store.BenchTickRuns(ctx, s.Pool); err != nil {
+		return row, err
+	}
+	if len(tickErrs) > 0 {
+		return row, fmt.Errorf("%d tick(s) failed; first: %s", len(tickErrs), tickErrs[0])
+	}
+	return row, w.reconcile(ctx, &row)
+}
+
+// widthBacklog is one width run's backlog of one kind, the stand-in that
+// works it, and the tick processes draining it.
+type widthBacklog struct {
+	kind      tickkind.Kind
+	s         *scratch
+	env, args []string
+	backlog   int
+	smtp      *smtptest.Server
+	finder    *providertest.Server
+	// stop sends SIGTERM to the ticks still running and waits for them
+	// and the wait sampler; it may be called again.
+	stop func()
+}
+
+func (w *widthBacklog) close() {
+	if w.smtp != nil {
+		w.smtp.Close()
+	}
+	if w.finder != nil {
+		w.finder.Close()
+	}
+}
+
+// load starts the kind's stand-in and loads its backlog.
+func (w *widthBacklog) load(ctx context.Context, cfg WidthConfig) error {
+	switch w.kind {
+	case tickkind.Email:
+		var err error
+		if w.smtp, err = smtptest.Start(smtptest.Options{CountOnly: true, AcceptDelay: cfg.SMTPDelay}); err != nil {
+			return err
+		}
+		_, campaign, err := importCampaign(ctx, w.s, "width", w.smtp.URL(""), cfg.Mailboxes)
+		if err != nil {
+			return err
+		}
+		mailboxes, err := store.BenchMailboxIDs(ctx, w.s.Pool)
+		if err != nil {
+			return err
+		}
+		ws, err := store.WorkspaceID(ctx, w.s.Pool, "bench")
+		if err != nil {
+			return err
+		}
+		w.backlog = cfg.Steps
+		return store.BenchSeedRoundSteps(ctx, w.s.Pool, ws, campaign, mailboxes, cfg.Steps, "w")
+	case tickkind.Enrich:
+		w.finder = providertest.Start(widthProvider)
+		w.finder.SetLatency(cfg.ProviderLatency)
+		for k, v := range w.finder.Env(providertest.KeyDefault) {
+			w.env = append(w.env, k+"="+v)
+		}
+		// The bucket stays on (every call takes a token in its row, the
+		// write a convoy would queue on) at a rate no width reaches.
+		w.env = append(w.env, "RINDA_"+strings.ToUpper(widthProvider)+"_RATE=100000/s")
+		w.args = append(w.args, "--providers", widthProvider, "--nice", "0")
+		ws, err := store.BenchWorkspace(ctx, w.s.Pool)
+		if err != nil {
+			return err
+		}
+		w.backlog = cfg.Leads
+		return store.BenchSeedRoundLeads(ctx, w.s.Pool, ws, cfg.Leads, "w")
+	}
+	return fmt.Errorf("no width run for %s ticks", w.kind)
+}
+
+// drive runs processes tick processes in a loop for cfg.Window, sampling
+// lock waits into row; it returns once the window is over (the ticks are
+// still running until stop) with the failed ticks' last lines.
+func (w *widthBacklog) drive(ctx context.Context, cfg WidthConfig, processes int, row *WidthRow) ([]string, error) {
+	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var tickErrs []string
 	deadline := time.Now().Add(cfg.Window)
-	cpu := SampleCPU(pm)
-	start := time.Now()
 	for range processes {
 		wg.Go(func() {
 			for runCtx.Err() == nil && time.Now().Before(deadline) {
 				left := time.Until(deadline).Truncate(time.Second) + time.Second
-				if msg := runTick(runCtx, cfg.Binary, append(args, "--max-duration", left.String()), env); msg != "" {
+				if msg := runTick(runCtx, cfg.Binary, append(w.args, "--max-duration", left.String()), w.env); msg != "" {
 					mu.Lock()
 					tickErrs = append(tickErrs, msg)
 					mu.Unlock()
@@ -203,55 +244,57 @@ func widthRun(ctx context.Context, cfg WidthConfig, kind tickkind.Kind, processe
 			}
 		})
 	}
-	sampled := sampleWaits(runCtx, s, &row)
+	sampled := sampleWaits(runCtx, w.s, row)
+	w.stop = func() { // SIGTERM to the ticks still running: they record and exit
+		cancel()
+		wg.Wait()
+		<-sampled
+	}
 	// Sleep out the window, then count what was done inside it.
 	select {
 	case <-ctx.Done():
-		return row, ctx.Err()
+		w.stop()
+		return nil, ctx.Err()
 	case <-time.After(time.Until(deadline)):
 	}
-	n, err := done()
-	if err != nil {
-		return row, err
-	}
-	elapsed := time.Since(start).Seconds()
-	row.Rows, row.RowsPerSec = n, float64(n)/elapsed
-	row.Drained = n >= int64(backlog)
-	if _, pg := cpu.PerItem(SampleCPU(pm), int(max(n, 1))); pg != nil {
-		row.PostgresCPUPerRowUS = pg
-	}
-	stop() // SIGTERM to the ticks still running: they record and exit
-	wg.Wait()
-	<-sampled
-	row.TickErrors = len(tickErrs)
-	if row.Ticks, err = q.BenchTickCount(ctx); err != nil {
-		return row, err
-	}
-	if len(tickErrs) > 0 {
-		return row, fmt.Errorf("%d tick(s) failed; first: %s", len(tickErrs), tickErrs[0])
-	}
+	return tickErrs, nil
+}
 
-	switch kind {
+// done counts the backlog's rows worked.
+func (w *widthBacklog) done(ctx context.Context) (int64, error) {
+	if w.kind == tickkind.Email {
+		sent, _, err := store.BenchSent(ctx, w.s.Pool)
+		return sent, err
+	}
+	done, _, err := store.BenchEnriched(ctx, w.s.Pool)
+	return done, err
+}
+
+// reconcile checks the stand-in against the database: every message the
+// SMTP server accepted is recorded sent (or delivery_unknown), every call
+// the provider answered is in the ledger.
+func (w *widthBacklog) reconcile(ctx context.Context, row *WidthRow) error {
+	switch w.kind {
 	case tickkind.Email:
-		c, err := q.BenchSentCount(ctx)
+		sent, unknown, err := store.BenchSent(ctx, w.s.Pool)
 		if err != nil {
-			return row, err
+			return err
 		}
-		row.Accepted, row.Recorded, row.Unknown = int64(smtp.Accepted()), c.Sent, c.Unknown
+		row.Accepted, row.Recorded, row.Unknown = int64(w.smtp.Accepted()), sent, unknown
 		if row.Accepted < row.Recorded || row.Accepted > row.Recorded+row.Unknown {
-			return row, fmt.Errorf("the SMTP server accepted %d messages, the ticks recorded %d sent and %d delivery_unknown", row.Accepted, row.Recorded, row.Unknown)
+			return fmt.Errorf("the SMTP server accepted %d messages, the ticks recorded %d sent and %d delivery_unknown", row.Accepted, row.Recorded, row.Unknown)
 		}
 	case tickkind.Enrich:
-		c, err := q.BenchEnrichedCount(ctx)
+		_, calls, err := store.BenchEnriched(ctx, w.s.Pool)
 		if err != nil {
-			return row, err
+			return err
 		}
-		row.Calls, row.LedgerCalls = int64(finder.Count()), c.Calls
+		row.Calls, row.LedgerCalls = int64(w.finder.Count()), calls
 		if row.Calls > row.LedgerCalls {
-			return row, fmt.Errorf("the provider answered %d calls, the ledger holds %d", row.Calls, row.LedgerCalls)
+			return fmt.Errorf("the provider answered %d calls, the ledger holds %d", row.Calls, row.LedgerCalls)
 		}
 	}
-	return row, nil
+	return nil
 }
 
 // runTick runs one tick process until it exits, sending it SIGTERM when
@@ -292,7 +335,6 @@ func sampleWaits(ctx context.Context, s *scratch, row *WidthRow) <-chan struct{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		q := sqlcdb.New(s.admin)
 		var lock int64
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
@@ -305,15 +347,15 @@ func sampleWaits(ctx context.Context, s *scratch, row *WidthRow) <-chan struct{}
 				return
 			case <-t.C:
 			}
-			waits, err := q.BenchWaitSample(ctx)
+			waits, err := store.BenchWaits(ctx, s.admin)
 			if err != nil {
 				continue // the run is ending
 			}
 			for _, w := range waits {
 				row.Samples += w.Backends
-				if w.WaitType == "Lock" {
+				if w.Type == "Lock" {
 					lock += w.Backends
-					row.LockWaits[w.WaitEvent] += w.Backends
+					row.LockWaits[w.Event] += w.Backends
 				}
 			}
 		}

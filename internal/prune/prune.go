@@ -8,6 +8,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // BatchDefault rows are looked at per statement: each statement is its
@@ -74,38 +75,11 @@ func Run(ctx context.Context, db store.DBTX, opts Options) (Report, error) {
 	if opts.Now.IsZero() {
 		return Report{}, errors.New("prune: no start time to count the keeps back from")
 	}
-	if opts.Batch <= 0 {
-		opts.Batch = BatchDefault
-	}
-	if opts.Clock == nil {
-		opts.Clock = time.Now
-	}
-	if opts.BounceWindow <= 0 {
-		opts.BounceWindow = sequence.BounceWindow
-	}
+	tick.Defaults(&opts, Options{Batch: BatchDefault, Clock: time.Now, BounceWindow: sequence.BounceWindow})
 	rep := Report{DryRun: opts.DryRun}
-	type walk struct {
-		i       int // into rep.Tables
-		after   int64
-		cutoff  time.Time
-		windows []store.SendWindow
-	}
-	var walks []*walk
-	for _, rule := range Rules {
-		keep := opts.Keeps.Of(rule.Table)
-		tr := TableReport{Table: rule.Table, Keep: FormatDuration(keep), Done: true}
-		if c, ok := cutoff(rule.Table, keep, opts.Now); ok {
-			tr.Cutoff, tr.Done = &c, false
-			w := &walk{i: len(rep.Tables), cutoff: c}
-			if rule.Table == Sends {
-				var err error
-				if w.windows, err = store.PruneSendWindows(ctx, db, opts.BounceWindow); err != nil {
-					return rep, err
-				}
-			}
-			walks = append(walks, w)
-		}
-		rep.Tables = append(rep.Tables, tr)
+	walks, err := plan(ctx, db, opts, &rep)
+	if err != nil {
+		return rep, err
 	}
 	for len(walks) > 0 {
 		next := walks[:0]
@@ -125,24 +99,61 @@ func Run(ctx context.Context, db store.DBTX, opts Options) (Report, error) {
 				return rep, fmt.Errorf("%w (after %s of %s deleted this run)", err, countOf(tr.Deleted), tr.Table)
 			}
 			w.after = b.LastID
-			tr.Batches++
-			tr.Scanned += b.Scanned
-			if opts.DryRun {
-				tr.Deleted += b.Matched
-			} else {
-				tr.Deleted += b.Deleted
-				tr.Skipped += b.Matched - b.Deleted
-			}
+			tr.add(b, opts.DryRun)
 			rep.Deleted = sumDeleted(rep.Tables)
-			if b.Done {
-				tr.Done = true
-				continue
+			if !tr.Done {
+				next = append(next, w)
 			}
-			next = append(next, w)
 		}
 		walks = next
 	}
 	return rep, nil
+}
+
+// walk is one table's walk in key order.
+type walk struct {
+	i       int // into Report.Tables
+	after   int64
+	cutoff  time.Time
+	windows []store.SendWindow
+}
+
+// plan puts every rule's table in rep, and a walk for each table with a
+// cutoff (a kept table has none); the sends' walk knows each mailbox's
+// bounce window, which stays.
+func plan(ctx context.Context, db store.DBTX, opts Options, rep *Report) ([]*walk, error) {
+	var walks []*walk
+	for _, rule := range Rules {
+		keep := opts.Keeps.Of(rule.Table)
+		tr := TableReport{Table: rule.Table, Keep: FormatDuration(keep), Done: true}
+		if c, ok := cutoff(rule.Table, keep, opts.Now); ok {
+			tr.Cutoff, tr.Done = &c, false
+			w := &walk{i: len(rep.Tables), cutoff: c}
+			if rule.Table == Sends {
+				var err error
+				if w.windows, err = store.PruneSendWindows(ctx, db, opts.BounceWindow); err != nil {
+					return nil, err
+				}
+			}
+			walks = append(walks, w)
+		}
+		rep.Tables = append(rep.Tables, tr)
+	}
+	return walks, nil
+}
+
+// add counts one batch: in a dry run what matched would go; otherwise
+// what was deleted went and what matched but was held stays for later.
+func (tr *TableReport) add(b store.PruneBatch, dryRun bool) {
+	tr.Batches++
+	tr.Scanned += b.Scanned
+	if dryRun {
+		tr.Deleted += b.Matched
+	} else {
+		tr.Deleted += b.Deleted
+		tr.Skipped += b.Matched - b.Deleted
+	}
+	tr.Done = b.Done
 }
 
 func sumDeleted(tables []TableReport) int64 {

@@ -2,7 +2,6 @@ package prune
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,6 +33,18 @@ type TickReport struct {
 	DurationMS int64 `json:"duration_ms"`
 }
 
+// Counts are the rows deleted per table (tables with none left out), as
+// tick_runs and the metrics count them.
+func (r *TickReport) Counts() map[string]int {
+	counts := map[string]int{}
+	for _, t := range r.Tables {
+		if t.Deleted > 0 {
+			counts[string(t.Table)] = int(t.Deleted)
+		}
+	}
+	return counts
+}
+
 // RunTick is one prune tick: a tick_runs row of kind prune (none for a dry
 // run), the keeps counted back from its start on the database's clock, and
 // Run bounded by MaxDuration. Stopped by ctx (SIGTERM) between batches, it
@@ -59,20 +70,12 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	rep.Report, err = Run(ctx, pool, Options{
 		Keeps: opts.Keeps, Batch: opts.Batch, Now: now, StopAt: start.Add(opts.MaxDuration), DryRun: opts.DryRun,
 	})
-	if errors.Is(err, context.Canceled) {
-		err = nil // SIGTERM: what was deleted is recorded, the rest waits
-	}
+	err = tick.CleanStop(err) // SIGTERM: what was deleted is recorded, the rest waits
 	rep.DurationMS = time.Since(start).Milliseconds()
 	if run == nil {
 		return rep, err
 	}
-	counts := map[string]int{}
-	for _, t := range rep.Tables {
-		if t.Deleted > 0 {
-			counts[string(t.Table)] = int(t.Deleted)
-		}
-	}
-	res := tick.Result{Claimed: int(rep.Deleted), Counts: counts, Err: err}
+	res := tick.Result{Claimed: int(rep.Deleted), Counts: rep.Counts(), Err: err}
 	if err != nil {
 		res.ExitStatus = 1
 	}

@@ -132,7 +132,13 @@ func Render(format Format, plan Plan) ([]File, error) {
 		}
 		units = append(units, u)
 	}
+	return files(format, plan, units)
+}
 
+// files renders units in format: one file for every tick (crontab,
+// kubernetes) or a service and a timer per tick (systemd), and the
+// unsubscribe server's when the plan has one.
+func files(format Format, plan Plan, units []unit) ([]File, error) {
 	switch format {
 	case FormatCrontab, FormatKubernetes:
 		// One file holds every tick.

@@ -174,3 +174,31 @@ func TestParseTimeZonePrefix(t *testing.T) {
 		t.Errorf("TZ=UTC @daily: %v %q %q", err, d.Zone(), d.Expr())
 	}
 }
+
+// A spec's fields on their own: five or, where allowed, six; a
+// descriptor expanded; anything else refused with the count found.
+func TestSpecFields(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		expr    string
+		seconds bool
+		want    string // the six fields joined; "" when refused
+		hasSecs bool
+	}{
+		{"*/5 * * * *", false, "0 */5 * * * *", false},
+		{"@hourly", false, "0 0 * * * *", false},
+		{"30 */5 * * * *", true, "30 */5 * * * *", true},
+		{"30 */5 * * * *", false, "", false},
+		{"* * * *", true, "", false},
+		{"@sometimes", false, "", false},
+	} {
+		fields, hasSecs, serr := specFields(tc.expr, tc.seconds)
+		got := ""
+		if serr == nil {
+			got = strings.Join(fields[:], " ")
+		}
+		if got != tc.want || hasSecs != tc.hasSecs {
+			t.Errorf("specFields(%q, %v) = %q %v (%v), want %q %v", tc.expr, tc.seconds, got, hasSecs, serr, tc.want, tc.hasSecs)
+		}
+	}
+}

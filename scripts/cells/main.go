@@ -76,38 +76,13 @@ func run(ctx context.Context) error {
 
 	cells := []*cell{{name: "eu", workspaces: []string{"acme", "beta"}}, {name: "us", workspaces: []string{"globex"}}}
 	for i, c := range cells {
-		if c.pg, err = pgtmp.Start(ctx, pgtmp.Options{}); err != nil {
+		defer c.stop()
+		if err := c.start(ctx, bin, providers, i+1, work, smtp.URL("")); err != nil {
 			return err
-		}
-		defer c.pg.Stop()
-		if c.pool, err = pgxpool.New(ctx, c.pg.URL); err != nil {
-			return err
-		}
-		defer c.pool.Close()
-		step("cell %s: Postgres on port %d", c.name, c.pg.Port)
-		if err := rindactl(ctx, bin, c, providers, "migrate"); err != nil {
-			return err
-		}
-		if err := idRange(ctx, c, i+1); err != nil {
-			return err
-		}
-		for _, ws := range c.workspaces {
-			if err := seed(ctx, bin, c, providers, work, ws, smtp.URL("")); err != nil {
-				return err
-			}
 		}
 	}
-
-	out, err := output(ctx, bin, nil, "schedule", "print", "--format", "crontab", "--enrich", "*/2 * * * *",
-		"--database-urls", cells[0].name+"="+cells[0].pg.URL+","+cells[1].name+"="+cells[1].pg.URL)
-	if err != nil {
+	if err := showUnits(ctx, bin, cells); err != nil {
 		return err
-	}
-	step("schedule print --database-urls: one unit set per cell")
-	for _, line := range strings.Split(out, "\n") {
-		if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "SHELL=") && !strings.HasPrefix(line, "PATH=") {
-			fmt.Println("    " + line)
-		}
 	}
 
 	if err := round(ctx, bin, cells, providers, 1); err != nil {
@@ -129,6 +104,58 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return verify(ctx, cells, smtp.Accepted())
+}
+
+// start gives the cell its own Postgres, migrated, its ids in range k,
+// and its workspaces seeded.
+func (c *cell) start(ctx context.Context, bin string, providers *providertest.Set, k int, work, smtpURL string) error {
+	var err error
+	if c.pg, err = pgtmp.Start(ctx, pgtmp.Options{}); err != nil {
+		return err
+	}
+	if c.pool, err = pgxpool.New(ctx, c.pg.URL); err != nil {
+		return err
+	}
+	step("cell %s: Postgres on port %d", c.name, c.pg.Port)
+	if err := rindactl(ctx, bin, c, providers, "migrate"); err != nil {
+		return err
+	}
+	if err := idRange(ctx, c, k); err != nil {
+		return err
+	}
+	for _, ws := range c.workspaces {
+		if err := seed(ctx, bin, c, providers, work, ws, smtpURL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop closes what start opened.
+func (c *cell) stop() {
+	if c.pool != nil {
+		c.pool.Close()
+	}
+	if c.pg != nil {
+		c.pg.Stop()
+	}
+}
+
+// showUnits prints the crontab lines schedule print --database-urls gives
+// the cells: one unit set per cell.
+func showUnits(ctx context.Context, bin string, cells []*cell) error {
+	out, err := output(ctx, bin, nil, "schedule", "print", "--format", "crontab", "--enrich", "*/2 * * * *",
+		"--database-urls", cells[0].name+"="+cells[0].pg.URL+","+cells[1].name+"="+cells[1].pg.URL)
+	if err != nil {
+		return err
+	}
+	step("schedule print --database-urls: one unit set per cell")
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "SHELL=") && !strings.HasPrefix(line, "PATH=") {
+			fmt.Println("    " + line)
+		}
+	}
+	return nil
 }
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
@@ -329,61 +356,11 @@ func move(ctx context.Context, src, dst *cell, ws string) error {
 	if err := src.pool.QueryRow(ctx, `SELECT id FROM workspaces WHERE name = $1`, ws).Scan(&id); err != nil {
 		return err
 	}
-	var paused []int64
-	rows, err := src.pool.Query(ctx, `UPDATE campaigns SET status = 'paused' WHERE workspace_id = $1 AND status = 'active' RETURNING id`, id)
+	paused, err := pauseAndDrain(ctx, src, id, ws)
 	if err != nil {
 		return err
 	}
-	if paused, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
-		return err
-	}
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Second) {
-		var held int
-		if err := src.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM enrollments WHERE workspace_id = $1 AND locked_until > now())
-			+ (SELECT count(*) FROM lead_enrichment WHERE workspace_id = $1 AND status = 'in_progress' AND locked_until > now())`, id).Scan(&held); err != nil {
-			return err
-		}
-		if held == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("workspace %s: %d rows still leased after 5 minutes", ws, held)
-		}
-	}
-	srcConn, err := src.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer srcConn.Release()
-	var copied int64
-	err = pgx.BeginFunc(ctx, dst.pool, func(tx pgx.Tx) error {
-		for _, t := range movedTables {
-			cols, err := copyColumns(ctx, src.pool, t.table)
-			if err != nil {
-				return err
-			}
-			// COPY's text format carries every value as it is (-infinity
-			// too); the id is a number, written in.
-			list := strings.Join(cols, ", ")
-			where := strings.ReplaceAll(t.where, "$1", fmt.Sprint(id))
-			r, w := io.Pipe()
-			read := make(chan error, 1)
-			go func() {
-				_, err := srcConn.Conn().PgConn().CopyTo(ctx, w, "COPY (SELECT "+list+" FROM "+t.table+" WHERE "+where+") TO STDOUT")
-				w.CloseWithError(err)
-				read <- err
-			}()
-			tag, err := tx.Conn().PgConn().CopyFrom(ctx, r, "COPY "+t.table+" ("+list+") FROM STDIN")
-			if rerr := <-read; rerr != nil {
-				return fmt.Errorf("reading %s: %w", t.table, rerr)
-			}
-			if err != nil {
-				return fmt.Errorf("writing %s: %w", t.table, err)
-			}
-			copied += tag.RowsAffected()
-		}
-		return nil
-	})
+	copied, err := copyWorkspace(ctx, src, dst, id)
 	if err != nil {
 		return err
 	}
@@ -409,9 +386,86 @@ func move(ctx context.Context, src, dst *cell, ws string) error {
 	return nil
 }
 
+// pauseAndDrain pauses the workspace's active campaigns in src and waits
+// (up to 5 minutes) until no row of it is leased there; it returns the
+// campaigns it paused.
+func pauseAndDrain(ctx context.Context, src *cell, id int64, ws string) ([]int64, error) {
+	rows, err := src.pool.Query(ctx, `UPDATE campaigns SET status = 'paused' WHERE workspace_id = $1 AND status = 'active' RETURNING id`, id)
+	if err != nil {
+		return nil, err
+	}
+	paused, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Second) {
+		var held int
+		if err := src.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM enrollments WHERE workspace_id = $1 AND locked_until > now())
+			+ (SELECT count(*) FROM lead_enrichment WHERE workspace_id = $1 AND status = 'in_progress' AND locked_until > now())`, id).Scan(&held); err != nil {
+			return nil, err
+		}
+		if held == 0 {
+			return paused, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("workspace %s: %d rows still leased after 5 minutes", ws, held)
+		}
+	}
+}
+
+// copyWorkspace copies the workspace's rows of movedTables from src into
+// dst with their ids, in one transaction of dst; it returns how many.
+func copyWorkspace(ctx context.Context, src, dst *cell, id int64) (int64, error) {
+	srcConn, err := src.pool.Acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer srcConn.Release()
+	var copied int64
+	err = pgx.BeginFunc(ctx, dst.pool, func(tx pgx.Tx) error {
+		for _, t := range movedTables {
+			n, err := copyTable(ctx, srcConn, tx, t.table, strings.ReplaceAll(t.where, "$1", fmt.Sprint(id)))
+			if err != nil {
+				return err
+			}
+			copied += n
+		}
+		return nil
+	})
+	return copied, err
+}
+
+// copyTable copies table's rows matching where from src into tx by COPY.
+func copyTable(ctx context.Context, src *pgxpool.Conn, tx pgx.Tx, table, where string) (int64, error) {
+	cols, err := copyColumns(ctx, src, table)
+	if err != nil {
+		return 0, err
+	}
+	// COPY's text format carries every value as it is (-infinity too); the
+	// id is a number, written in.
+	list := strings.Join(cols, ", ")
+	r, w := io.Pipe()
+	read := make(chan error, 1)
+	go func() {
+		_, err := src.Conn().PgConn().CopyTo(ctx, w, "COPY (SELECT "+list+" FROM "+table+" WHERE "+where+") TO STDOUT")
+		w.CloseWithError(err)
+		read <- err
+	}()
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, r, "COPY "+table+" ("+list+") FROM STDIN")
+	if rerr := <-read; rerr != nil {
+		return 0, fmt.Errorf("reading %s: %w", table, rerr)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("writing %s: %w", table, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // copyColumns are the columns COPY may write (not generated ones).
-func copyColumns(ctx context.Context, pool *pgxpool.Pool, table string) ([]string, error) {
-	rows, err := pool.Query(ctx, `SELECT column_name FROM information_schema.columns
+func copyColumns(ctx context.Context, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, table string) ([]string, error) {
+	rows, err := db.Query(ctx, `SELECT column_name FROM information_schema.columns
 		WHERE table_schema = 'public' AND table_name = $1 AND is_generated = 'NEVER' ORDER BY ordinal_position`, table)
 	if err != nil {
 		return nil, err
