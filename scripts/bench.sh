@@ -49,7 +49,7 @@ for p in $river_peers; do
 	[[ $p =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_RIVER_PEERS entry '$p': use WORKERS:JOBS, e.g. 100:200000" >&2; exit 2; }
 done
 bin=bin/rindactl
-make -s build # cached: cheap, and never a stale binary
+make -s --no-print-directory build # cached: cheap, and never a stale binary
 (cd bench && go build -o ../bin/rindabench .)
 
 if [ ! -x /usr/bin/time ]; then

@@ -6,5 +6,5 @@
 # about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make -s build
+make -s --no-print-directory build
 exec go run ./scripts/cells "$@"
