@@ -177,11 +177,11 @@ func withoutSeqScans(ctx context.Context, db Batcher, sql string, args ...any) e
 	return db.SendBatch(ctx, b).Close()
 }
 
-// PauseMailbox pauses a mailbox until until, or disables it when until is
-// nil, and returns its workspace and address.
-func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until *time.Time, reason string) (workspaceID int64, address string, err error) {
+// PauseMailbox pauses a mailbox until until and returns its workspace
+// and address.
+func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until time.Time, reason string) (workspaceID int64, address string, err error) {
 	reason = redact.Stored(reason)
-	r, err := sqlcdb.New(tx).EmailMailboxPause(ctx, sqlcdb.EmailMailboxPauseParams{ID: mailboxID, PausedUntil: until, PauseReason: &reason})
+	r, err := sqlcdb.New(tx).EmailMailboxPause(ctx, sqlcdb.EmailMailboxPauseParams{ID: mailboxID, PausedUntil: &until, PauseReason: &reason})
 	if err != nil {
 		return 0, "", fmt.Errorf("pause mailbox %d: %w", mailboxID, err)
 	}
