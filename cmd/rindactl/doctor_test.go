@@ -301,7 +301,7 @@ func TestDoctorChecksTheUnsubscribeBaseURL(t *testing.T) {
 			stdout: "ok       unsubscribe one-click URL https://unsubscribe.acme.example/u/TOKEN"},
 		{name: "http on loopback", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://127.0.0.1:8080\n", code: exitOK, state: "ok"},
 		{name: "http elsewhere", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://unsubscribe.acme.example\n", code: exitError,
-			state: `RINDA_UNSUBSCRIBE_BASE_URL="http://unsubscribe.acme.example": use https (one-click unsubscribe requires it; http is accepted only on a loopback host)`,
+			state:   `RINDA_UNSUBSCRIBE_BASE_URL="http://unsubscribe.acme.example": use https (one-click unsubscribe requires it; http is accepted only on a loopback host)`,
 			problem: "rindactl-email unit (email tick) would fail on this host with"},
 		{name: "not absolute", line: "RINDA_UNSUBSCRIBE_BASE_URL=unsubscribe.acme.example\n", code: exitError,
 			state: `RINDA_UNSUBSCRIBE_BASE_URL="unsubscribe.acme.example" is not a URL like https://unsubscribe.example.com`, problem: "is not a URL like https://unsubscribe.example.com"},
