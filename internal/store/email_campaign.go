@@ -114,9 +114,9 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	mailboxIDs := make([]int64, 0, len(rec.Mailboxes))
 	for _, mb := range rec.Mailboxes {
 		mbID, err := q.EmailMailboxUpsert(ctx, sqlcdb.EmailMailboxUpsertParams{
-			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
-			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
-			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax, Verp: mb.VERP,
+			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, PasswordEnv: mb.PasswordEnv,
+			DailyCap: int32(mb.DailyCap), ImapUrl: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
+			RampEvery: mb.RampEvery, RampMax: int32(mb.RampMax), GapMin: mb.GapMin, GapMax: mb.GapMax, Verp: mb.VERP,
 			Helo: mb.HELO, TlsCa: mb.TLSCA,
 		})
 		if err != nil {
@@ -124,7 +124,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 		}
 		mailboxIDs = append(mailboxIDs, mbID)
 	}
-	if err := q.EmailCampaignMailboxesSet(ctx, sqlcdb.EmailCampaignMailboxesSetParams{CampaignID: id, Column2: mailboxIDs}); err != nil {
+	if err := q.EmailCampaignMailboxesSet(ctx, sqlcdb.EmailCampaignMailboxesSetParams{CampaignID: id, MailboxIds: mailboxIDs}); err != nil {
 		return 0, false, fmt.Errorf("campaign %s mailboxes: %w", rec.Name, err)
 	}
 	return id, c.Created, nil
@@ -133,7 +133,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 // LockCampaign finds a campaign by workspace and name and locks its
 // bindings for the rest of tx (see LockCampaigns).
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
-	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Name: workspace, Name_2: name})
+	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Workspace: workspace, Campaign: name})
 	if errors.Is(err, pgx.ErrNoRows) {
 		if _, werr := WorkspaceID(ctx, tx, workspace); errors.Is(werr, ErrNoWorkspace) {
 			return 0, 0, fmt.Errorf("workspace %q not found: %w (list them with 'rindactl workspace list'; import leads or a campaign into it first)", workspace, ErrNoWorkspace)

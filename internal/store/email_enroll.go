@@ -44,7 +44,7 @@ type EnrollCandidate struct {
 // lead id; keys (external ids or lower-cased emails) narrow the list, nil
 // means every lead.
 func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
-	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Column3: keys})
+	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Targets: keys})
 	return convertRows(rows, err, "enroll candidates", func(r sqlcdb.EmailEnrollCandidatesRow) EnrollCandidate {
 		return EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate, Suppressed: r.Suppressed}
 	})

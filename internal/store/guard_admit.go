@@ -76,7 +76,7 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 // planning takes.
 func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
 	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
-		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
+		CallID: callID, State: state, Outcome: outcome, WorkspaceID: workspaceID, Provider: provider, Clean: clean,
 	})
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)

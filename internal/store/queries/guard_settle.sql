@@ -8,21 +8,21 @@
 -- $4 workspace_id, $5 provider, $6 clean answer (reset the streak).
 WITH call AS (
     UPDATE provider_calls
-    SET state = $2::text, outcome = $3::text, settled_at = now()
-    WHERE id = $1::bigint AND state = 'reserved'
+    SET state = sqlc.arg(state)::text, outcome = sqlc.arg(outcome)::text, settled_at = now()
+    WHERE id = sqlc.arg(call_id)::bigint AND state = 'reserved'
     RETURNING workspace_id, cost_usd, created_at
 ), refund AS (
     UPDATE workspace_spend s
     SET spent_usd = greatest(s.spent_usd - call.cost_usd, 0), updated_at = now()
     FROM call
-    WHERE $2::text = 'refunded' AND call.cost_usd > 0
+    WHERE sqlc.arg(state)::text = 'refunded' AND call.cost_usd > 0
       AND s.workspace_id = call.workspace_id
       AND s.month = date_trunc('month', call.created_at AT TIME ZONE 'UTC')::date
     RETURNING 1
 ), healthy AS (
     UPDATE breakers
     SET consecutive_failures = 0, updated_at = now()
-    WHERE $6::boolean AND workspace_id = $4::bigint AND provider = $5::text AND consecutive_failures > 0
+    WHERE sqlc.arg(clean)::boolean AND workspace_id = sqlc.arg(workspace_id)::bigint AND provider = sqlc.arg(provider)::text AND consecutive_failures > 0
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);

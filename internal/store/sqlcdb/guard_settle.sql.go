@@ -12,33 +12,33 @@ import (
 const guardSettle = `-- name: GuardSettle :one
 WITH call AS (
     UPDATE provider_calls
-    SET state = $2::text, outcome = $3::text, settled_at = now()
-    WHERE id = $1::bigint AND state = 'reserved'
+    SET state = $1::text, outcome = $2::text, settled_at = now()
+    WHERE id = $3::bigint AND state = 'reserved'
     RETURNING workspace_id, cost_usd, created_at
 ), refund AS (
     UPDATE workspace_spend s
     SET spent_usd = greatest(s.spent_usd - call.cost_usd, 0), updated_at = now()
     FROM call
-    WHERE $2::text = 'refunded' AND call.cost_usd > 0
+    WHERE $1::text = 'refunded' AND call.cost_usd > 0
       AND s.workspace_id = call.workspace_id
       AND s.month = date_trunc('month', call.created_at AT TIME ZONE 'UTC')::date
     RETURNING 1
 ), healthy AS (
     UPDATE breakers
     SET consecutive_failures = 0, updated_at = now()
-    WHERE $6::boolean AND workspace_id = $4::bigint AND provider = $5::text AND consecutive_failures > 0
+    WHERE $4::boolean AND workspace_id = $5::bigint AND provider = $6::text AND consecutive_failures > 0
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy)
 `
 
 type GuardSettleParams struct {
-	Column1 int64
-	Column2 string
-	Column3 string
-	Column4 int64
-	Column5 string
-	Column6 bool
+	State       string
+	Outcome     string
+	CallID      int64
+	Clean       bool
+	WorkspaceID int64
+	Provider    string
 }
 
 type GuardSettleRow struct {
@@ -56,12 +56,12 @@ type GuardSettleRow struct {
 // $4 workspace_id, $5 provider, $6 clean answer (reset the streak).
 func (q *Queries) GuardSettle(ctx context.Context, arg GuardSettleParams) (GuardSettleRow, error) {
 	row := q.db.QueryRow(ctx, guardSettle,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
-		arg.Column5,
-		arg.Column6,
+		arg.State,
+		arg.Outcome,
+		arg.CallID,
+		arg.Clean,
+		arg.WorkspaceID,
+		arg.Provider,
 	)
 	var i GuardSettleRow
 	err := row.Scan(&i.Count, &i.Count_2, &i.Count_3)
