@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"time"
@@ -71,6 +72,19 @@ type MailboxRecord struct {
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
 var ErrCampaignNotFound = errors.New("campaign not found")
 
+//go:embed queries/byhand/email_steps_replace.sql
+var emailStepsReplaceSQL string
+
+// emailStepsReplaceParams are email_steps_replace.sql's parameters: the
+// campaign and one array per step field, an element per step.
+type emailStepsReplaceParams struct {
+	CampaignID   int64
+	Steps        []int32
+	DelaySeconds []int64
+	Subjects     []string
+	Bodies       []string
+}
+
 // UpsertCampaign writes a campaign, its steps and its mailboxes in tx and
 // returns the campaign id and whether it was created.
 func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, bool, error) {
@@ -100,11 +114,11 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	id := c.ID
 
 	n := len(rec.Steps)
-	steps, delays, subjects, bodies := make([]int32, n), make([]int64, n), make([]string, n), make([]string, n)
+	p := emailStepsReplaceParams{CampaignID: id, Steps: make([]int32, n), DelaySeconds: make([]int64, n), Subjects: make([]string, n), Bodies: make([]string, n)}
 	for i, st := range rec.Steps {
-		steps[i], delays[i], subjects[i], bodies[i] = int32(st.Step), int64(st.Delay/time.Second), st.Subject, st.Body
+		p.Steps[i], p.DelaySeconds[i], p.Subjects[i], p.Bodies[i] = int32(st.Step), int64(st.Delay/time.Second), st.Subject, st.Body
 	}
-	if _, err := tx.Exec(ctx, query("email_steps_replace"), id, steps, delays, subjects, bodies); err != nil {
+	if _, err := tx.Exec(ctx, emailStepsReplaceSQL, params(p)...); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
 	if err := q.EmailStepsTrim(ctx, sqlcdb.EmailStepsTrimParams{CampaignID: id, Step: int32(n)}); err != nil {

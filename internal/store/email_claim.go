@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -36,6 +37,18 @@ type ClaimedEnrollment struct {
 	Holder int64
 }
 
+//go:embed queries/byhand/email_claim.sql
+var emailClaimSQL string
+
+// emailClaimParams are email_claim.sql's parameters.
+type emailClaimParams struct {
+	Batch  int
+	Lease  time.Duration
+	TickID string
+	// Skip are mailboxes busy in this tick.
+	Skip []int64
+}
+
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease,
 // none of them on the skipped mailboxes (busy in this tick). Email is the
 // lead's address normalised (trimmed, lower case).
@@ -48,7 +61,7 @@ func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Durati
 	// were small keeps a sequential scan per claimed row as they grow.
 	// Planning costs about 6 µs per claimed row, a few percent of a
 	// message's database work.
-	rows, err := plannedPerRun{db}.Query(ctx, query("email_claim"), batch, lease, tickID, skip)
+	rows, err := plannedPerRun{db}.Query(ctx, emailClaimSQL, params(emailClaimParams{batch, lease, tickID, skip})...)
 	if err != nil {
 		return nil, fmt.Errorf("claim enrollments: %w", err)
 	}

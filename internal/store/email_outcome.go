@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -38,19 +39,36 @@ type SendBegun struct {
 	Duplicate int64
 }
 
+//go:embed queries/byhand/email_sends_begin.sql
+var emailSendsBeginSQL string
+
+// emailSendsBeginParams are email_sends_begin.sql's parameters: one array
+// per SendStart field, an element per send.
+type emailSendsBeginParams struct {
+	EnrollmentIDs []int64
+	Steps         []int32
+	MailboxIDs    []int64
+	MessageIDs    []string
+	CampaignIDs   []int64
+	Emails        []string
+	Holders       []int64
+}
+
 // BeginSends records sends as 'sending' and commits before any of them is
 // sent, claiming each lead's address for its campaign. An enrollment
 // absent from the result, or not Written, must not be sent: its step
 // already has a row, or another enrollment mails the address.
 func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
 	n := len(starts)
-	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
-	camps, emails, holders := make([]int64, n), make([]string, n), make([]int64, n)
-	for i, s := range starts {
-		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
-		camps[i], emails[i], holders[i] = s.CampaignID, s.Email, s.Holder
+	p := emailSendsBeginParams{
+		EnrollmentIDs: make([]int64, n), Steps: make([]int32, n), MailboxIDs: make([]int64, n), MessageIDs: make([]string, n),
+		CampaignIDs: make([]int64, n), Emails: make([]string, n), Holders: make([]int64, n),
 	}
-	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders)
+	for i, s := range starts {
+		p.EnrollmentIDs[i], p.Steps[i], p.MailboxIDs[i], p.MessageIDs[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
+		p.CampaignIDs[i], p.Emails[i], p.Holders[i] = s.CampaignID, s.Email, s.Holder
+	}
+	rows, err := db.Query(ctx, emailSendsBeginSQL, params(p)...)
 	if err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
@@ -122,36 +140,61 @@ type Settlement struct {
 	Suppressions []Suppression
 }
 
+//go:embed queries/byhand/email_settle.sql
+var emailSettleSQL string
+
+// emailSettleParams are email_settle.sql's parameters: the tick, then one
+// array per field of the settled sends (Send...), the enrollments' new
+// states (Enrollment...) and the suppressions (Suppression...), an element
+// per row. SendMetrics and SendBounced came last to the statement.
+type emailSettleParams struct {
+	TickID                string
+	SendEnrollmentIDs     []int64
+	SendSteps             []int32
+	SendStatuses          []string
+	SendSentAt            []time.Time
+	SendErrors            []string
+	EnrollmentIDs         []int64
+	EnrollmentStatuses    []string
+	EnrollmentSteps       []int32
+	EnrollmentNextSendAt  []time.Time
+	EnrollmentMailboxIDs  []int64
+	EnrollmentAttempts    []int32
+	EnrollmentErrors      []string
+	SuppressionWorkspaces []int64
+	SuppressionEmails     []string
+	SuppressionReasons    []string
+	SendMetrics           []string
+	SendBounced           []bool
+}
+
 // Settle writes a settlement for tickID with one statement, in one round
 // trip (see withoutSeqScans).
 func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
 	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
 		return nil
 	}
+	p := emailSettleParams{TickID: tickID}
 	n := len(s.Sends)
-	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
-	fBounced := make([]bool, n)
+	p.SendEnrollmentIDs, p.SendSteps, p.SendStatuses = make([]int64, n), make([]int32, n), make([]string, n)
+	p.SendSentAt, p.SendErrors, p.SendMetrics, p.SendBounced = make([]time.Time, n), make([]string, n), make([]string, n), make([]bool, n)
 	for i, r := range s.Sends {
-		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), string(r.Status), r.SentAt, redact.Stored(r.Error), r.Metric
-		fBounced[i] = r.Bounced
+		p.SendEnrollmentIDs[i], p.SendSteps[i], p.SendStatuses[i] = r.EnrollmentID, int32(r.Step), string(r.Status)
+		p.SendSentAt[i], p.SendErrors[i], p.SendMetrics[i], p.SendBounced[i] = r.SentAt, redact.Stored(r.Error), r.Metric, r.Bounced
 	}
 	n = len(s.Enrollments)
-	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
-	uMB, uAttempts, uErr := make([]int64, n), make([]int32, n), make([]string, n)
+	p.EnrollmentIDs, p.EnrollmentStatuses, p.EnrollmentSteps, p.EnrollmentNextSendAt = make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
+	p.EnrollmentMailboxIDs, p.EnrollmentAttempts, p.EnrollmentErrors = make([]int64, n), make([]int32, n), make([]string, n)
 	for i, u := range s.Enrollments {
-		uID[i], uStatus[i], uStep[i], uNext[i] = u.ID, string(u.Status), int32(u.CurrentStep), u.NextSendAt
-		uMB[i], uAttempts[i], uErr[i] = u.MailboxID, int32(u.Attempts), redact.Stored(u.LastError)
+		p.EnrollmentIDs[i], p.EnrollmentStatuses[i], p.EnrollmentSteps[i], p.EnrollmentNextSendAt[i] = u.ID, string(u.Status), int32(u.CurrentStep), u.NextSendAt
+		p.EnrollmentMailboxIDs[i], p.EnrollmentAttempts[i], p.EnrollmentErrors[i] = u.MailboxID, int32(u.Attempts), redact.Stored(u.LastError)
 	}
 	n = len(s.Suppressions)
-	sWS, sEmail, sReason := make([]int64, n), make([]string, n), make([]string, n)
+	p.SuppressionWorkspaces, p.SuppressionEmails, p.SuppressionReasons = make([]int64, n), make([]string, n), make([]string, n)
 	for i, sp := range s.Suppressions {
-		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
+		p.SuppressionWorkspaces[i], p.SuppressionEmails[i], p.SuppressionReasons[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
-	args := []any{tickID,
-		fEnr, fStep, fStatus, fAt, fErr,
-		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
-		sWS, sEmail, sReason, fMetric, fBounced}
-	if err := withoutSeqScans(ctx, db, query("email_settle"), args...); err != nil {
+	if err := withoutSeqScans(ctx, db, emailSettleSQL, params(p)...); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
 	return nil
