@@ -387,3 +387,52 @@ func TestInboxTickSIGTERMWhileTheServerStalls(t *testing.T) {
 		t.Errorf("%d mailboxes left leased, %d with an error; a stop is neither", leased, errored)
 	}
 }
+
+// A SIGTERM that reaches the email tick before its first claim (here while
+// it waits for the mailboxes table, as behind a migration or a long
+// operator transaction) is a clean stop: exit 0, the run recorded as
+// finished, nothing claimed. It exited 1 with "context canceled", which
+// systemd reports as a failed unit on every stop.
+func TestEmailTickSIGTERMBeforeItsFirstClaimIsACleanStop(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "LOCK TABLE mailboxes IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd, stdout, stderr := startRindactl(t, map[string]string{"DATABASE_URL": db.TickURL()}, "email", "tick", "--output", "json")
+	testkit.Eventually(t, "the tick to wait for the mailboxes table", func() bool {
+		var waiting int
+		err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%mailboxes%'`).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM before the first claim, want 0\n%s%s", code, stdout, stderr)
+	}
+	_ = tx.Rollback(ctx)
+	var finished bool
+	var exitStatus, claimed int
+	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+		FROM tick_runs WHERE kind = 'email'`).Scan(&finished, &exitStatus, &claimed); err != nil {
+		t.Fatal(err)
+	}
+	if !finished || exitStatus != 0 || claimed != 0 {
+		t.Errorf("email tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 and nothing claimed", finished, exitStatus, claimed)
+	}
+	var rep struct {
+		Claimed int `json:"claimed"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Errorf("stdout is not the tick's JSON report: %v\n%s", err, stdout)
+	}
+}
