@@ -24,7 +24,7 @@ const settleTimeout = 5 * time.Second
 // and spend in one statement; Settle records the outcome, trips or closes
 // the breaker and writes events in the same statement as the change.
 type Guard struct {
-	db      store.DBTX
+	db      store.Batcher
 	cfg     Config
 	metrics *metrics.Metrics
 }
@@ -33,7 +33,7 @@ var _ enrich.Guard = (*Guard)(nil)
 
 // New returns a guard over db (a pool: Admit runs concurrently). m may be
 // nil.
-func New(db store.DBTX, cfg Config, m *metrics.Metrics) *Guard {
+func New(db store.Batcher, cfg Config, m *metrics.Metrics) *Guard {
 	return &Guard{db: db, cfg: cfg.withDefaults(), metrics: m}
 }
 

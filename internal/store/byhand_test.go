@@ -221,3 +221,29 @@ func camel(name string) string {
 	}
 	return strings.Join(parts, "")
 }
+
+// Plans are pinned one way, by a plan rule (plan.go): nothing else in the
+// store picks an exec mode or sets a planner setting.
+func TestPlansPinnedOneWay(t *testing.T) {
+	t.Parallel()
+	for path, f := range storeSources(t) {
+		if path == "plan.go" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if strings.HasPrefix(n.Sel.Name, "QueryExecMode") {
+					t.Errorf("%s: %s: pin a plan with a plan rule (plan.go), not an exec mode", path, n.Sel.Name)
+				}
+			case *ast.BasicLit:
+				for _, setting := range []string{"enable_seqscan", "plan_cache_mode", "enable_hashjoin", "enable_nestloop"} {
+					if strings.Contains(n.Value, setting) {
+						t.Errorf("%s: sets %s: pin a plan with a plan rule (plan.go)", path, setting)
+					}
+				}
+			}
+			return true
+		})
+	}
+}

@@ -17,7 +17,7 @@ const batchMarker = "100 /* batch */"
 // plan is the index walk, planned once per connection instead of every
 // claim (planning a claim of 100 cost as much as running it, ~1.3 ms).
 // pgx caches one statement per batch size; a tick uses one. A claim for
-// one workspace still runs unprepared (see ClaimEnrichment).
+// one workspace is planned per run (see ClaimEnrichment).
 func withBatch(sql string, batch int) string {
 	if !strings.Contains(sql, batchMarker) {
 		panic("store: claim statement has no " + batchMarker)

@@ -52,7 +52,7 @@ type emailClaimParams struct {
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease,
 // none of them on the skipped mailboxes (busy in this tick). Email is the
 // lead's address normalised (trimmed, lower case).
-func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Duration, tickID string, skip ...int64) ([]ClaimedEnrollment, error) {
+func ClaimEnrollments(ctx context.Context, db Batcher, batch int, lease time.Duration, tickID string, skip ...int64) ([]ClaimedEnrollment, error) {
 	if skip == nil {
 		skip = []int64{}
 	}
@@ -61,7 +61,7 @@ func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Durati
 	// were small keeps a sequential scan per claimed row as they grow.
 	// Planning costs about 6 µs per claimed row, a few percent of a
 	// message's database work.
-	rows, err := plannedPerRun{db}.Query(ctx, emailClaimSQL, params(emailClaimParams{batch, lease, tickID, skip})...)
+	rows, err := planPerRun.on(db).Query(ctx, emailClaimSQL, params(emailClaimParams{batch, lease, tickID, skip})...)
 	if err != nil {
 		return nil, fmt.Errorf("claim enrollments: %w", err)
 	}

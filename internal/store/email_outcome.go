@@ -169,7 +169,9 @@ type emailSettleParams struct {
 }
 
 // Settle writes a settlement for tickID with one statement, in one round
-// trip (see withoutSeqScans).
+// trip, planned by key (planByKey): planned while sends was small (a young
+// install), its generic plan scanned all of sends for every group it
+// settled, as the tick filled it.
 func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
 	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
 		return nil
@@ -194,30 +196,10 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	for i, sp := range s.Suppressions {
 		p.SuppressionWorkspaces[i], p.SuppressionEmails[i], p.SuppressionReasons[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
-	if err := withoutSeqScans(ctx, db, emailSettleSQL, params(p)...); err != nil {
+	if err := planByKey.exec(ctx, db, &pgx.QueuedQuery{SQL: emailSettleSQL, Arguments: params(p)}); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
 	return nil
-}
-
-// withoutSeqScans runs sql, which stays prepared for a whole tick, with
-// sequential scans off in its transaction, so that the plan Postgres caches
-// reaches rows by key. Planned while sends was small (a young install), the
-// settle's generic plan scanned all of sends for every group it settled, as
-// the tick filled it. One round trip: SET LOCAL and sql, inside BEGIN and
-// COMMIT unless db is already a transaction.
-func withoutSeqScans(ctx context.Context, db Batcher, sql string, args ...any) error {
-	_, inTx := db.(pgx.Tx)
-	b := &pgx.Batch{}
-	if !inTx {
-		b.Queue("BEGIN")
-	}
-	b.Queue("SET LOCAL enable_seqscan = off")
-	b.Queue(sql, args...)
-	if !inTx {
-		b.Queue("COMMIT")
-	}
-	return db.SendBatch(ctx, b).Close()
 }
 
 // PauseMailbox pauses a mailbox until until and returns its workspace

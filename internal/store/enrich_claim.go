@@ -67,7 +67,7 @@ type enrichClaimParams struct {
 
 // ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
 // LOCKED), so concurrent ticks never take the same lead.
-func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead, error) {
+func ClaimEnrichment(ctx context.Context, db Batcher, c EnrichClaim) ([]ClaimedLead, error) {
 	if c.Batch < 1 {
 		return nil, fmt.Errorf("claiming leads: batch %d: use 1 or more", c.Batch)
 	}
@@ -75,6 +75,7 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	if c.After.IsZero() {
 		after.InfinityModifier = pgtype.NegativeInfinity
 	}
+	var run DBTX = db
 	p := enrichClaimParams{LeaseSeconds: c.Lease.Seconds(), TickID: c.TickID, TickStarted: c.TickStarted, After: after}
 	if c.WorkspaceID != 0 {
 		// One workspace's claim is planned for that workspace every time:
@@ -82,9 +83,9 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 		// backlog and walks the whole claim index (62 ms instead of 1 ms
 		// for 50 due rows behind 200k, EXPLAIN ANALYZE).
 		p.WorkspaceID = &c.WorkspaceID
-		db = plannedPerRun{db}
+		run = planPerRun.on(db)
 	}
-	rows, err := db.Query(ctx, withBatch(enrichClaimSQL, c.Batch), params(p)...)
+	rows, err := run.Query(ctx, withBatch(enrichClaimSQL, c.Batch), params(p)...)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}

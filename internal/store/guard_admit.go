@@ -86,12 +86,12 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 // ledger row callID and, after a clean answer, clears the breaker's failure
 // streak. It reports whether the row was still reserved.
 //
-// It is planned on every run: the ledger grows a row per call, and a plan
-// cached while it was small (a young install's first ticks) scanned all of
-// it for every call. A call waits on its provider for far longer than
+// It is planned on every run (planPerRun): the ledger grows a row per
+// call, and a plan cached while it was small (a young install's first
+// ticks) scanned all of it for every call. A call waits on its provider for far longer than
 // planning takes.
-func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
-	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
+func GuardSettle(ctx context.Context, db Batcher, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
+	r, err := sqlcdb.New(planPerRun.on(db)).GuardSettle(ctx, sqlcdb.GuardSettleParams{
 		CallID: callID, State: state, Outcome: outcome, WorkspaceID: workspaceID, Provider: provider, Clean: clean,
 	})
 	if err != nil {

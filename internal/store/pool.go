@@ -61,25 +61,6 @@ type Batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// plannedPerRun runs each statement unprepared, planned for its arguments
-// and the tables as they are at that run (pgx.QueryExecModeExec): for
-// statements whose cached plan would go stale within a tick or fit one
-// argument badly. The other way to keep a cached plan on keys is
-// withoutSeqScans, for statements run too often to plan each time.
-type plannedPerRun struct{ db DBTX }
-
-func (p plannedPerRun) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return p.db.Exec(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-func (p plannedPerRun) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return p.db.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return p.db.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
 // Open connects a pool and checks it with a ping. Every connection carries
 // statement_timeout and lock_timeout. Errors never contain the password.
 func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
