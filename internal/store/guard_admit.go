@@ -97,8 +97,7 @@ func GuardSettle(ctx context.Context, db Batcher, callID int64, state, outcome s
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
 	}
-	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
-	return r.Count == 1, nil
+	return r.Settled == 1, nil
 }
 
 // GuardKeepFound keeps email, found and billed by provider, with lead

@@ -25,4 +25,4 @@ WITH call AS (
     WHERE sqlc.arg(clean)::boolean AND workspace_id = sqlc.arg(workspace_id)::bigint AND provider = sqlc.arg(provider)::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);
+SELECT (SELECT count(*) FROM call) AS settled, (SELECT count(*) FROM refund) AS refunded, (SELECT count(*) FROM healthy) AS healed;

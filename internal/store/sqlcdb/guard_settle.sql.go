@@ -29,7 +29,7 @@ WITH call AS (
     WHERE $4::boolean AND workspace_id = $5::bigint AND provider = $6::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy)
+SELECT (SELECT count(*) FROM call) AS settled, (SELECT count(*) FROM refund) AS refunded, (SELECT count(*) FROM healthy) AS healed
 `
 
 type GuardSettleParams struct {
@@ -42,9 +42,9 @@ type GuardSettleParams struct {
 }
 
 type GuardSettleRow struct {
-	Count   int64
-	Count_2 int64
-	Count_3 int64
+	Settled  int64
+	Refunded int64
+	Healed   int64
 }
 
 // Settle or refund one ledger row, give a refund back to the month's spend,
@@ -64,6 +64,6 @@ func (q *Queries) GuardSettle(ctx context.Context, arg GuardSettleParams) (Guard
 		arg.Provider,
 	)
 	var i GuardSettleRow
-	err := row.Scan(&i.Count, &i.Count_2, &i.Count_3)
+	err := row.Scan(&i.Settled, &i.Refunded, &i.Healed)
 	return i, err
 }
