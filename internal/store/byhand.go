@@ -15,6 +15,8 @@ import "reflect"
 //	// emailSettleParams are email_settle.sql's $1, $2, ... in order.
 //	type emailSettleParams struct{ ... }
 //
+// (EmailSettleParams where callers outside the store fill it in)
+//
 // and exactly one function runs it, passing params(p). A file's embed is
 // checked when the package compiles (a missing file does not build), and
 // TestByHandStatementsTyped checks the rest: every file has its variable,

@@ -14,7 +14,7 @@ import (
 
 // Every statement is typed. A hand-run one (queries/byhand/<name>.sql) is
 // embedded into its own variable <name>SQL, its parameters are the fields of
-// <name>Params in order (one field per $n), and exactly one function runs
+// <name>Params (or <Name>Params) in order (one field per $n), and exactly one function runs
 // it; nothing looks a statement up by name (no embed.FS in the store). The
 // generated ones name every parameter (sqlc.arg), so no generated struct
 // has Column1..N fields.
@@ -84,8 +84,15 @@ func TestByHandStatementsTyped(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := parameterCount(string(sql))
+		// <name>Params, or <Name>Params where callers outside the store
+		// fill it in.
 		paramsType := camel(name) + "Params"
 		st, hasParams := structs[paramsType]
+		if exported := strings.ToUpper(paramsType[:1]) + paramsType[1:]; !hasParams {
+			if st, hasParams = structs[exported]; hasParams {
+				paramsType = exported
+			}
+		}
 		switch {
 		case n == 0 && hasParams:
 			t.Errorf("%s takes no parameters, but %s exists", p, paramsType)
@@ -163,7 +170,8 @@ func commentLines(g *ast.CommentGroup) []string {
 	return out
 }
 
-// referrers names the functions (and methods) whose bodies use ident.
+// referrers names the functions (and methods) that use ident, in their
+// signature or body.
 func referrers(files map[string]*ast.File, ident string) []string {
 	var out []string
 	for _, f := range files {
@@ -173,7 +181,7 @@ func referrers(files map[string]*ast.File, ident string) []string {
 				continue
 			}
 			found := false
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
+			ast.Inspect(fn, func(n ast.Node) bool {
 				if id, ok := n.(*ast.Ident); ok && id.Name == ident {
 					found = true
 				}

@@ -10,7 +10,7 @@ import (
 )
 
 // GuardAdmitParams is one intended provider call and the limits it is
-// admitted under.
+// admitted under: guard_admit.sql's parameters, in order.
 type GuardAdmitParams struct {
 	WorkspaceID int64
 	Provider    string
@@ -51,27 +51,12 @@ type GuardAdmitRow struct {
 //go:embed queries/byhand/guard_admit.sql
 var guardAdmitSQL string
 
-// guardAdmitParams are guard_admit.sql's parameters, GuardAdmitParams in
-// the statement's order.
-type guardAdmitParams struct {
-	WorkspaceID int64
-	Provider    string
-	LeadID      int64
-	TickID      string
-	ProbeOwner  string
-	ProbeLease  time.Duration
-	BucketKey   string
-	Interval    time.Duration
-	Horizon     time.Duration
-	CostUSD     float64
-}
-
 // GuardAdmit runs the single admit statement (breaker, bucket, ceiling,
 // ledger).
 func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow, error) {
 	var r GuardAdmitRow
 	var next *time.Time
-	err := db.QueryRow(ctx, guardAdmitSQL, params(guardAdmitParams(p))...).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
+	err := db.QueryRow(ctx, guardAdmitSQL, params(p)...).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
 	if err != nil {
 		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
