@@ -166,6 +166,8 @@ func TestExitCodeTable(t *testing.T) {
 		"demo":              {ok: nil, bad: []string{"--rounds", "0"}},
 		"bench claim":       {ok: []string{"--rows", "10"}, bad: nil},
 		"bench email":       {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
+		"bench storm":       {ok: []string{"--leads", "10", "--duration", "1s"}, bad: []string{"--leads", "0"}},
+		"bench incident":    {ok: []string{"--pairs", "1", "--steps", "10"}, bad: []string{"--pairs", "0"}},
 	}
 
 	for path, row := range table {

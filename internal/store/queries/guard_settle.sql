@@ -1,28 +1,38 @@
 -- name: GuardSettle :one
--- Settle or refund one ledger row, give a refund back to the month's spend,
--- and clear the breaker's failure streak after a clean answer. Touching the
--- breaker only when the streak is non-zero keeps the hot path free of
--- writes to a row every call shares.
---
--- $1 provider_calls.id, $2 new state ('settled' | 'refunded'), $3 outcome,
--- $4 workspace_id, $5 provider, $6 clean answer (reset the streak).
-WITH call AS (
-    UPDATE provider_calls
-    SET state = $2::text, outcome = $3::text, settled_at = now()
-    WHERE id = $1::bigint AND state = 'reserved'
-    RETURNING workspace_id, cost_usd, created_at
+-- Settle or refund a group of one (workspace, provider)'s ledger rows in
+-- one statement: each row's new state and outcome, the refunds given back
+-- to their months' spend (summed, one write per month), and the breaker's
+-- failure streak cleared after a clean answer (touched only when the
+-- streak is non-zero, so the hot path does not write a row every call
+-- shares). Only rows still reserved change. A group with billed finds
+-- runs guard_settle_keep instead, which also keeps them with their leads;
+-- this one does not touch lead_enrichment at all.
+WITH s AS (
+    SELECT unnest(sqlc.arg(ids)::bigint[]) AS id, unnest(sqlc.arg(states)::text[]) AS state,
+           unnest(sqlc.arg(outcomes)::text[]) AS outcome
+), call AS (
+    UPDATE provider_calls pc
+    SET state = s.state, outcome = s.outcome, settled_at = now()
+    FROM s
+    WHERE pc.id = s.id AND pc.state = 'reserved'
+    RETURNING pc.workspace_id, pc.cost_usd, pc.created_at, pc.state
 ), refund AS (
-    UPDATE workspace_spend s
-    SET spent_usd = greatest(s.spent_usd - call.cost_usd, 0), updated_at = now()
-    FROM call
-    WHERE $2::text = 'refunded' AND call.cost_usd > 0
-      AND s.workspace_id = call.workspace_id
-      AND s.month = date_trunc('month', call.created_at AT TIME ZONE 'UTC')::date
+    UPDATE workspace_spend w
+    SET spent_usd = greatest(w.spent_usd - r.cost, 0), updated_at = now()
+    FROM (
+        SELECT workspace_id, date_trunc('month', created_at AT TIME ZONE 'UTC')::date AS month, sum(cost_usd) AS cost
+        FROM call
+        WHERE state = 'refunded' AND cost_usd > 0
+        GROUP BY 1, 2
+    ) r
+    WHERE w.workspace_id = r.workspace_id AND w.month = r.month
     RETURNING 1
 ), healthy AS (
     UPDATE breakers
     SET consecutive_failures = 0, updated_at = now()
-    WHERE $6::boolean AND workspace_id = $4::bigint AND provider = $5::text AND consecutive_failures > 0
+    WHERE sqlc.arg(clean)::boolean AND workspace_id = sqlc.arg(workspace_id)::bigint
+      AND provider = sqlc.arg(provider)::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);
+SELECT (SELECT count(*) FROM call) AS settled, (SELECT count(*) FROM refund) AS refunds,
+       (SELECT count(*) FROM healthy) AS healed;
