@@ -91,4 +91,3 @@ func (g *Group[Q, R]) Do(q Q) (R, error) {
 	g.mu.Unlock()
 	return c.r, c.err
 }
-
