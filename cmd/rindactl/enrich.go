@@ -182,7 +182,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
-	pool, err := opts.f.OpenDB(ctx)
+	pool, err := opts.f.OpenTickDB(ctx, tickkind.Enrich)
 	if err != nil {
 		return err
 	}

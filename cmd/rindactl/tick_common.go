@@ -74,7 +74,7 @@ func tickRun[R any](ctx context.Context, f *Factory, kind tickkind.Kind, outputs
 		return err
 	}
 	started := time.Now()
-	pool, err := f.OpenDB(ctx)
+	pool, err := f.OpenTickDB(ctx, kind)
 	if err != nil {
 		return err
 	}
