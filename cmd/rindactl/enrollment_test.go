@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -22,6 +23,10 @@ func TestEnrollmentMarkStopsSequences(t *testing.T) {
 	}
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (workspace_id, external_id, first_name, email)
 		SELECT w.id, 'ext-' || g, 'F' || g, 'Lead' || g || '@Example.test' FROM workspaces w, generate_series(1, 3) g`); err != nil {
+		t.Fatal(err)
+	}
+	// Written in a legacy spelling, then rewritten as migration 00013 does.
+	if err := store.RewriteAddresses(ctx, db.Pool); err != nil {
 		t.Fatal(err)
 	}
 	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != 0 {
@@ -88,5 +93,25 @@ func TestEnrollmentMarkUsageErrors(t *testing.T) {
 		if res := runCLI(t, env, args...); res.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, res.code, res.stderr)
 		}
+	}
+}
+
+// Issue 27: enroll with an unknown workspace says the workspace was not
+// found (it said the campaign was); a known workspace without the
+// campaign still names the campaign.
+func TestEnrollUnknownWorkspaceSaysWorkspace(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	res := runCLI(t, env, "enroll", "--workspace", "nosuch", "--campaign", "q4", "--all-leads")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `workspace "nosuch" not found`) || strings.Contains(res.stderr, "campaign not found") {
+		t.Fatalf("unknown workspace: exit %d, stderr %q; want exit 2 naming the workspace", res.code, res.stderr)
+	}
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO workspaces (name) VALUES ('acme')`); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `campaign "q4" in workspace "acme": campaign not found`) {
+		t.Fatalf("unknown campaign: exit %d, stderr %q", res.code, res.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
@@ -124,6 +125,12 @@ func findCall(f Finder, lead Lead, found *Finding) callFunc {
 	return func(ctx context.Context) (CallOutcome, string, error) {
 		var err error
 		*found, err = f.FindEmail(ctx, lead)
+		if err == nil && found.Found {
+			// Stored in its canonical spelling, like an imported address; an
+			// address that has none (a bidi control, a bad domain) is no find.
+			canonical, cerr := address.Canonical(found.Email)
+			found.Email, found.Found = canonical, cerr == nil
+		}
 		outcome, err := callOutcome(err, err == nil && found.Found)
 		if outcome != CallFound {
 			return outcome, "", err

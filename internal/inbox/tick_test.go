@@ -12,6 +12,7 @@ import (
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
 )
@@ -65,6 +66,10 @@ func newInboxFixtureWith(t *testing.T, o fixtureOptions) *inboxFixture {
 	}
 	f.exec(`INSERT INTO leads (workspace_id, first_name, email, timezone)
 		SELECT w.id, 'Lead' || g, 'Lead' || g || '@Example.test', 'UTC' FROM workspaces w, generate_series(1, 5) g`)
+	// Stored in a legacy spelling, then migrated as 00013 does.
+	if err := store.RewriteAddresses(ctx, f.pool); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := sequence.Enroll(ctx, f.pool, sequence.EnrollRequest{Workspace: "acme", Campaign: "q4"}, time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -197,10 +202,14 @@ func TestInboxTickMatchesLaterStepsAndBouncesWithoutOriginal(t *testing.T) {
 	if err := f.imap.Deliver(mb3, fixtureMessage(t, "postfix-reply.eml", "someone-else@example.test", "", "x@example.test")); err != nil {
 		t.Fatal(err)
 	}
-	// Stored as an older import left it (spaces, capitals): the bounce still
-	// finds it, as the claim that mailed it did.
+	// Stored as an older import left it (spaces, capitals), then rewritten
+	// by migration 00013: the bounce still finds it, as the claim that
+	// mailed it did.
 	if _, err := f.pool.Exec(context.Background(),
 		`UPDATE leads SET email = '  ' || upper(email) || ' ' WHERE first_name = 'Lead2'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RewriteAddresses(context.Background(), f.pool); err != nil {
 		t.Fatal(err)
 	}
 	rep := f.tick(TickOptions{})

@@ -18,6 +18,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/events"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -28,6 +29,7 @@ type secretScenario struct {
 	db       *storetest.DB
 	set      *providertest.Set
 	smtp     *smtptest.Server
+	echo     *smtptest.Raw // answers AUTH with a 535 repeating the password
 	slack    *slackSink
 	dbURL    string
 	env      map[string]string
@@ -56,6 +58,12 @@ func newSecretScenario(t *testing.T) *secretScenario {
 		"workspace hunter key"} {
 		sc.secrets[what] = strings.ReplaceAll(what, " ", "") + rand.Text()
 	}
+	// Keys and passwords with /+= are where URL-encoding and base64 differ
+	// from the literal (issue 25).
+	for _, what := range []string{"hunter key", "millionverifier key"} {
+		sc.secrets[what] = strings.ReplaceAll(what, " ", "") + "/" + rand.Text()[:12] + "+" + rand.Text()[:8] + "=="
+	}
+	sc.secrets["echoed smtp password"] = "echo/" + rand.Text() + "+pw="
 	// Master keys are 32 random bytes in base64 (issue 24).
 	for _, what := range []string{"master key", "new master key"} {
 		b := make([]byte, 32)
@@ -89,10 +97,12 @@ func newSecretScenario(t *testing.T) *secretScenario {
 	t.Cleanup(sc.slack.Close)
 
 	sc.smtp = smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": sc.secrets["smtp password"], "sdr02": "not-what-the-env-says"}})
+	sc.echo = smtptest.NewRaw(t, smtptest.RawOptions{AuthEcho: true})
 	sc.env = map[string]string{
 		"DATABASE_URL":              sc.dbURL,
 		"RINDA_SMTP_PASSWORD_SDR01": sc.secrets["smtp password"],
 		"RINDA_SMTP_PASSWORD_SDR02": sc.secrets["wrong smtp password"],
+		"RINDA_SMTP_PASSWORD_SDR03": sc.secrets["echoed smtp password"],
 		events.SlackWebhookEnv:      sc.slack.URL + "/services/T0001/B0001/" + sc.secrets["slack token"],
 		"RINDA_SECRET_KEY":          sc.secrets["master key"],
 	}
@@ -157,13 +167,16 @@ func (sc *secretScenario) runIn(t *testing.T, env map[string]string, stdin []byt
 	return res
 }
 
-// assertNoSecret fails for every secret found in text.
+// assertNoSecret fails for every secret found in text, in any form:
+// literal, URL-encoded, JSON-escaped or base64 (redact.Contains).
 func (sc *secretScenario) assertNoSecret(t *testing.T, where, text string) {
 	t.Helper()
 	for what, secret := range sc.secrets {
 		if i := strings.Index(text, secret); i >= 0 {
 			lo, hi := max(0, i-200), min(len(text), i+len(secret)+50)
 			t.Errorf("the %s appears in %s: …%s…", what, where, text[lo:hi])
+		} else if redact.Contains(text, secret) {
+			t.Errorf("the %s appears encoded in %s: %s", what, where, redact.Clip(text, 4000))
 		}
 	}
 }
@@ -187,7 +200,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	run(0, "import", "leads", "--workspace", "acme", "-o", "json", leads)
 	campaign := writeFile(t, "campaign.yaml", campaignYAML("acme", "q4",
 		mailbox{"sdr01@acme.test", sc.smtp.URL("sdr01"), "RINDA_SMTP_PASSWORD_SDR01"},
-		mailbox{"sdr02@acme.test", sc.smtp.URL("sdr02"), "RINDA_SMTP_PASSWORD_SDR02"}))
+		mailbox{"sdr02@acme.test", sc.smtp.URL("sdr02"), "RINDA_SMTP_PASSWORD_SDR02"},
+		mailbox{"sdr03@acme.test", strings.Replace(sc.echo.URL(), "smtp://", "smtp://sdr03@", 1), "RINDA_SMTP_PASSWORD_SDR03"}))
 	run(0, "import", "campaign", campaign)
 	run(0, "import", "campaign", "-o", "json", campaign)
 	run(0, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads")
@@ -266,6 +280,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	run(0, "email", "tick")
 	if sc.smtp.Accepted() == 0 {
 		t.Error("the email tick sent nothing: the scenario does not exercise SMTP authentication")
+	}
+	if sc.echo.Auths() == 0 {
+		t.Error("no AUTH reached the echoing server: the scenario does not exercise an echoed password")
 	}
 
 	// Operator commands.

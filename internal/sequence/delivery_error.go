@@ -1,6 +1,9 @@
 package sequence
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/textproto"
@@ -11,6 +14,7 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/tick"
 )
 
@@ -30,6 +34,12 @@ const (
 	// DeliveryMailboxDisabled: authentication failed (535 5.7.8) or the
 	// server refuses the sender; an operator must fix the mailbox.
 	DeliveryMailboxDisabled DeliveryKind = "mailbox_disabled"
+	// DeliveryMailboxRefused: the server refused this client's session (a
+	// 5xx to the greeting, EHLO/HELO, STARTTLS or AUTH other than a failed
+	// login) or its certificate is not trusted: usually this side's
+	// configuration (the greeting name, tls_ca). The mailbox pauses, with
+	// a mailbox_paused event, and resumes by itself once fixed.
+	DeliveryMailboxRefused DeliveryKind = "mailbox_refused"
 	// DeliveryBounced: the recipient address does not exist (550 5.1.1,
 	// 553 5.1.3); the enrollment ends and the address is suppressed.
 	DeliveryBounced DeliveryKind = DeliveryKind(enrollment.Bounced)
@@ -52,6 +62,9 @@ const (
 	MailboxQuotaPauseDefault = 24 * time.Hour
 	// MailboxThrottlePauseDefault: reputation limits lift within hours.
 	MailboxThrottlePauseDefault = 4 * time.Hour
+	// MailboxRefusedPauseDefault: a refused session (a greeting name, a
+	// certificate) waits for an operator's fix; one attempt an hour.
+	MailboxRefusedPauseDefault = time.Hour
 	// TransientBackoffBaseDefault is the first retry delay after a
 	// transient failure; it doubles with each attempt.
 	TransientBackoffBaseDefault = 5 * time.Minute
@@ -70,7 +83,10 @@ type DeliveryError struct {
 	Enhanced string
 	// Phase is where it failed, when known.
 	Phase Phase
-	Err   error
+	// Cut: the reply passed its bound (ReplyTooLongError) and was not read
+	// to its end, so the connection cannot be used again.
+	Cut bool
+	Err error
 }
 
 func (e *DeliveryError) Error() string {
@@ -80,8 +96,13 @@ func (e *DeliveryError) Error() string {
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // ConnLost reports whether the failure left no usable connection: no SMTP
-// reply at all, or 421 (the server is closing it).
-func (e *DeliveryError) ConnLost() bool { return e.Code == 0 || e.Code == 421 }
+// reply at all, a reply cut at its bound, or 421 (the server is closing
+// it). A message refused before it reached the server (it cannot be
+// built, or needs SMTPUTF8 the server lacks) leaves the connection as it
+// was.
+func (e *DeliveryError) ConnLost() bool {
+	return e.Cut || e.Code == 421 || e.Code == 0 && e.Kind != DeliveryRejected
+}
 
 // PausesMailbox reports whether the failure is the mailbox's, not the
 // lead's, and for how long the mailbox should rest (0 = until an operator
@@ -92,6 +113,8 @@ func (e *DeliveryError) PausesMailbox() (bool, time.Duration) {
 		return true, MailboxQuotaPauseDefault
 	case DeliveryMailboxThrottled:
 		return true, MailboxThrottlePauseDefault
+	case DeliveryMailboxRefused:
+		return true, MailboxRefusedPauseDefault
 	case DeliveryMailboxDisabled:
 		return true, 0
 	}
@@ -131,6 +154,10 @@ func ClassifyDelivery(err error) *DeliveryError {
 	r := readReply(err)
 	kind := DeliveryTransient
 	switch {
+	case r.code == 0 && untrustedCertificate(err):
+		// Retrying changes nothing until the mailbox's tls_ca (or the
+		// server's certificate) is fixed: the mailbox's problem, not a lead's.
+		kind = DeliveryMailboxRefused
 	case r.code == 0 && r.phase == PhaseDataEnd:
 		kind = DeliveryUnknown
 	case r.code == 0:
@@ -146,21 +173,40 @@ func ClassifyDelivery(err error) *DeliveryError {
 	case r.enhanced == "4.7.28", r.code == 421 && r.enhanced == "4.7.0", throttlePattern.MatchString(r.text),
 		strings.HasPrefix(r.enhanced, "4.7.") && !greylistPattern.MatchString(r.text):
 		kind = DeliveryMailboxThrottled
+	case r.code >= 500 && r.phase == PhaseConnect:
+		// The session itself was refused (greeting, EHLO/HELO, STARTTLS,
+		// AUTH): nothing about a lead was said yet.
+		kind = DeliveryMailboxRefused
+	case r.code >= 500 && r.phase == PhaseMail:
+		// MAIL FROM names the sender: even a 5.1.x code there is the
+		// mailbox's, never a bounce of the lead.
+		kind = DeliveryMailboxDisabled
 	case isBounceCode(r.enhanced), r.code >= 550 && r.code <= 553 && r.enhanced == "" && r.phase == PhaseRcpt:
 		kind = DeliveryBounced
-	case r.code >= 500 && r.phase == PhaseMail:
-		kind = DeliveryMailboxDisabled
 	case r.code >= 500:
 		kind = DeliveryRejected
 	}
-	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Err: err}
+	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Cut: r.cut, Err: err}
+}
+
+// untrustedCertificate reports a TLS handshake that failed verifying the
+// server's certificate (unknown authority, wrong name, expired).
+func untrustedCertificate(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // cutByTick tells a failure without any reply that came once hard, the
-// tick's deadline, had passed: the tick cut the session, the server did
-// not fail it. After the final dot it stays DeliveryUnknown.
-func cutByTick(de *DeliveryError, hard time.Time) *DeliveryError {
-	if de.Kind == DeliveryTransient && de.Code == 0 && !hard.IsZero() && !time.Now().Before(hard) {
+// tick's deadline, had passed, or once ctx ended (a signal's grace closes
+// the connection): the tick cut the session, the server did not fail it.
+// After the final dot it stays DeliveryUnknown.
+func cutByTick(ctx context.Context, de *DeliveryError, hard time.Time) *DeliveryError {
+	if de.Kind == DeliveryTransient && de.Code == 0 && (ctx.Err() != nil || !hard.IsZero() && !time.Now().Before(hard)) {
 		de.Kind = DeliveryCancelled
 	}
 	return de
@@ -178,8 +224,11 @@ func isBounceCode(enhanced string) bool {
 type reply struct {
 	code     int
 	enhanced string
-	text     string
-	phase    Phase
+	// text is at most redact.StoredMax bytes: the patterns read what is
+	// stored, and a huge reply costs no more than a short one.
+	text  string
+	phase Phase
+	cut   bool
 }
 
 // readReply digs the SMTP reply out of a PhaseError, go-mail's SendError
@@ -205,9 +254,14 @@ func readReply(err error) reply {
 	if errors.As(err, &te) {
 		r.code, r.text = te.Code, te.Msg
 	}
-	if r.code == 0 {
-		return reply{phase: r.phase}
+	var tl *ReplyTooLongError
+	if errors.As(err, &tl) {
+		r.code, r.text, r.cut = tl.Code, tl.Text, true
 	}
+	if r.code == 0 {
+		return reply{phase: r.phase, cut: r.cut}
+	}
+	r.text = redact.Clip(r.text, redact.StoredMax)
 	if r.enhanced == "" {
 		r.enhanced = enhancedCodePattern.FindString(r.text)
 	}

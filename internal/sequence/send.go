@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -129,10 +130,14 @@ func unusableMailbox(mbs *mailboxState, id int64) *DeliveryError {
 // 'sending' row is already being committed, so the database round trip
 // overlaps SMTP.
 func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
-	// No SMTP phase outlives the tick's deadline plus the grace; a signal
-	// does not cut a message short.
+	// No SMTP phase outlives the tick's deadline plus the grace. A signal
+	// gives the message on the wire the same grace, then its connection is
+	// closed: SIGTERM is honoured within about a second, whatever the
+	// server does.
 	sendCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(TickSMTPGraceDefault))
 	defer cancel()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(TickSMTPGraceDefault, cancel) })
+	defer stopGrace()
 	next := t.prepare(ctx, rec, mbs, queue[0])
 	for i := range queue {
 		cur := next
@@ -216,11 +221,17 @@ type prepared struct {
 
 func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
 	p := &prepared{r: r, done: make(chan struct{})}
-	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain}
+	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain, UnsubscribeToken: t.unsubscribeToken(r)}
 	if lead.Domain == "" {
 		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]
 	}
-	p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+	if _, err := address.Canonical(r.Email); err != nil {
+		// Stored before addresses were checked at import (a bidi control,
+		// a control character): never mailed.
+		p.composeErr = fmt.Errorf("the lead's address %q cannot be mailed: %w", r.Email, err)
+	} else {
+		p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+	}
 	if p.composeErr != nil {
 		close(p.done)
 		return p

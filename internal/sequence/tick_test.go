@@ -383,6 +383,7 @@ func TestTickMailsAnAddressOncePerCampaign(t *testing.T) {
 	f := newFixture(t, fixtureOptions{leads: 4, mailboxes: 2})
 	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
 		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, 4) g WHERE w.name = 'acme'`)
+	f.rewriteAddresses() // stored before canonical spellings, then migrated
 	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
 		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
 		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id
@@ -480,6 +481,7 @@ func TestParallelTicksMailEachAddressOnce(t *testing.T) {
 	f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 6})
 	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
 		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, $1) g WHERE w.name = 'acme'`, leads)
+	f.rewriteAddresses()
 	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
 		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
 		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/opsfilter"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -252,7 +253,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		Spend:       make([]Spend, 0, len(spend)),
 	}
 	for _, b := range breakers {
-		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: b.Reason})
+		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: redact.String(b.Reason)})
 	}
 	for _, t := range ticks {
 		r.Ticks[t.Kind] = tickFrom(t)
@@ -268,6 +269,27 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 	r.Email = emailFrom(due, campaigns, mailboxes, now)
 	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples)
 	return r, nil
+}
+
+// EmailOverdue is Build's overdue figures alone, at now, over every
+// workspace: the steps nothing but sending capacity holds back and the age
+// of the oldest in seconds. The email tick exports them as metrics (the
+// alert on overdue email), without the enrichment scan Build also makes.
+func EmailOverdue(ctx context.Context, db store.DBTX, now time.Time) (steps, oldestSeconds int64, err error) {
+	due, err := store.OpsEmailDue(ctx, db, now, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	campaigns, err := store.OpsCampaigns(ctx, db, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	mailboxes, err := store.OpsMailboxes(ctx, db, now, sequence.BounceWindow, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	e := emailFrom(due, campaigns, mailboxes, now)
+	return e.Overdue, e.OldestOverdueSeconds, nil
 }
 
 func enrichFrom(counts []store.OpsEnrichCounts, breakers []store.OpsBreaker, ceilingReached map[int64]bool, now time.Time) Enrich {
@@ -311,7 +333,7 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason,
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason),
 			Bounces: m.RecentBounces, BounceSends: m.RecentSends}
 		if m.RecentSends > 0 {
 			mb.BounceRate = float64(m.RecentBounces) / float64(m.RecentSends)
@@ -394,7 +416,7 @@ func tickFrom(t store.OpsTickKind) Tick {
 		LastSuccessClaimed: t.LastSuccessClaimed,
 		LastSuccessCounts:  t.LastSuccessCounts,
 		LastFailureAt:      utc(t.LastFailureStartedAt),
-		LastFailureError:   t.LastFailureError,
+		LastFailureError:   redact.String(t.LastFailureError),
 		Runs24h:            t.Runs24h,
 		Failures24h:        t.Failures24h,
 	}

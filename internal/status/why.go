@@ -3,7 +3,6 @@ package status
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/tickkind"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -98,7 +98,7 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		LeadID: l.ID, ExternalID: l.ExternalID, Workspace: l.Workspace, Email: l.Email,
 		Status: string(l.Status), Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
-		Provider: l.Provider, LastError: Redact(l.LastError), Holds: []Hold{},
+		Provider: l.Provider, LastError: redact.String(l.LastError), Holds: []Hold{},
 		FoundEmail: l.FoundEmail, FoundBy: l.FoundBy, MissedBy: append([]string{}, l.MissedBy...),
 	}
 	row := leadRowHolds(l, now)
@@ -179,7 +179,7 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 			detail := fmt.Sprintf("backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))
 			if l.LastError != "" {
 				row.saidLastError = true
-				detail = fmt.Sprintf("waiting until %s: %s", stamp(*l.NextAttemptAt), Redact(l.LastError))
+				detail = fmt.Sprintf("waiting until %s: %s", stamp(*l.NextAttemptAt), redact.String(l.LastError))
 			}
 			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: detail}}
 		}
@@ -196,7 +196,7 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 // (the provider and its answer, or the block and until when).
 func cause(l store.OpsLead) string {
 	if l.LastError != "" {
-		return Redact(l.LastError)
+		return redact.String(l.LastError)
 	}
 	return orUnknown(l.Provider) + " blocked it"
 }
@@ -231,7 +231,7 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 		}
 		detail := fmt.Sprintf("%s breaker open until %s", b.Provider, stamp(*b.OpenUntil))
 		if b.Reason != "" {
-			detail += " (" + Redact(b.Reason) + ")"
+			detail += " (" + redact.String(b.Reason) + ")"
 		}
 		holds = append(holds, Hold{Code: "breaker_open", Until: utc(b.OpenUntil), Detail: detail + ": no call to " + b.Provider + " until then"})
 	}
@@ -285,7 +285,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		EnrollmentID: e.ID, Workspace: e.Workspace, Campaign: e.Campaign, LeadID: e.LeadID, Status: string(e.Status),
 		Step: e.CurrentStep, Steps: e.Steps, NextSendAt: e.NextSendAt.UTC(), Attempts: e.Attempts,
 		Mailbox: e.MailboxAddress, LockedBy: e.LockedBy, LockedUntil: utc(e.LockedUntil),
-		LastError: Redact(e.LastError), Holds: []Hold{},
+		LastError: redact.String(e.LastError), Holds: []Hold{},
 	}
 	if summary, final := enrollmentFinal(e); final {
 		x.Summary = summary
@@ -320,7 +320,7 @@ func enrollmentHolds(e store.OpsEnrollment, now time.Time) []Hold {
 			"outside the sending window (%s): it is %s there", w, local.Format("Mon 15:04 MST"))})
 	}
 	if e.LastSendStatus == enrollment.SendFailed {
-		holds = append(holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, Redact(e.LastSendError))})
+		holds = append(holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, redact.String(e.LastSendError))})
 	}
 	return holds
 }
@@ -372,7 +372,7 @@ func mailboxHolds(e store.OpsEnrollment, now time.Time) []Hold {
 	case e.MailboxPausedUntil != nil && e.MailboxPausedUntil.After(now):
 		detail := fmt.Sprintf("mailbox %s is paused until %s", e.MailboxAddress, stamp(*e.MailboxPausedUntil))
 		if e.MailboxPauseReason != "" {
-			detail += " (" + Redact(e.MailboxPauseReason) + ")"
+			detail += " (" + redact.String(e.MailboxPauseReason) + ")"
 		}
 		holds = append(holds, Hold{Code: "mailbox_paused", Until: utc(e.MailboxPausedUntil), Detail: detail})
 	}
@@ -418,14 +418,3 @@ func orUnknown(s string) string {
 }
 
 func stamp(t time.Time) string { return cliio.Stamp(t) }
-
-// secretPattern matches key=value pairs that may carry a credential, as
-// they could appear in a URL or a provider's echoed request.
-var secretPattern = regexp.MustCompile(`(?i)((?:api[_-]?key|apikey|token|secret|password|passwd|authorization)["']?\s*[=:]\s*["']?)[^\s&"',;]+`)
-
-// Redact hides credentials in text stored by others (last errors, reasons)
-// before it is printed: the stores are meant to be free of them, and this
-// keeps it so even when a provider echoes a request back.
-func Redact(s string) string {
-	return secretPattern.ReplaceAllString(s, "${1}[redacted]")
-}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -76,7 +77,7 @@ func ExplainMailbox(ctx context.Context, db store.DBTX, now time.Time, address, 
 		return nil, err
 	}
 	x := &MailboxExplanation{MailboxID: m.ID, Workspace: m.Workspace, Address: m.Address, Status: m.Status,
-		PausedUntil: utc(m.PausedUntil), PauseReason: Redact(m.PauseReason), Bounces: b.Bounces, BounceSends: b.Sends,
+		PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason), Bounces: b.Bounces, BounceSends: b.Sends,
 		BouncesInARow: b.Streak, BounceRateMax: b.RateMax, BounceStreakMax: b.StreakMax, Holds: []Hold{}}
 	if b.Sends > 0 {
 		x.BounceRate = float64(b.Bounces) / float64(b.Sends)
@@ -103,10 +104,10 @@ func inboxState(ctx context.Context, db store.DBTX, m store.OpsMailboxState, now
 		return nil, err
 	}
 	for i := range skipped {
-		skipped[i].Reason = Redact(skipped[i].Reason)
+		skipped[i].Reason = redact.String(skipped[i].Reason)
 		skipped[i].SkippedAt = skipped[i].SkippedAt.UTC()
 	}
-	return &InboxState{UIDValidity: m.UIDValidity, LastUID: m.LastUID, CheckedAt: utc(m.CheckedAt), LastError: Redact(m.LastError),
+	return &InboxState{UIDValidity: m.UIDValidity, LastUID: m.LastUID, CheckedAt: utc(m.CheckedAt), LastError: redact.String(m.LastError),
 		LockedBy: m.LockedBy, LockedUntil: utc(m.LockedUntil), Skipped: skipped}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // EnrichOutcome is the new state of one claimed lead.
@@ -62,7 +63,7 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		if o.Refund {
 			refunds[i] = 1
 		}
-		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(o.LastError), nullText(o.Email)
+		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(redact.Stored(o.LastError)), nullText(o.Email)
 		held[i], heldBy[i], missed[i] = nullText(o.Held), nullText(o.HeldBy), strings.Join(o.MissedBy, ",")
 		if o.KeepFound {
 			keep[i] = 1

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -46,7 +48,7 @@ var ErrInboxLeaseLost = errors.New("the mailbox's lease ran out before its progr
 func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastError, tickID string, release bool) error {
 	n, err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
 		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID),
-		LastError: lastError, TickID: tickID, Release: release,
+		LastError: redact.Stored(lastError), TickID: tickID, Release: release,
 	})
 	if err != nil {
 		return fmt.Errorf("save inbox checkpoint: %w", err)
@@ -60,7 +62,7 @@ func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastEr
 // InboxSend is one of our sends an inbox message is about.
 type InboxSend struct {
 	SendID, EnrollmentID, WorkspaceID int64
-	// Email is the address it went to (normalised).
+	// Email is the address it went to (canonical, as leads store it).
 	Email string
 }
 
@@ -82,7 +84,11 @@ func InboxSendsToRecipients(ctx context.Context, db DBTX, mailboxID int64, recip
 	if len(recipients) == 0 {
 		return nil, nil
 	}
-	rows, err := sqlcdb.New(db).InboxSendsToRecipients(ctx, sqlcdb.InboxSendsToRecipientsParams{MailboxID: mailboxID, Since: since, Recipients: recipients})
+	keys := make([]string, len(recipients))
+	for i, r := range recipients {
+		keys[i] = address.Key(r) // as leads store it
+	}
+	rows, err := sqlcdb.New(db).InboxSendsToRecipients(ctx, sqlcdb.InboxSendsToRecipientsParams{MailboxID: mailboxID, Since: since, Recipients: keys})
 	return convertRows(rows, err, "inbox sends to recipients", func(r sqlcdb.InboxSendsToRecipientsRow) InboxSend {
 		return InboxSend{SendID: r.SendID, EnrollmentID: r.EnrollmentID, WorkspaceID: r.WorkspaceID, Email: r.Email}
 	})

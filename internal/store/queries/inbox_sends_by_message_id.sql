@@ -3,7 +3,7 @@
 -- message_ids (a reply's In-Reply-To/References, a bounce's returned
 -- original, a VERP return path's message), with the address each went to.
 -- Keyed: sends.message_id is unique.
-SELECT s.id AS send_id, s.enrollment_id, e.workspace_id, lower(btrim(coalesce(l.email, '')))::text AS email
+SELECT s.id AS send_id, s.enrollment_id, e.workspace_id, coalesce(l.email, '')::text AS email
 FROM sends s
 JOIN enrollments e ON e.id = s.enrollment_id
 JOIN leads l ON l.id = e.lead_id

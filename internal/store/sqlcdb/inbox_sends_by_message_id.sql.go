@@ -10,7 +10,7 @@ import (
 )
 
 const inboxSendsByMessageId = `-- name: InboxSendsByMessageId :many
-SELECT s.id AS send_id, s.enrollment_id, e.workspace_id, lower(btrim(coalesce(l.email, '')))::text AS email
+SELECT s.id AS send_id, s.enrollment_id, e.workspace_id, coalesce(l.email, '')::text AS email
 FROM sends s
 JOIN enrollments e ON e.id = s.enrollment_id
 JOIN leads l ON l.id = e.lead_id

@@ -11,16 +11,16 @@ import (
 )
 
 const inboxSendsToRecipients = `-- name: InboxSendsToRecipients :many
-SELECT DISTINCT ON (lower(btrim(l.email)))
-       lower(btrim(l.email))::text AS email, s.id AS send_id, s.enrollment_id, e.workspace_id
+SELECT DISTINCT ON (l.email)
+       l.email::text AS email, s.id AS send_id, s.enrollment_id, e.workspace_id
 FROM sends s
 JOIN enrollments e ON e.id = s.enrollment_id
 JOIN leads l ON l.id = e.lead_id
 WHERE s.mailbox_id = $1::bigint
   AND s.created_at > $2::timestamptz
   AND s.status <> 'failed'
-  AND lower(btrim(l.email)) = ANY ($3::text[])
-ORDER BY lower(btrim(l.email)), s.created_at DESC, s.id DESC
+  AND l.email = ANY ($3::text[])
+ORDER BY l.email, s.created_at DESC, s.id DESC
 `
 
 type InboxSendsToRecipientsParams struct {
@@ -39,9 +39,9 @@ type InboxSendsToRecipientsRow struct {
 // For a bounce that names neither our Message-ID nor a VERP return path:
 // the latest send of mailbox mailbox_id since since (30 days) to each of
 // the addresses recipients that the server did not refuse, so only an
-// address this mailbox really mailed can match. The address is normalised
-// as the claim and campaign_recipients do it. Reads the mailbox's sends of
-// the period on sends_mailbox_created_idx, never the whole table.
+// address this mailbox really mailed can match. recipients are canonical
+// (address.Key), as leads store them. Reads the mailbox's sends of the
+// period on sends_mailbox_created_idx, never the whole table.
 func (q *Queries) InboxSendsToRecipients(ctx context.Context, arg InboxSendsToRecipientsParams) ([]InboxSendsToRecipientsRow, error) {
 	rows, err := q.db.Query(ctx, inboxSendsToRecipients, arg.MailboxID, arg.Since, arg.Recipients)
 	if err != nil {

@@ -29,7 +29,8 @@ SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_unti
           AND s.created_at > $1::timestamptz - interval '24 hours'
           AND s.created_at <= $1::timestamptz) AS mailbox_sent_24h,
        coalesce((SELECT sp.reason FROM suppressions sp
-                 WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(l.email)), '')::text AS suppressed,
+                 WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+                 ORDER BY sp.email IS NULL LIMIT 1), '')::text AS suppressed,
        coalesce(ls.step, 0) AS last_send_step, coalesce(ls.status, '') AS last_send_status,
        coalesce(ls.error, '') AS last_send_error
 FROM enrollments e

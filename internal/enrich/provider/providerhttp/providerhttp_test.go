@@ -2,6 +2,7 @@ package providerhttp_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -364,5 +365,30 @@ func TestMalformedNamesHTML(t *testing.T) {
 	pe := requireKind(t, err, enrich.KindUnavailable)
 	if !strings.Contains(pe.Message, "text/html") {
 		t.Errorf("message %q should name the content type", pe.Message)
+	}
+}
+
+// Issue 25: a key with /+= echoed back by a provider, in the forms it was
+// sent in (URL-encoded in the query) or stored in (JSON), is hidden from
+// the error in each; only the literal form was before.
+func TestDoHidesAnEchoedKeyInEveryForm(t *testing.T) {
+	t.Parallel()
+	const key = "k3y/with+plus=and/slash=="
+	for name, echo := range map[string]func(r *http.Request) string{
+		"raw query":    func(r *http.Request) string { return "bad request: " + r.URL.RawQuery },
+		"path escaped": func(r *http.Request) string { return "bad key " + url.PathEscape(key) },
+		"json":         func(r *http.Request) string { return `{"error":"invalid api_key","key":"k3y\/with+plus=and\/slash=="}` },
+		"base64":       func(r *http.Request) string { return "auth " + base64.StdEncoding.EncodeToString([]byte("user:"+key)) },
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, echo(r))
+		}))
+		c := newClient(t, srv, func(cfg *providerhttp.Config) { cfg.APIKey = key })
+		_, err := get(t.Context(), c)
+		srv.Close()
+		if err == nil || providerhttp.LeaksSecret(err, key) {
+			t.Errorf("%s: error %v carries the key", name, err)
+		}
 	}
 }

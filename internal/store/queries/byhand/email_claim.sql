@@ -15,7 +15,8 @@
 -- remaining room. A mailbox with a human gap gets one row per claim, only
 -- once its next_send_not_before has passed, which then moves a random gap
 -- ahead; its row is locked (SKIP LOCKED) so two ticks cannot both take its
--- turn. Leads without an email are not claimed: they are blocked, not due.
+-- turn. Leads without an email are not claimed: they are blocked, not due
+-- (has_address leaves their first steps out of the claim's index).
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
 WITH spaced_turns AS (
@@ -60,6 +61,7 @@ first_steps AS (
         WHERE e.campaign_id = c.id
           AND e.status = 'active'
           AND e.current_step = 1
+          AND e.has_address
           AND e.next_send_at <= now()
           AND e.mailbox_id = ANY (sv.ids)
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
@@ -121,7 +123,7 @@ SET next_send_at = now() + $2::interval,
 FROM picked p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
 RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
-          l.first_name, l.last_name, l.company, l.company_domain, lower(btrim(l.email)), coalesce(l.timezone, ''),
+          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),
           -- A first step has no thread: no lookup.
           CASE WHEN e.current_step > 1
                THEN ARRAY(SELECT s.message_id FROM sends s
@@ -130,10 +132,14 @@ RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.curren
                ELSE '{}' END AS thread,
           (SELECT s.status FROM sends s
            WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
+          -- By the address's hash, so a forgotten person's row (no
+          -- address, only its hash) suppresses too; an address's own row,
+          -- with its reason, before a forgotten one.
           (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(btrim(l.email))) AS suppressed,
+           WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+           ORDER BY sp.email IS NULL LIMIT 1) AS suppressed,
           -- The address's holder in the campaign, looked up here (planned
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.
           (SELECT r.enrollment_id FROM campaign_recipients r
-           WHERE r.campaign_id = e.campaign_id AND r.email = lower(btrim(l.email))) AS holder;
+           WHERE r.campaign_id = e.campaign_id AND r.email = l.email) AS holder;

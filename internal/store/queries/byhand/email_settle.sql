@@ -79,7 +79,7 @@ settled AS (
 ),
 suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT u.workspace_id, lower(u.email), u.reason
+    SELECT u.workspace_id, u.email, u.reason
     FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
     ON CONFLICT (workspace_id, email) DO NOTHING
     RETURNING 1
