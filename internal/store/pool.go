@@ -99,14 +99,15 @@ func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pg
 	return p.db.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
 }
 
-// byKey runs each statement in its own transaction (unless db is one) with
-// a generic plan made with sequential scans off, in one round trip: for
-// sqlc-typed statements run too often to plan each time that return at
-// most one row. Over arrays of any length a generic plan looks costlier
-// than a custom one, so Postgres would plan every run; and a plan made
-// while a table was small (a young install) would scan all of it as the
-// table grows. This plan is made once per connection and reaches rows by
-// key.
+// byKey runs each statement with a generic plan made with sequential scans
+// off, in one round trip: for sqlc-typed statements run too often to plan
+// each time that return at most one row. Over arrays of any length a
+// generic plan looks costlier than a custom one, so Postgres would plan
+// every run; and a plan made while a table was small (a young install)
+// would scan all of it as the table grows. This plan is made once per
+// connection and reaches rows by key. The settings are local to the
+// batch's transaction: outside one, the batch (one Sync) is a transaction
+// of its own, so no BEGIN or COMMIT is sent.
 type byKey struct{ db Batcher }
 
 func (s byKey) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
@@ -129,24 +130,11 @@ type byKeyRow struct {
 }
 
 func (r byKeyRow) Scan(dest ...any) error {
-	_, inTx := r.db.(pgx.Tx)
 	b := &pgx.Batch{}
-	if !inTx {
-		b.Queue("BEGIN")
-	}
 	b.Queue("SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
 	b.Queue(r.sql, r.args...)
-	if !inTx {
-		b.Queue("COMMIT")
-	}
 	br := r.db.SendBatch(r.ctx, b)
-	var err error
-	if !inTx {
-		_, err = br.Exec()
-	}
-	if err == nil {
-		_, err = br.Exec()
-	}
+	_, err := br.Exec()
 	if err == nil {
 		err = br.QueryRow().Scan(dest...)
 	}
