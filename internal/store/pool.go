@@ -107,7 +107,8 @@ func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pg
 // would scan all of it as the table grows. This plan is made once per
 // connection and reaches rows by key. The settings are local to the
 // batch's transaction: outside one, the batch (one Sync) is a transaction
-// of its own, so no BEGIN or COMMIT is sent.
+// of its own, so no BEGIN or COMMIT is sent (inside one, they last until
+// it ends).
 type byKey struct{ db Batcher }
 
 func (s byKey) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
