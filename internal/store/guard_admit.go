@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -130,32 +132,31 @@ type GuardSettleCall struct {
 
 // GuardSettle settles or refunds a group of one workspace and provider's
 // ledger rows in one statement: refunds go back to the spend, a clean
-// answer clears the breaker's failure streak, and billed finds are kept
-// with their leads.
+// answer clears the breaker's failure streak; billed finds are kept with
+// their leads by a second statement in the same batch and transaction,
+// sent only when there are some (lead_enrichment is not touched
+// otherwise).
 //
 // It runs by key (byKey): the ledger grows a row per call, and a plan
 // cached while it was small (a young install's first ticks) would scan all
 // of it for every group.
 func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider string, calls []GuardSettleCall) error {
-	p := sqlcdb.GuardSettleKeepParams{WorkspaceID: workspaceID, Provider: provider,
-		Ids: make([]int64, len(calls)), States: make([]string, len(calls)), Outcomes: make([]string, len(calls))}
+	ids, states, outcomes := make([]int64, len(calls)), make([]string, len(calls)), make([]string, len(calls))
+	var keepLeads []int64
+	var keepEmails []string
+	clean := false
 	for i, c := range calls {
-		p.Ids[i], p.States[i], p.Outcomes[i] = c.CallID, c.State, c.Outcome
-		p.Clean = p.Clean || c.Clean
+		ids[i], states[i], outcomes[i] = c.CallID, c.State, c.Outcome
+		clean = clean || c.Clean
 		if c.Found != "" && c.LeadID != 0 {
-			p.KeepLeads, p.KeepEmails = append(p.KeepLeads, c.LeadID), append(p.KeepEmails, c.Found)
+			keepLeads, keepEmails = append(keepLeads, c.LeadID), append(keepEmails, c.Found)
 		}
 	}
-	q := sqlcdb.New(byKey{db})
-	var err error
-	if len(p.KeepLeads) > 0 {
-		_, err = q.GuardSettleKeep(ctx, p)
-	} else {
-		// Nothing to keep: lead_enrichment is not touched.
-		_, err = q.GuardSettle(ctx, sqlcdb.GuardSettleParams{Ids: p.Ids, States: p.States, Outcomes: p.Outcomes,
-			Clean: p.Clean, WorkspaceID: workspaceID, Provider: provider})
+	stmts := []*pgx.QueuedQuery{{SQL: query("guard_settle"), Arguments: []any{ids, states, outcomes, clean, workspaceID, provider}}}
+	if len(keepLeads) > 0 {
+		stmts = append(stmts, &pgx.QueuedQuery{SQL: query("guard_keep_found"), Arguments: []any{keepLeads, keepEmails, provider}})
 	}
-	if err != nil {
+	if err := byKey(ctx, db, stmts...); err != nil {
 		return fmt.Errorf("settle %d %s calls of workspace %d: %w", len(calls), provider, workspaceID, err)
 	}
 	return nil

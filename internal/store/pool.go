@@ -99,51 +99,23 @@ func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pg
 	return p.db.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
 }
 
-// byKey runs each statement with a generic plan made with sequential scans
-// off, in one round trip: for sqlc-typed statements run too often to plan
-// each time that return at most one row. Over arrays of any length a
-// generic plan looks costlier than a custom one, so Postgres would plan
-// every run; and a plan made while a table was small (a young install)
-// would scan all of it as the table grows. This plan is made once per
-// connection and reaches rows by key. The settings are local to the
-// batch's transaction: outside one, the batch (one Sync) is a transaction
-// of its own, so no BEGIN or COMMIT is sent (inside one, they last until
-// it ends).
-type byKey struct{ db Batcher }
-
-func (s byKey) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, s.QueryRow(ctx, sql, args...).Scan()
-}
-
-func (s byKey) Query(context.Context, string, ...any) (pgx.Rows, error) {
-	return nil, errors.New("store: a statement run by key returns at most one row")
-}
-
-func (s byKey) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return byKeyRow{s.db, ctx, sql, args}
-}
-
-type byKeyRow struct {
-	db   Batcher
-	ctx  context.Context
-	sql  string
-	args []any
-}
-
-func (r byKeyRow) Scan(dest ...any) error {
+// byKey sends statements in one round trip, each with a generic plan made
+// with sequential scans off: for statements over arrays run too often to
+// plan each time. Over arrays of any length a generic plan looks costlier
+// to Postgres than a custom one, so it would plan every run; and a plan
+// made while a table was small (a young install) would scan all of it as
+// the table grows. This plan is made once per connection and reaches rows
+// by key. The settings are local to the batch's transaction: outside one,
+// the batch (one Sync) is a transaction of its own, so no BEGIN or COMMIT
+// is sent and the statements commit together (inside one, the settings
+// last until it ends).
+func byKey(ctx context.Context, db Batcher, stmts ...*pgx.QueuedQuery) error {
 	b := &pgx.Batch{}
 	b.Queue("SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
-	b.Queue(r.sql, r.args...)
-	br := r.db.SendBatch(r.ctx, b)
-	_, err := br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(dest...)
+	for _, q := range stmts {
+		b.Queue(q.SQL, q.Arguments...)
 	}
-	if err != nil {
-		_ = br.Close()
-		return err
-	}
-	return br.Close()
+	return db.SendBatch(ctx, b).Close()
 }
 
 // Open connects a pool and checks it with a ping. Every connection carries

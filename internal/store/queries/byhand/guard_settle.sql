@@ -1,15 +1,15 @@
--- name: GuardSettle :one
 -- Settle or refund a group of one (workspace, provider)'s ledger rows in
 -- one statement: each row's new state and outcome, the refunds given back
 -- to their months' spend (summed, one write per month), and the breaker's
 -- failure streak cleared after a clean answer (touched only when the
 -- streak is non-zero, so the hot path does not write a row every call
--- shares). Only rows still reserved change. A group with billed finds
--- runs guard_settle_keep instead, which also keeps them with their leads;
--- this one does not touch lead_enrichment at all.
+-- shares). Only rows still reserved change. Billed finds are kept by
+-- guard_keep_found, sent in the same batch (one transaction).
+--
+-- $1 ids, $2 states, $3 outcomes (one element per call), $4 clean answer
+-- among them (clear the streak), $5 workspace_id, $6 provider.
 WITH s AS (
-    SELECT unnest(sqlc.arg(ids)::bigint[]) AS id, unnest(sqlc.arg(states)::text[]) AS state,
-           unnest(sqlc.arg(outcomes)::text[]) AS outcome
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(id, state, outcome)
 ), call AS (
     UPDATE provider_calls pc
     SET state = s.state, outcome = s.outcome, settled_at = now()
@@ -30,9 +30,8 @@ WITH s AS (
 ), healthy AS (
     UPDATE breakers
     SET consecutive_failures = 0, updated_at = now()
-    WHERE sqlc.arg(clean)::boolean AND workspace_id = sqlc.arg(workspace_id)::bigint
-      AND provider = sqlc.arg(provider)::text AND consecutive_failures > 0
+    WHERE $4::boolean AND workspace_id = $5::bigint
+      AND provider = $6::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call) AS settled, (SELECT count(*) FROM refund) AS refunds,
-       (SELECT count(*) FROM healthy) AS healed;
+SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);
