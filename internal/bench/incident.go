@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -145,21 +146,45 @@ func emailBeside(ctx context.Context, cfg EmailConfig, beside func(schema string
 	return rate, st, mailer.Close()
 }
 
-// startStorm starts `rindactl bench storm` as its own process in schema,
-// waits until its first tick runs and then cfg.Warmup, and returns the
-// function that stops it (SIGTERM) and reads its report.
-func startStorm(ctx context.Context, cfg IncidentConfig, schema string) (func() (StormResult, error), error) {
+// stormArgs are the arguments of `rindactl bench storm` in schema with
+// sc's settings (its defaults where unset).
+func stormArgs(sc StormConfig, schema string) []string {
 	args := []string{"bench", "storm", "--schema", schema, "--output", "json"}
-	sc := cfg.Storm
-	for flag, v := range map[string]int{"--leads": sc.Leads, "--batch": sc.Batch, "--concurrency": sc.Concurrency} {
-		if v > 0 {
-			args = append(args, flag, strconv.Itoa(v))
+	for _, f := range []struct {
+		flag string
+		v    int
+	}{{"--leads", sc.Leads}, {"--batch", sc.Batch}, {"--concurrency", sc.Concurrency}} {
+		if f.v > 0 {
+			args = append(args, f.flag, strconv.Itoa(f.v))
 		}
 	}
 	if sc.HunterLatency > 0 {
 		args = append(args, "--hunter-latency", sc.HunterLatency.String())
 	}
-	cmd := exec.Command(cfg.Binary, args...)
+	return args
+}
+
+// watchStorm reads the storm's stderr to its end: it closes running at
+// the running line and returns the last three other lines, what the storm
+// says on failure.
+func watchStorm(stderr io.Reader, running chan<- struct{}) string {
+	var tail []string
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		if line := lines.Text(); line == StormRunning {
+			close(running)
+		} else if tail = append(tail, line); len(tail) > 3 {
+			tail = tail[1:]
+		}
+	}
+	return strings.Join(tail, " | ")
+}
+
+// startStorm starts `rindactl bench storm` as its own process in schema,
+// waits until its first tick runs and then cfg.Warmup, and returns the
+// function that stops it (SIGTERM) and reads its report.
+func startStorm(ctx context.Context, cfg IncidentConfig, schema string) (func() (StormResult, error), error) {
+	cmd := exec.Command(cfg.Binary, stormArgs(cfg.Storm, schema)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+cfg.URL)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	var stdout bytes.Buffer
@@ -174,18 +199,7 @@ func startStorm(ctx context.Context, cfg IncidentConfig, schema string) (func() 
 	// The storm's stderr: the running line, then what it says on failure.
 	running := make(chan struct{})
 	said := make(chan string, 1)
-	go func() {
-		var tail []string
-		lines := bufio.NewScanner(pipe)
-		for lines.Scan() {
-			if line := lines.Text(); line == StormRunning {
-				close(running)
-			} else if tail = append(tail, line); len(tail) > 3 {
-				tail = tail[1:]
-			}
-		}
-		said <- strings.Join(tail, " | ")
-	}()
+	go func() { said <- watchStorm(pipe, running) }()
 	exited := make(chan error, 1)
 	go func() {
 		tail := <-said // the pipe is read to its end before Wait closes it

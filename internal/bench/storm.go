@@ -18,7 +18,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Defaults of `rindactl bench storm`: the incident's enrichment as issue 26
@@ -83,12 +83,7 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 	}
 	cfg.Batch = cmp.Or(cfg.Batch, StormBatchDefault)
 	cfg.Concurrency = cmp.Or(cfg.Concurrency, StormConcurrencyDefault)
-	var s *scratch
-	if cfg.Schema != "" {
-		s, err = borrowed(ctx, cfg.URL, cfg.Schema)
-	} else {
-		s, err = newScratch(ctx, cfg.URL)
-	}
+	s, err := stormScratch(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
@@ -101,17 +96,7 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 	providers.Findymail.QuotaAfter(0) // out of credits: its real quota answer
 	providers.Hunter.SetLatency(cfg.HunterLatency)
 
-	env := os.Environ()
-	env = slices.DeleteFunc(env, func(kv string) bool {
-		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "RINDA_")
-	})
-	env = append(env, "DATABASE_URL="+schemaURL(cfg.URL, s.Name))
-	for k, v := range providers.Env() {
-		env = append(env, k+"="+v)
-	}
-	for _, p := range []string{hunter.Name, findymail.Name} {
-		env = append(env, "RINDA_"+strings.ToUpper(p)+"_RATE=off")
-	}
+	env := stormEnv(schemaURL(cfg.URL, s.Name), providers.Env())
 	args := []string{"enrich", "tick", "--batch", strconv.Itoa(cfg.Batch), "--concurrency", strconv.Itoa(cfg.Concurrency),
 		"--providers", findymail.Name + "," + hunter.Name, "--output", "json", "--log-level", "error"}
 
@@ -148,6 +133,32 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 	return res, nil
 }
 
+// stormScratch is the storm's schema: cfg.Schema, another bench's, or a
+// scratch schema of its own.
+func stormScratch(ctx context.Context, cfg StormConfig) (*scratch, error) {
+	if cfg.Schema != "" {
+		return borrowed(ctx, cfg.URL, cfg.Schema)
+	}
+	return newScratch(ctx, cfg.URL)
+}
+
+// stormEnv is the environment of the storm's ticks: this process's without
+// its database URL and rindactl settings, then url, the stand-ins'
+// endpoints and keys, and every bucket off.
+func stormEnv(url string, providers map[string]string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "RINDA_")
+	})
+	env = append(env, "DATABASE_URL="+url)
+	for k, v := range providers {
+		env = append(env, k+"="+v)
+	}
+	for _, p := range []string{hunter.Name, findymail.Name} {
+		env = append(env, "RINDA_"+strings.ToUpper(p)+"_RATE=off")
+	}
+	return env
+}
+
 // stormTick runs one enrich tick process to its end, or until ctx ends
 // (then SIGTERM: it releases what it holds, records its run and exits 0).
 // first calls running once the process started.
@@ -181,12 +192,7 @@ func stormTick(ctx context.Context, binary string, args, env []string, first boo
 
 // loadStormLeads queues n leads for enrichment in workspace storm.
 func loadStormLeads(ctx context.Context, s *scratch, n int) error {
-	q := sqlcdb.New(s.Pool)
-	ws, err := q.BenchStormWorkspace(ctx)
-	if err == nil {
-		err = q.BenchStormLeads(ctx, sqlcdb.BenchStormLeadsParams{WorkspaceID: ws, N: int32(n)})
-	}
-	if err != nil {
+	if err := store.BenchSeedStormLeads(ctx, s.Pool, n); err != nil {
 		return fmt.Errorf("loading the storm's leads: %w", err)
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")
@@ -194,7 +200,7 @@ func loadStormLeads(ctx context.Context, s *scratch, n int) error {
 
 // dueLeads counts the leads an enrich tick could still claim.
 func (s *scratch) dueLeads(ctx context.Context) (int64, error) {
-	n, err := sqlcdb.New(s.Pool).BenchLeadsLeft(ctx)
+	n, err := store.BenchLeadsLeft(ctx, s.Pool)
 	if err != nil {
 		return 0, fmt.Errorf("counting due leads: %w", err)
 	}

@@ -170,6 +170,10 @@ type Spend struct {
 type Filter struct {
 	Workspace string
 	Campaign  string
+	// EmailOnly leaves the enrichment counts out (what `status --overdue`
+	// shows): they count every lead ever enriched, so their cost grows
+	// with the history, and the late backlog does not need them.
+	EmailOnly bool
 }
 
 // FilterError is a filter naming something that does not exist, or a
@@ -215,6 +219,9 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
+		if f.EmailOnly {
+			return nil
+		}
 		enrichCounts, err = store.OpsEnrichStatusCounts(gctx, db, now, sc.workspaceID)
 		return err
 	})
