@@ -35,15 +35,14 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeSent            = string(enrollment.SendSent)
-	OutcomeCompleted       = string(enrollment.Completed) // sent, and it was the last step
-	OutcomeBounced         = string(enrollment.Bounced)
-	OutcomeRejected        = "rejected"
-	OutcomeTransient       = "transient"
-	OutcomeMailboxPaused   = "mailbox_paused"
-	OutcomeMailboxDisabled = "mailbox_disabled"
-	OutcomeReleased        = "released" // not attempted: mailbox paused in this tick, or time is up
-	OutcomeUnknown         = "unknown"  // a crash left the step 'sending': not resent
+	OutcomeSent          = string(enrollment.SendSent)
+	OutcomeCompleted     = string(enrollment.Completed) // sent, and it was the last step
+	OutcomeBounced       = string(enrollment.Bounced)
+	OutcomeRejected      = "rejected"
+	OutcomeTransient     = "transient"
+	OutcomeMailboxPaused = "mailbox_paused"
+	OutcomeReleased      = "released" // not attempted: mailbox paused in this tick, or time is up
+	OutcomeUnknown       = "unknown"  // a crash left the step 'sending': not resent
 	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
 	// the enrollment is delivery_unknown and the step is never resent.
 	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
