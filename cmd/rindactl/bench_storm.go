@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ type BenchStormOptions struct {
 	HunterLatency time.Duration
 	Duration      time.Duration
 	Schema        string
+	TickBinary    string
 	Output        string
 }
 
@@ -42,9 +44,11 @@ own start and finish).
 
 Run it beside an email tick to see what enrichment costs email on a shared
 database; "rindactl bench incident" does that as interleaved pairs.`,
-		Example: `  rindactl bench storm --duration 20s --output json`,
-		Args:    exactArgs(0, "none"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return benchStormRun(cmd.Context(), opts) },
+		Example: `  rindactl bench storm --duration 20s --output json
+  # the same storm ticking another build's enrich tick (before/after)
+  rindactl bench storm --duration 20s --tick-binary /tmp/rindactl-main --output json`,
+		Args: exactArgs(0, "none"),
+		RunE: func(cmd *cobra.Command, args []string) error { return benchStormRun(cmd.Context(), opts) },
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Leads, "leads", bench.StormLeadsDefault, "due leads to load (more than the storm can work)")
@@ -53,6 +57,7 @@ database; "rindactl bench incident" does that as interleaved pairs.`,
 	fl.DurationVar(&opts.HunterLatency, "hunter-latency", bench.StormHunterLatencyDefault, "how long the Hunter stand-in takes to answer")
 	fl.DurationVar(&opts.Duration, "duration", 0, "stop after this long (default: run until SIGTERM or SIGINT)")
 	fl.StringVar(&opts.Schema, "schema", "", "tick in this existing migrated schema (another bench's scratch schema) instead of a new one")
+	fl.StringVar(&opts.TickBinary, "tick-binary", "", "the rindactl whose enrich tick the storm runs, e.g. another commit's build for a before/after pair (default: this one)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -62,23 +67,12 @@ func benchStormRun(ctx context.Context, opts *BenchStormOptions) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case opts.Leads < 1:
-		return usageError("invalid --leads %d: use 1 or more", opts.Leads)
-	case opts.Batch < 1 || opts.Batch > 10000:
-		return usageError("invalid --batch %d: use 1 to 10000", opts.Batch)
-	case opts.Concurrency < 1 || opts.Concurrency > 1000:
-		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
-	case opts.HunterLatency < 0 || opts.HunterLatency > time.Minute:
-		return usageError("invalid --hunter-latency %s: use 0 to 1m", opts.HunterLatency)
-	case opts.Duration < 0:
-		return usageError("invalid --duration %s: use a positive duration like 20s", opts.Duration)
-	case opts.f.CheckDatabaseURL() != nil:
-		return opts.f.CheckDatabaseURL()
+	if err := opts.check(); err != nil {
+		return err
 	}
 	res, err := bench.Storm(ctx, bench.StormConfig{
 		URL: opts.f.DatabaseURL, Leads: opts.Leads, Batch: opts.Batch, Concurrency: opts.Concurrency,
-		HunterLatency: opts.HunterLatency, Duration: opts.Duration, Schema: opts.Schema,
+		HunterLatency: opts.HunterLatency, Duration: opts.Duration, Schema: opts.Schema, Binary: opts.TickBinary,
 		Running: func() { fmt.Fprintln(opts.f.IO.ErrOut, bench.StormRunning) },
 	})
 	if err != nil {
@@ -93,6 +87,28 @@ func benchStormRun(ctx context.Context, opts *BenchStormOptions) error {
 		fmt.Fprintln(opts.f.IO.Out, "the backlog ran out before the end: raise --leads")
 	}
 	return nil
+}
+
+// check is the rule of each of bench storm's flags.
+func (opts *BenchStormOptions) check() error {
+	switch {
+	case opts.Leads < 1:
+		return usageError("invalid --leads %d: use 1 or more", opts.Leads)
+	case opts.Batch < 1 || opts.Batch > 10000:
+		return usageError("invalid --batch %d: use 1 to 10000", opts.Batch)
+	case opts.Concurrency < 1 || opts.Concurrency > 1000:
+		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
+	case opts.HunterLatency < 0 || opts.HunterLatency > time.Minute:
+		return usageError("invalid --hunter-latency %s: use 0 to 1m", opts.HunterLatency)
+	case opts.Duration < 0:
+		return usageError("invalid --duration %s: use a positive duration like 20s", opts.Duration)
+	}
+	if opts.TickBinary != "" {
+		if _, err := exec.LookPath(opts.TickBinary); err != nil {
+			return usageError("invalid --tick-binary %q: %v (give the path of a built rindactl)", opts.TickBinary, err)
+		}
+	}
+	return opts.f.CheckDatabaseURL()
 }
 
 // BenchIncidentOptions holds the flags of `rindactl bench incident`.
