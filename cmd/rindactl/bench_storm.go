@@ -103,12 +103,21 @@ func (opts *BenchStormOptions) check() error {
 	case opts.Duration < 0:
 		return usageError("invalid --duration %s: use a positive duration like 20s", opts.Duration)
 	}
-	if opts.TickBinary != "" {
-		if _, err := exec.LookPath(opts.TickBinary); err != nil {
-			return usageError("invalid --tick-binary %q: %v (give the path of a built rindactl)", opts.TickBinary, err)
-		}
+	if err := checkTickBinary(opts.TickBinary); err != nil {
+		return err
 	}
 	return opts.f.CheckDatabaseURL()
+}
+
+// checkTickBinary: a --tick-binary given is a program that runs.
+func checkTickBinary(path string) error {
+	if path == "" {
+		return nil
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		return usageError("invalid --tick-binary %q: %v (give the path of a built rindactl)", path, err)
+	}
+	return nil
 }
 
 // BenchIncidentOptions holds the flags of `rindactl bench incident`.
@@ -120,7 +129,9 @@ type BenchIncidentOptions struct {
 	SMTPDelay time.Duration
 	Warmup    time.Duration
 	Leads     int
-	Output    string
+	// TickBinary is the storm's --tick-binary.
+	TickBinary string
+	Output     string
 }
 
 func newCmdBenchIncident(f *Factory) *cobra.Command {
@@ -147,15 +158,13 @@ their ratio, and the median, min and max of the ratios.`,
 	fl.DurationVar(&opts.SMTPDelay, "smtp-delay", bench.IncidentSMTPDelayDefault, "time the SMTP server takes to accept each message (0: at once)")
 	fl.DurationVar(&opts.Warmup, "warmup", bench.IncidentWarmupDefault, "how long the storm runs before email starts")
 	fl.IntVar(&opts.Leads, "leads", bench.StormLeadsDefault, "due leads each storm loads")
+	fl.StringVar(&opts.TickBinary, "tick-binary", "", "the rindactl whose enrich tick the storm runs, e.g. another commit's build for a before/after comparison (default: this one)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
-func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
+// check is the rule of each of bench incident's flags.
+func (opts *BenchIncidentOptions) check() error {
 	switch {
 	case opts.Pairs < 1 || opts.Pairs > 100:
 		return usageError("invalid --pairs %d: use 1 to 100", opts.Pairs)
@@ -169,12 +178,24 @@ func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
 		return usageError("invalid --warmup %s: use a positive duration like 3s", opts.Warmup)
 	case opts.Leads < 1:
 		return usageError("invalid --leads %d: use 1 or more", opts.Leads)
-	case opts.f.CheckDatabaseURL() != nil:
-		return opts.f.CheckDatabaseURL()
+	}
+	if err := checkTickBinary(opts.TickBinary); err != nil {
+		return err
+	}
+	return opts.f.CheckDatabaseURL()
+}
+
+func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
+	format, err := parseOutput(opts.Output)
+	if err != nil {
+		return err
+	}
+	if err := opts.check(); err != nil {
+		return err
 	}
 	res, err := bench.Incident(ctx, bench.IncidentConfig{
 		URL: opts.f.DatabaseURL, Pairs: opts.Pairs, Steps: opts.Steps, Mailboxes: opts.Mailboxes,
-		SMTPDelay: opts.SMTPDelay, Warmup: opts.Warmup, Storm: bench.StormConfig{Leads: opts.Leads},
+		SMTPDelay: opts.SMTPDelay, Warmup: opts.Warmup, Storm: bench.StormConfig{Leads: opts.Leads, Binary: opts.TickBinary},
 	})
 	if err != nil {
 		return err

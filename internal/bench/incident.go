@@ -46,8 +46,9 @@ type IncidentConfig struct {
 	Mailboxes int
 	SMTPDelay time.Duration
 	Warmup    time.Duration
-	// Storm sets the storm's backlog and shape (its URL, Binary and
-	// Duration are the replay's).
+	// Storm sets the storm's backlog and shape (its URL and Duration are
+	// the replay's; its Binary, when set, is the rindactl whose enrich
+	// tick the storm runs: --tick-binary).
 	Storm StormConfig
 }
 
@@ -160,6 +161,9 @@ func stormArgs(sc StormConfig, schema string) []string {
 	}
 	if sc.HunterLatency > 0 {
 		args = append(args, "--hunter-latency", sc.HunterLatency.String())
+	}
+	if sc.Binary != "" {
+		args = append(args, "--tick-binary", sc.Binary)
 	}
 	return args
 }
