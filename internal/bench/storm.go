@@ -19,6 +19,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults of `rindactl bench storm`: the incident's enrichment as issue 26
@@ -97,8 +98,8 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 	providers.Hunter.SetLatency(cfg.HunterLatency)
 
 	env := stormEnv(schemaURL(cfg.URL, s.Name), providers.Env())
-	args := []string{"enrich", "tick", "--batch", strconv.Itoa(cfg.Batch), "--concurrency", strconv.Itoa(cfg.Concurrency),
-		"--providers", findymail.Name + "," + hunter.Name, "--output", "json", "--log-level", "error"}
+	args := append(tickkind.Enrich.Args(), "--batch", strconv.Itoa(cfg.Batch), "--concurrency", strconv.Itoa(cfg.Concurrency),
+		"--providers", findymail.Name+","+hunter.Name, "--output", "json", "--log-level", "error")
 
 	pm, err := Postmaster(ctx, s.Pool)
 	if err != nil {
