@@ -10,11 +10,14 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults for the per-connection safety settings. A tick must never hang on
@@ -24,7 +27,23 @@ const (
 	LockTimeoutDefault      = 5 * time.Second
 	ConnectTimeoutDefault   = 5 * time.Second
 	MaxConnsDefault         = 8
+	// BackgroundMaxConnsDefault bounds a background tick's pool
+	// (enrichment): its claim running ahead, its grouped outcome records,
+	// and one admission and one settle statement per workspace x provider
+	// (guard groups) need no more, and however hot it runs it then keeps
+	// at most this many backends busy on a database email shares.
+	BackgroundMaxConnsDefault = 4
 )
+
+// TickMaxConns is the pool bound of a tick of kind: small for background
+// work, so a storm cannot take the database's cores from email. An
+// explicit pool_max_conns in the database URL overrides it.
+func TickMaxConns(kind tickkind.Kind) int32 {
+	if kind.Background() {
+		return BackgroundMaxConnsDefault
+	}
+	return MaxConnsDefault
+}
 
 // Config tunes Open. Zero values take the defaults above.
 type Config struct {
@@ -99,6 +118,10 @@ func ParseConfig(cfg Config) (*pgxpool.Config, error) {
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = MaxConnsDefault
+	}
+	if strings.Contains(cfg.URL, "pool_max_conns") {
+		// The operator's own bound, as pgx read it from the URL.
+		cfg.MaxConns = pcfg.MaxConns
 	}
 	if cfg.ApplicationName == "" {
 		cfg.ApplicationName = "rindactl"
