@@ -1,5 +1,7 @@
 -- Claims up to $1 due enrollments for tick $3 with a lease of $2, none on
--- the mailboxes in $4 (still busy with an earlier batch of this tick).
+-- the mailboxes in $4 (still busy with an earlier batch of this tick). It is
+-- the second statement of the claim's transaction: $5 are the mailboxes the
+-- first (email_claim_lock.sql) locked.
 --
 -- Fair: each active campaign offers its own oldest due rows (LATERAL), and
 -- the batch takes them round-robin by rank within the campaign, so a huge
@@ -9,41 +11,53 @@
 -- predicate, which must be literal for the partial index) and, where the
 -- campaign says follow_ups_first, take a mailbox's room first, so a backlog
 -- of new leads cannot break running threads.
--- Only mailboxes that are active, not paused and under their cap in force
--- (cap_today: the daily cap lowered by a warm-up ramp, over a rolling 24
--- hours of sends) are served, and no mailbox gets more rows than its
--- remaining room. A mailbox with a human gap gets one row per claim, only
--- once its next_send_not_before has passed, which then moves a random gap
--- ahead; its row is locked (SKIP LOCKED) so two ticks cannot both take its
--- turn. Leads without an email are not claimed: they are blocked, not due.
+--
+-- Caps are charged here, at the claim. A mailbox with a cap in force
+-- (cap_today: the daily cap lowered by a warm-up ramp) or a human gap is
+-- served only if this transaction holds its row lock ($5), and gets at most
+-- its room: the cap less
+--   * its sends in the last 24 hours that are not 'failed' ('sending',
+--     'sent', 'delivery_unknown'), each counted for 24 hours from the later
+--     of its 'sending' write and its outcome (sent_at), so from after the
+--     server had it; a row still 'sending' counts until it is settled;
+--   * its enrollments leased to a tick (locked_until > now()) whose step
+--     has no such sends row yet: claimed, not yet sending.
+-- A row released unsent loses its lease (and its 'sending' row becomes
+-- 'failed'), so its slot comes back; a crashed tick's rows come back when
+-- their lease runs out; a delivery_unknown keeps its slot. A mailbox with
+-- neither cap nor gap needs no lock and is served as it is (unless this
+-- statement sees it capped after all: then it waits for the next claim).
+-- A mailbox with a gap gets one row per claim, only once its
+-- next_send_not_before has passed, which then moves a random gap ahead.
+-- Leads without an email are not claimed: they are blocked, not due.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
-WITH spaced_turns AS (
-    SELECT m.id, m.cap_today
+WITH open_mailboxes AS (
+    SELECT m.id, m.cap_today, m.gap_max > interval '0' AS spaced
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
       AND m.id <> ALL ($4::bigint[])
-      AND m.gap_max > interval '0' AND m.next_send_not_before <= now()
-    FOR UPDATE OF m SKIP LOCKED
-),
-open_mailboxes AS (
-    SELECT m.id, m.cap_today, false AS spaced
-    FROM mailboxes m
-    WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
-      AND m.id <> ALL ($4::bigint[])
-      AND m.gap_max = interval '0'
-    UNION ALL
-    SELECT st.id, st.cap_today, true FROM spaced_turns st
+      AND (m.cap_today = 0 AND m.gap_max = interval '0'
+           OR m.id = ANY ($5::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
 ),
 healthy AS (
     SELECT o.id,
            least(CASE WHEN o.spaced THEN 1 ELSE 2147483647 END,
                  CASE WHEN o.cap_today = 0 THEN 2147483647
-                      ELSE o.cap_today - (SELECT count(*)
-                                          FROM sends s
-                                          WHERE s.mailbox_id = o.id
-                                            AND s.status <> 'failed'
-                                            AND s.created_at > now() - interval '24 hours')
+                      ELSE o.cap_today
+                           - (SELECT count(*)
+                              FROM sends s
+                              WHERE s.mailbox_id = o.id
+                                AND s.created_at > now() - interval '48 hours'
+                                AND s.status <> 'failed'
+                                AND (s.status = 'sending' OR greatest(s.created_at, s.sent_at) > now() - interval '24 hours'))
+                           - (SELECT count(*)
+                              FROM enrollments e
+                              WHERE e.mailbox_id = o.id
+                                AND e.locked_until > now()
+                                AND NOT EXISTS (SELECT 1 FROM sends s
+                                                WHERE s.enrollment_id = e.id AND s.step = e.current_step
+                                                  AND s.status <> 'failed'))
                  END) AS room
     FROM open_mailboxes o
 ),
