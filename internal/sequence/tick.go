@@ -42,7 +42,10 @@ const (
 	OutcomeMailboxPaused   = "mailbox_paused"
 	OutcomeMailboxDisabled = "mailbox_disabled"
 	OutcomeReleased        = "released" // not attempted: mailbox paused in this tick, or time is up
-	OutcomeUnknown         = "unknown"  // a crash left the step 'sending': not resent
+	// OutcomeOutsideWindow: not attempted, the lead's sending window was
+	// shut at its turn; due again when the window opens.
+	OutcomeOutsideWindow = "outside_window"
+	OutcomeUnknown       = "unknown" // a crash left the step 'sending': not resent
 	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
 	// the enrollment is delivery_unknown and the step is never resent.
 	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
