@@ -104,6 +104,12 @@ type Mailbox struct {
 	Remaining   int64      `json:"remaining"`
 	PausedUntil *time.Time `json:"paused_until"`
 	PauseReason string     `json:"pause_reason"`
+
+	// For the drain estimate: the overdue rows by when they may go, the
+	// taken slots of the cap by when they free, and the warm-up ramp.
+	backlog []drainSlot
+	taken   []drainSlot
+	ramp    store.OpsRamp
 }
 
 // Paused reports whether the mailbox sends nothing at now.
@@ -204,6 +210,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		due          []store.OpsDueGroup
 		campaigns    []store.OpsCampaign
 		mailboxes    []store.OpsMailbox
+		slots        []store.OpsSlot
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -231,7 +238,10 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		mailboxes, err = store.OpsMailboxes(gctx, db, now, sc.workspaceID, sc.campaignID)
+		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sc.workspaceID, sc.campaignID); err != nil {
+			return err
+		}
+		slots, err = store.OpsMailboxSlots(gctx, db, now, sc.workspaceID, sc.campaignID)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -258,8 +268,8 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		r.Spend = append(r.Spend, sp)
 	}
 	r.Enrich = enrichFrom(enrichCounts, breakers, reached, now)
-	r.Email = emailFrom(due, campaigns, mailboxes, now)
-	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples)
+	r.Email = emailFrom(due, campaigns, mailboxes, slots, now)
+	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples, now)
 	return r, nil
 }
 
@@ -299,17 +309,23 @@ func BreakerOpen(state string, openUntil *time.Time, now time.Time) bool {
 	return state == "open" && openUntil != nil && openUntil.After(now)
 }
 
-func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes []store.OpsMailbox, now time.Time) Email {
+func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes []store.OpsMailbox, slots []store.OpsSlot, now time.Time) Email {
 	e := Email{Mailboxes: make([]Mailbox, 0, len(mailboxes)), Campaigns: make([]Campaign, 0, len(campaigns))}
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason}
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason,
+			ramp: m.Ramp}
 		if m.CapToday > 0 {
 			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
 		}
 		e.Mailboxes = append(e.Mailboxes, mb)
 		mbIndex[m.ID] = i
+	}
+	for _, s := range slots {
+		if i, ok := mbIndex[s.MailboxID]; ok {
+			e.Mailboxes[i].taken = append(e.Mailboxes[i].taken, drainSlot{s.FreesAt, s.N})
+		}
 	}
 	cIndex := make(map[int64]int, len(campaigns))
 	windows := make(map[int64]window, len(campaigns))
@@ -350,6 +366,7 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 			e.Overdue += g.Count
 			if mi >= 0 {
 				e.Mailboxes[mi].Overdue += g.Count
+				e.Mailboxes[mi].backlog = append(e.Mailboxes[mi].backlog, drainSlot{g.WaitsUntil, g.Count})
 			}
 			if oldest[ci].IsZero() || g.Oldest.Before(oldest[ci]) {
 				oldest[ci] = g.Oldest

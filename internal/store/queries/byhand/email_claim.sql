@@ -15,18 +15,11 @@
 -- Caps are charged here, at the claim. A mailbox with a cap in force
 -- (cap_today: the daily cap lowered by a warm-up ramp) or a human gap is
 -- served only if this transaction holds its row lock ($5), and gets at most
--- its room: the cap less
---   * its sends in the last 24 hours that are not 'failed' ('sending',
---     'sent', 'delivery_unknown'), each counted for 24 hours from the later
---     of its 'sending' write and its outcome (sent_at), so from after the
---     server had it; a row still 'sending' counts until it is settled;
---   * its enrollments leased to a tick (locked_until > now()) whose step
---     has no such sends row yet: claimed, not yet sending.
--- A row released unsent loses its lease (and its 'sending' row becomes
--- 'failed'), so its slot comes back; a crashed tick's rows come back when
--- their lease runs out; a delivery_unknown keeps its slot. A mailbox with
--- neither cap nor gap needs no lock and is served as it is (unless this
--- statement sees it capped after all: then it waits for the next claim).
+-- its room: the cap less the slots mailbox_cap_slots counts as taken (its
+-- sends of the last 24 hours, and its rows leased to ticks that have no
+-- sends row yet; see migration 00010). A mailbox with neither cap nor gap
+-- needs no lock and is served as it is (unless this statement sees it
+-- capped after all: then it waits for the next claim).
 -- A mailbox with a gap gets one row per claim, only once its
 -- next_send_not_before has passed, which then moves a random gap ahead.
 -- Leads without an email are not claimed: they are blocked, not due.
@@ -44,20 +37,7 @@ healthy AS (
     SELECT o.id,
            least(CASE WHEN o.spaced THEN 1 ELSE 2147483647 END,
                  CASE WHEN o.cap_today = 0 THEN 2147483647
-                      ELSE o.cap_today
-                           - (SELECT count(*)
-                              FROM sends s
-                              WHERE s.mailbox_id = o.id
-                                AND s.created_at > now() - interval '48 hours'
-                                AND s.status <> 'failed'
-                                AND (s.status = 'sending' OR greatest(s.created_at, s.sent_at) > now() - interval '24 hours'))
-                           - (SELECT count(*)
-                              FROM enrollments e
-                              WHERE e.mailbox_id = o.id
-                                AND e.locked_until > now()
-                                AND NOT EXISTS (SELECT 1 FROM sends s
-                                                WHERE s.enrollment_id = e.id AND s.step = e.current_step
-                                                  AND s.status <> 'failed'))
+                      ELSE o.cap_today - (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(o.id, now()) c)
                  END) AS room
     FROM open_mailboxes o
 ),
