@@ -137,3 +137,47 @@ func (f *fixture) parallelTicks(n int, opts TickOptions) {
 		f.t.Fatalf("tick: %v", err)
 	}
 }
+
+// A step a dead tick left 'sending' is recorded delivery_unknown by the
+// next tick whatever holds its mailbox back: at its cap (the 'sending' row
+// itself takes the last slot), paused, or the enrollment replied meanwhile.
+// Found by the invariant harness: before, the claim only took rows of
+// mailboxes with room, so such a row stayed 'sending' until the mailbox
+// had room again, or for good once it was disabled.
+func TestTickRecordsACrashedSendWhateverHoldsItsMailbox(t *testing.T) {
+	t.Parallel()
+	for _, hold := range []string{"cap", "paused", "replied"} {
+		t.Run(hold, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, fixtureOptions{leads: 2, mailboxes: 1, dailyCap: 1})
+			f.exec(`INSERT INTO sends (enrollment_id, step, mailbox_id, message_id)
+				SELECT e.id, 1, e.mailbox_id, 'crashed@acme.test' FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = 'lead1@example.test'`)
+			f.exec(`UPDATE enrollments e SET locked_by = 'dead-tick', locked_until = now() - interval '1 minute', next_send_at = now() - interval '1 minute'
+				FROM leads l WHERE l.id = e.lead_id AND l.email = 'lead1@example.test'`)
+			switch hold {
+			case "paused":
+				f.exec(`UPDATE mailboxes SET paused_until = now() + interval '4 hours'`)
+			case "replied":
+				f.exec(`UPDATE enrollments e SET status = 'replied' FROM leads l WHERE l.id = e.lead_id AND l.email = 'lead1@example.test'`)
+			}
+			rep := f.tick(TickOptions{})
+			if rep.Outcomes[OutcomeUnknown] != 1 {
+				t.Errorf("outcomes %v, want the crashed step recorded unknown", rep.Outcomes)
+			}
+			if n := f.count(`SELECT count(*) FROM sends WHERE message_id = 'crashed@acme.test' AND status = 'delivery_unknown'`); n != 1 {
+				t.Error("the crashed step's send is not delivery_unknown")
+			}
+			want := "delivery_unknown"
+			if hold == "replied" {
+				want = "replied"
+			}
+			if n := f.count(`SELECT count(*) FROM enrollments e JOIN leads l ON l.id = e.lead_id
+				WHERE l.email = 'lead1@example.test' AND e.status = $1 AND e.locked_until IS NULL`, want); n != 1 {
+				t.Errorf("the crashed enrollment is not %s and unleased", want)
+			}
+			if got := f.srv.Received(); got != 0 {
+				t.Errorf("the server received %d messages; the cap (taken by the crashed send) or the pause allows none", got)
+			}
+		})
+	}
+}

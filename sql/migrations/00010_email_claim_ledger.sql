@@ -21,10 +21,11 @@
 -- by a transaction that started after its own.
 --
 -- enrollments_leased_idx finds the leased rows without walking the
--- mailbox's active enrollments. It holds only leased rows: the settle
--- clears locked_until, and a claim's update already writes a new entry in
--- every index (next_send_at changes), so it adds one small entry per
--- claimed row and nothing per settled one.
+-- mailbox's active enrollments, and the rows a dead tick left leased (the
+-- claim records those whose step it left 'sending'). It holds only leased
+-- rows: the settle clears locked_until, and a claim's update already
+-- writes a new entry in every index (next_send_at changes), so it adds one
+-- small entry per claimed row and nothing per settled one.
 --
 -- NO TRANSACTION: the index is built CONCURRENTLY, a deploy must not block
 -- running ticks; both statements are idempotent.
@@ -32,7 +33,7 @@
 -- +goose NO TRANSACTION
 -- +goose Up
 CREATE INDEX CONCURRENTLY IF NOT EXISTS enrollments_leased_idx
-    ON enrollments (mailbox_id) WHERE locked_until IS NOT NULL;
+    ON enrollments (mailbox_id, locked_until) WHERE locked_until IS NOT NULL;
 
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION mailbox_cap_slots(mailbox bigint, at timestamptz)

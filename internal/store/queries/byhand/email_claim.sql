@@ -23,6 +23,8 @@
 -- A mailbox with a gap gets one row per claim, only once its
 -- next_send_not_before has passed, which then moves a random gap ahead.
 -- Leads without an email are not claimed: they are blocked, not due.
+-- Besides the batch, it takes up to $1 rows a dead tick left 'sending'
+-- (crashed, below) to record them.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
 WITH open_mailboxes AS (
@@ -101,6 +103,27 @@ picked AS (
     ORDER BY campaign_rank, priority, next_send_at, id
     LIMIT $1
 ),
+crashed AS (
+    -- Rows whose tick died while their step was 'sending' (lease run out,
+    -- never settled): taken whatever their mailbox's room, pause or gap
+    -- and whatever their status (a reply may have come meanwhile), since
+    -- the tick only records them delivery_unknown and sends nothing; a
+    -- full or paused mailbox would otherwise leave them 'sending' for a
+    -- day or for good. enrollments_leased_idx holds them.
+    SELECT e.id, e.mailbox_id, e.next_send_at
+    FROM enrollments e
+    WHERE e.locked_until IS NOT NULL AND e.locked_until <= now()
+      AND EXISTS (SELECT 1 FROM sends s
+                  WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status = 'sending')
+    ORDER BY e.locked_until
+    LIMIT $1
+    FOR UPDATE OF e SKIP LOCKED
+),
+claimed AS (
+    SELECT id, mailbox_id, next_send_at FROM picked
+    UNION
+    SELECT id, mailbox_id, next_send_at FROM crashed
+),
 spaced AS (
     -- The gap starts at the claim: the tick sends right away.
     UPDATE mailboxes m
@@ -112,7 +135,7 @@ SET next_send_at = now() + $2::interval,
     locked_until = now() + $2::interval,
     locked_by    = $3,
     updated_at   = now()
-FROM picked p, leads l
+FROM claimed p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
 RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
           l.first_name, l.last_name, l.company, l.company_domain, lower(btrim(l.email)), coalesce(l.timezone, ''),
