@@ -63,7 +63,7 @@ func TestInvariants(t *testing.T) {
 		})
 		sum.Runs++
 		if w != nil {
-			sum.Processes += len(w.logs)
+			sum.Processes += w.processes
 			sum.Kills += w.kills
 			sum.Restarts += w.restarts
 			for _, l := range w.logs {

@@ -112,6 +112,7 @@ func (w *world) epoch(e int) {
 			}
 			w.mu.Lock()
 			w.restarts++
+			w.logs = append(w.logs, fmt.Sprintf("postgres restarted (immediate %v) at +%s", immediate, at))
 			w.mu.Unlock()
 		}()
 	}

@@ -51,8 +51,9 @@ type world struct {
 	logs []string // one line per process: what it was, how it ended
 	// exit2 lists processes that exited 2 (usage): a harness mistake.
 	exit2 []string
-	// restarts counts Postgres restarts, kills SIGKILLs.
-	restarts, kills int
+	// processes counts rindactl processes run, restarts Postgres restarts,
+	// kills SIGKILLs.
+	processes, restarts, kills int
 	caps            []capObservation
 	providerModes   []providerModeChange
 }
@@ -281,6 +282,7 @@ func (w *world) exec(p process) (int, string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.processes++
 	w.logs = append(w.logs, fmt.Sprintf("%s %s: exit %d", p.name, strings.Join(p.args, " "), code))
 	if code == -1 {
 		w.kills++
