@@ -54,8 +54,8 @@ type world struct {
 	// processes counts rindactl processes run, restarts Postgres restarts,
 	// kills SIGKILLs.
 	processes, restarts, kills int
-	caps            []capObservation
-	providerModes   []providerModeChange
+	caps                       []capObservation
+	providerModes              []providerModeChange
 }
 
 // capObservation is every mailbox's cap in force at a harness time.
