@@ -40,3 +40,12 @@ GRANT SELECT, INSERT ON suppressions TO rindactl_tick;
 -- Email: one address per campaign, and the metrics' running totals (issue 15).
 GRANT SELECT, INSERT ON campaign_recipients TO rindactl_tick;
 GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;
+
+-- Inbox: messages skipped as unprocessable (issue 25).
+GRANT SELECT, INSERT, UPDATE ON inbox_skipped TO rindactl_tick;
+
+-- Provider accounts (issue 24): credits read from the providers' account
+-- endpoints, shared by every process; workspaces' own API keys, sealed
+-- (read only: `workspace set-key` and `secrets rotate` run as the owner).
+GRANT SELECT, INSERT, UPDATE ON provider_credits TO rindactl_tick;
+GRANT SELECT ON workspace_provider_keys TO rindactl_tick;

@@ -13,6 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/schedule"
+	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -123,6 +124,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			if err := checkTicks(ctx, pool, opts, &rep); err != nil {
 				rep.Problems = append(rep.Problems, "tick history: "+err.Error())
 			}
+			checkOwnKeys(ctx, opts.f, pool, &rep)
 		}
 	}
 
@@ -215,5 +217,21 @@ func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) {
 		}
 	default:
 		rep.Checks = append(rep.Checks, "env file "+opts.EnvFile+" reads the same in sh and systemd")
+	}
+}
+
+// checkOwnKeys reports whether the master key on this host opens the
+// workspaces' own provider keys (never a key itself).
+func checkOwnKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, rep *doctorReport) {
+	keys, err := secrets.Load(ctx, pool, f.Getenv)
+	switch {
+	case err != nil:
+		rep.Problems = append(rep.Problems, "workspace provider keys: "+err.Error())
+	case len(keys) > 0:
+		n := 0
+		for _, byProvider := range keys {
+			n += len(byProvider)
+		}
+		rep.Checks = append(rep.Checks, fmt.Sprintf("%d workspace provider key(s) open with the master key", n))
 	}
 }

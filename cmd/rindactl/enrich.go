@@ -8,14 +8,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/credits"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -75,7 +78,10 @@ at its buckets' pace (rate_wait_ms in the JSON is the total wait).
 
 Provider keys come from RINDA_<PROVIDER>_API_KEY. A provider without a key
 on this host is left out of the tick (said once on stderr, nothing shared
-is written); with no usable finder the tick exits 2.
+is written); with no usable finder the tick exits 2. A workspace with its
+own key ('rindactl workspace set-key') calls with it, on its own token
+bucket and credits; the stored keys open with RINDA_SECRET_KEY (or
+RINDA_SECRET_KEY_FILE): without it, or with the wrong one, the tick exits 2.
 
 See docs/enrichment.md for the state machine.`,
 		Example: `  # what cron runs every minute
@@ -170,6 +176,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 
 	cfg.Lease = opts.Lease
+	ccfg, err := credits.ConfigFromEnv(opts.f.Getenv, seen...)
+	if err != nil {
+		return usageError("%v", err)
+	}
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
@@ -184,6 +194,9 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 			return usageError("%v", err)
 		}
 		cfg.Guard = guard.New(pool, gcfg, m)
+	}
+	if err := ownKeys(ctx, opts.f, pool, &cfg); err != nil {
+		return err
 	}
 	if opts.Workspace != "" {
 		if cfg.WorkspaceID, err = store.WorkspaceID(ctx, pool, opts.Workspace); err != nil {
@@ -203,6 +216,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		for outcome, n := range rep.Outcomes.Map() {
 			m.AddLeads(outcome, n)
 		}
+		watchCredits(ctx, opts.f, pool, ccfg, cfg, m)
 	}
 	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, err == nil, opts.tickOutputs)
 	if err != nil {
@@ -217,4 +231,61 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	fmt.Fprintf(ios.Out, "tick %s claimed %s: %s enriched, %s not_found, %s pending, %s unreachable, %s enrichment_failed; calls %s; %dms\n",
 		rep.TickID, n(rep.Claimed), n(o.Enriched), n(o.NotFound), n(o.Pending), n(o.Unreachable), n(o.EnrichmentFailed), cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
 	return nil
+}
+
+// ownKeys opens the workspaces' own provider keys and gives cfg their
+// adapters. A missing or wrong master key is a usage error (exit 2).
+func ownKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, cfg *enrich.TickConfig) error {
+	keys, err := secrets.Load(ctx, pool, f.Getenv)
+	var kerr *secrets.ConfigError
+	if errors.As(err, &kerr) {
+		return usageError("%v", kerr)
+	}
+	if err != nil {
+		return err
+	}
+	var finders []string
+	for _, fd := range cfg.Finders {
+		finders = append(finders, fd.Name())
+	}
+	verifier := ""
+	if cfg.Verifier != nil {
+		verifier = cfg.Verifier.Name()
+	}
+	cfg.OwnFinders, cfg.OwnVerifiers, err = provider.OwnAdapters(keys, finders, verifier, f.Getenv, provider.WithLogger(f.Logger()))
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
+// watchCredits reads the credits of the tick's provider accounts when they
+// are due (at most once per RINDA_CREDITS_REFRESH across all processes),
+// alerts when a runway runs short (credits_low, delivered with the other
+// events right after) and puts the credits in the tick's metrics. It never
+// fails the tick: a problem is logged and the next tick tries again.
+func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg credits.Config, cfg enrich.TickConfig, m *metrics.Metrics) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*ccfg.ReadTimeout)
+	defer cancel()
+	var host []any
+	for _, fd := range cfg.Finders {
+		host = append(host, fd)
+	}
+	if cfg.Verifier != nil {
+		host = append(host, cfg.Verifier)
+	}
+	rows, err := credits.Refresh(ctx, pool, ccfg, credits.AccountsOf(host, cfg.OwnFinders, cfg.OwnVerifiers), f.Logger())
+	if err != nil {
+		f.Logger().Warn("reading provider credits failed; the next tick tries again", "component", "credits", "error", err.Error())
+	}
+	for _, r := range rows {
+		if r.Credits == nil {
+			continue
+		}
+		key := "host"
+		if r.Workspace != "" {
+			key = r.Workspace
+		}
+		m.CreditsRemaining(r.Provider, key, *r.Credits)
+	}
 }

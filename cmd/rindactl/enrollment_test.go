@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -22,6 +23,10 @@ func TestEnrollmentMarkStopsSequences(t *testing.T) {
 	}
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (workspace_id, external_id, first_name, email)
 		SELECT w.id, 'ext-' || g, 'F' || g, 'Lead' || g || '@Example.test' FROM workspaces w, generate_series(1, 3) g`); err != nil {
+		t.Fatal(err)
+	}
+	// Written in a legacy spelling, then rewritten as migration 00013 does.
+	if err := store.RewriteAddresses(ctx, db.Pool); err != nil {
 		t.Fatal(err)
 	}
 	if res := runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads"); res.code != 0 {

@@ -129,7 +129,12 @@ func TestExitCodeTable(t *testing.T) {
 	// Per command: arguments that would work given a database, and
 	// arguments that are bad input (run against a real database when the
 	// input can only be judged there).
-	cases := map[string]struct{ ok, bad []string }{
+	masterKey, nextKey := "ZXhpdC1jb2RlLXRhYmxlLW1hc3Rlci1rZXktMDAwMDE=", "ZXhpdC1jb2RlLXRhYmxlLW5ldy1tYXN0ZXIta2V5LTA="
+	cases := map[string]struct {
+		ok, bad []string
+		// env is added to every environment the row runs in.
+		env map[string]string
+	}{
 		"migrate":           {ok: nil, bad: []string{"sideways"}},
 		"doctor":            {ok: []string{"--env-file", goodEnvFile(t)}, bad: []string{"--interval", "0s"}},
 		"import leads":      {ok: []string{"--workspace", "acme", goodCSV}, bad: []string{"--workspace", "acme", badCSV}},
@@ -143,11 +148,16 @@ func TestExitCodeTable(t *testing.T) {
 		"requeue":           {ok: []string{"--status=unreachable", "--dry-run"}, bad: []string{"--status=bogus"}},
 		"why lead":          {ok: []string{"1"}, bad: []string{"crm-999"}},
 		"why enrollment":    {ok: []string{"1"}, bad: []string{"abc"}},
+		"why mailbox":       {ok: []string{"sdr01@acme.test"}, bad: []string{"nobody@acme.test"}},
 		"breaker list":      {ok: nil, bad: []string{"--output", "yaml"}},
 		"breaker reset":     {ok: []string{"--workspace", "acme", "--provider", "hunter"}, bad: []string{"--workspace", "nosuch", "--provider", "hunter"}},
 		"breaker open":      {ok: []string{"--workspace", "acme", "--provider", "hunter", "--for", "1h"}, bad: []string{"--workspace", "acme", "--provider", "hunter"}},
 		"workspace list":    {ok: nil, bad: []string{"--output", "yaml"}},
 		"workspace set":     {ok: []string{"acme", "--monthly-usd-ceiling", "10"}, bad: []string{"acme", "--monthly-usd-ceiling", "lots"}},
+		"workspace set-key": {ok: []string{"--workspace", "acme", "--provider", "hunter", "--remove"}, bad: []string{"--workspace", "acme", "--provider", "nosuch"}},
+		"providers":         {ok: []string{"--no-refresh"}, bad: []string{"--output", "yaml"}},
+		"secrets rotate": {ok: nil, bad: []string{"--new-key-file", filepath.Join(dir, "none")},
+			env: map[string]string{"RINDA_SECRET_KEY": masterKey, "RINDA_SECRET_KEY_NEW": nextKey}},
 		"events list":       {ok: nil, bad: []string{"--limit", "0"}},
 		"events deliver":    {ok: nil, bad: []string{"--max-duration", "0s"}},
 		"schedule print":    {ok: []string{"--format", "crontab"}, bad: []string{"--format", "crontab", "--enrich", "61 * * * *"}},
@@ -186,6 +196,12 @@ func TestExitCodeTable(t *testing.T) {
 			default:
 				args = append(slices.Clone(argv), c.ok...)
 				env = envs[class]
+			}
+			for k, v := range c.env {
+				if env == nil {
+					env = map[string]string{}
+				}
+				env[k] = v
 			}
 			if _, known := cases[path]; !known && class != "unknown flag" && class != "no subcommand" {
 				t.Errorf("%s: no test case for %s", path, class)

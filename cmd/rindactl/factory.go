@@ -4,12 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -76,8 +78,23 @@ func newLogger(w io.Writer, format, level string, tty bool) *slog.Logger {
 		lvl = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: lvl}
+	// Every line passes through redact: no secret the process knows, in
+	// any form, and no value longer than redact.StoredMax reaches stderr.
 	if format == "text" || (format == "" && tty) {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(redact.Handler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(redact.Handler(slog.NewJSONHandler(w, opts)))
+}
+
+// registerSecrets tells redact about the secrets the process holds from
+// the start: the database password (in the URL or PGPASSWORD). The others
+// are registered where they are read (SMTP and IMAP passwords, provider
+// keys, the Slack webhook, Pushgateway credentials).
+func registerSecrets(databaseURL string, getenv func(string) string) {
+	redact.Register(getenv("PGPASSWORD"))
+	if u, err := url.Parse(databaseURL); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			redact.Register(p)
+		}
+	}
 }

@@ -23,7 +23,14 @@ type cliResult struct {
 // runCLI runs a command line in-process with the given environment.
 func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
-	ios, _, out, errOut := cliio.Test()
+	return runCLIIn(t, env, "", args...)
+}
+
+// runCLIIn runs a command line in-process with stdin piped in.
+func runCLIIn(t *testing.T, env map[string]string, stdin string, args ...string) cliResult {
+	t.Helper()
+	ios, in, out, errOut := cliio.Test()
+	in.WriteString(stdin)
 	f := newFactory(ios, func(k string) string { return env[k] })
 	code := execute(context.Background(), f, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}

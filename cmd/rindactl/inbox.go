@@ -30,19 +30,30 @@ func newCmdInboxTick(f *Factory) *cobra.Command {
 	opts := &InboxTickOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "tick",
-		Short: "Read each mailbox's new INBOX messages, end replied and bounced sequences, exit",
+		Short: "Read each mailbox's new INBOX messages, end replied, unsubscribed and bounced sequences, exit",
 		Long: `Read the INBOX of every mailbox with an imap_url (password from its
 password_env; TLS unless the server is on loopback), from where the last
 tick left off (a UIDVALIDITY/UID checkpoint per mailbox), at most --batch
 messages each, and stop at --max-duration. Messages are only peeked at:
 they stay unread.
 
-A reply (In-Reply-To or References naming a message we sent) ends its
-sequence as replied; out-of-office answers do not. A delivery status
-notification (RFC 3464) reporting a failed delivery ends it as bounced,
-and a permanent failure (5.x.x) also suppresses the address. Any number of
-ticks may run at once: each mailbox is leased to one. A mailbox that cannot
-be read is recorded and the tick exits 1 after reading the others.`,
+A reply (In-Reply-To or References naming a message this mailbox sent)
+ends its sequence as replied, or as unsubscribed (address suppressed) when
+its first lines ask to stop; out-of-office answers do not. A delivery status
+notification (RFC 3464, multipart/report at the top level) ends a sequence
+only when it is about one of our sends: by the returned original's
+Message-ID, by a VERP return path (verp: true), or by a failed recipient this
+mailbox mailed in the last 30 days; a permanent failure (5.x.x) also
+suppresses that address. A report naming more than 5 addresses the mailbox
+never mailed is ignored (inbox_suspicious event). A message that cannot be
+processed is recorded as skipped (see 'rindactl why mailbox ADDRESS') and
+never blocks the mailbox. Too many hard bounces pause the mailbox (the
+campaign's bounce_guard).
+
+Every IMAP read ends with the session: 1s after --max-duration, and within
+the mailbox's --lease. Any number of ticks may run at once: each mailbox is
+leased to one. A mailbox that cannot be read is recorded and the tick exits
+1 after reading the others.`,
 		Example: `  rindactl inbox tick
   rindactl inbox tick --batch 200 --max-duration 50s --output json`,
 		Args: exactArgs(0, "none"),
@@ -69,5 +80,8 @@ func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
 	}, func(rep *inbox.TickReport) {
 		fmt.Fprintf(opts.f.IO.Out, "read %s messages from %s mailboxes in %dms\n", cliio.Thousands(rep.Messages), cliio.Thousands(rep.Mailboxes), rep.DurationMS)
 		fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(opts.f.IO.Out, "skipped %s UID %d: %s\n", s.Mailbox, s.UID, s.Reason)
+		}
 	})
 }

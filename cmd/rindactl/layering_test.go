@@ -56,9 +56,11 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// vocabulary are the leaf packages of the domain words (statuses, tick
-// kinds) that the store and the domain share; they import no project package.
-var vocabulary = []string{module + "internal/lead", module + "internal/enrollment", module + "internal/tickkind"}
+// vocabulary are the leaf packages that the store and the domain share: the
+// domain words (statuses, tick kinds), the canonical spelling of an
+// address and the redaction of secrets; they import no project package.
+var vocabulary = []string{module + "internal/lead", module + "internal/enrollment", module + "internal/tickkind",
+	module + "internal/address", module + "internal/redact"}
 
 func isGuard(dep string) bool { return dep == module+"internal/guard" }
 

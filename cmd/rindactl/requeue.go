@@ -29,6 +29,7 @@ type RequeueOptions struct {
 	Campaign  string
 	OlderThan string
 	Limit     int
+	Refind    bool
 	BatchSize int
 	DryRun    bool
 	Yes       bool
@@ -43,7 +44,12 @@ func newCmdRequeue(f *Factory) *cobra.Command {
 		Long: `Move rows a tick gave up on back into the queue, due now:
 
   unreachable, enrichment_failed   leads go back to pending with attempts,
-                                   negative cache and last error cleared
+                                   negative cache and last error cleared;
+                                   what providers already answered stays: an
+                                   address found (and paid for) but not yet
+                                   verified is verified, and no finder that
+                                   answered is asked (or paid) again, unless
+                                   --refind
   failed                           enrollments go back to active; the failed
                                    send of their current step is cleared so
                                    the step is tried again
@@ -63,6 +69,13 @@ terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
   rindactl requeue --status=unreachable --provider=findymail --dry-run
   rindactl requeue --status=unreachable --provider=findymail --yes
 
+  # the verifier's credits renewed: verify the addresses already paid for
+  rindactl breaker reset --workspace acme --provider millionverifier
+  rindactl requeue --status=unreachable --provider=millionverifier --yes
+
+  # ask every finder again (and pay again), forgetting their earlier answers
+  rindactl requeue --status=unreachable --workspace acme --refind --yes
+
   # retry the sends that failed in one campaign during the last incident
   rindactl requeue --status=failed --campaign=q3-outbound --yes --output json
 
@@ -78,6 +91,7 @@ terminal and refuses elsewhere. A filter that matches nothing exits 0.`,
 	fl.StringVar(&opts.Campaign, "campaign", "", "only this campaign (by name; statuses failed and delivery_unknown)")
 	fl.StringVar(&opts.OlderThan, "older-than", "", "only rows unchanged for longer than this (e.g. 30m, 12h, 2d)")
 	fl.IntVar(&opts.Limit, "limit", 0, "move at most this many rows (0: all)")
+	fl.BoolVar(&opts.Refind, "refind", false, "leads: forget what finders already answered (an unverified address, the finders that found nothing), so every finder is asked, and paid, again")
 	fl.IntVar(&opts.BatchSize, "batch-size", requeue.BatchSizeDefault, "rows per transaction")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "count what matches, change nothing")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -111,7 +125,7 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 		return usageError("invalid --batch-size %d: use a positive number", opts.BatchSize)
 	}
 	filter := requeue.Filter{Status: opts.Status, Workspace: opts.Workspace, Provider: opts.Provider,
-		Campaign: opts.Campaign, OlderThan: olderThan, Limit: opts.Limit}
+		Campaign: opts.Campaign, OlderThan: olderThan, Limit: opts.Limit, Refind: opts.Refind}
 	if !slices.Contains(requeue.ValidStatuses(), filter.Status) {
 		return usageError("invalid --status %q: use one of %s", filter.Status, strings.Join(requeue.ValidStatuses(), ", "))
 	}

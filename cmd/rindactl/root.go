@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -111,6 +113,7 @@ breaker instead of looping, and can never delay an email.`,
 		if f.DatabaseURL == "" {
 			f.DatabaseURL = f.Getenv("DATABASE_URL")
 		}
+		registerSecrets(f.DatabaseURL, f.Getenv)
 		if f.LogFormat != "" && f.LogFormat != "json" && f.LogFormat != "text" {
 			return usageError("invalid --log-format %q: use json or text", f.LogFormat)
 		}
@@ -135,6 +138,8 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdWhy(f),
 		newCmdBreaker(f),
 		newCmdWorkspace(f),
+		newCmdSecrets(f),
+		newCmdProviders(f),
 		newCmdEvents(f),
 		newCmdSchedule(f),
 		newCmdRun(f, nil),
@@ -157,7 +162,7 @@ func execute(ctx context.Context, f *Factory, args []string) int {
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintln(f.IO.ErrOut, "rindactl: "+err.Error())
+	fmt.Fprintln(f.IO.ErrOut, "rindactl: "+redact.String(err.Error()))
 	var coded *codedError
 	if errors.As(err, &coded) {
 		return coded.code

@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
@@ -173,13 +176,82 @@ steps:
 		t.Fatal(err)
 	}
 	if held != 0 || sending != 0 {
-		t.Errorf("%d enrollments still leased, %d sends left 'sending', want none", held, sending)
+		t.Errorf("%d enrollments still leased or backed off, %d sends left 'sending', want none", held, sending)
+	}
+	// Issue 29: the signal is no mailbox's failure: no pause, no backoff,
+	// no attempt charged.
+	var paused, charged int
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM mailboxes WHERE paused_until IS NOT NULL OR status <> 'active'),
+		(SELECT count(*) FROM enrollments WHERE attempts > 0 OR last_error IS NOT NULL)`).Scan(&paused, &charged); err != nil {
+		t.Fatal(err)
+	}
+	if paused != 0 || charged != 0 || strings.Contains(stdout.String(), `"transient"`) {
+		t.Errorf("after SIGTERM: %d mailboxes paused, %d enrollments charged, report %s; want none", paused, charged, stdout)
 	}
 	// Every accepted message is recorded once as sent and moved its
 	// enrollment on; every other enrollment is due again at step 1.
 	if sent != srv.Accepted() || advanced != sent || sent+waiting != n || waiting == 0 {
 		t.Errorf("server accepted %d; sends sent=%d, enrollments advanced=%d waiting=%d, want equal counts summing to %d with some waiting",
 			srv.Accepted(), sent, advanced, waiting, n)
+	}
+}
+
+// Issue 29 for the inbox tick: SIGTERM while a session is reading a
+// mailbox over a slow link. The cut session is no mailbox failure: no
+// last_error on the checkpoint, no mailbox_error, the mailbox released, the
+// run recorded with exit 0.
+func TestInboxTickSIGTERMMidSessionIsNoMailboxFailure(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	smtp := smtptest.New(t, smtptest.Options{})
+	imap := imaptest.New(t, nil)
+	if err := imap.AddAccount("sdr01@acme.test", "imap-s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	imapAddr := strings.TrimPrefix(imap.URL("x"), "imap://x@")
+	slow := testkit.SlowProxy(t, imapAddr, 300*time.Millisecond)
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_PASSWORD_SDR01": "imap-s3cret"}
+	campaign := filepath.Join(t.TempDir(), "campaign.yaml")
+	doc := fmt.Sprintf(`workspace: acme
+name: q4
+mailboxes:
+  - address: sdr01@acme.test
+    smtp_url: %s
+    imap_url: imap://sdr01@acme.test@%s
+    password_env: RINDA_PASSWORD_SDR01
+steps:
+  - subject: "Hi {{.FirstName}}"
+    body: "Hello"
+`, smtp.URL(""), slow)
+	if err := os.WriteFile(campaign, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "import", "campaign", campaign); res.code != exitOK {
+		t.Fatalf("import campaign: %+v", res)
+	}
+
+	tickEnv := map[string]string{"DATABASE_URL": db.TickURL(), "RINDA_PASSWORD_SDR01": "imap-s3cret"}
+	cmd, stdout, stderr := startRindactl(t, tickEnv, "inbox", "tick", "--output", "json")
+	ctx := context.Background()
+	testkit.Eventually(t, "the tick to be reading the mailbox", func() bool {
+		var leased int
+		err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox_checkpoints WHERE locked_by IS NOT NULL`).Scan(&leased)
+		return err == nil && leased == 1
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	assertTickRunFinished(t, db, "inbox")
+	var failed int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox_checkpoints WHERE locked_by IS NOT NULL OR last_error IS NOT NULL`).Scan(&failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed != 0 || strings.Contains(stdout.String(), "mailbox_error") {
+		t.Errorf("after SIGTERM: %d checkpoints leased or in error, report %s; want none", failed, stdout)
 	}
 }
 
@@ -195,5 +267,123 @@ func assertTickRunFinished(t *testing.T, db *storetest.DB, kind string) {
 	}
 	if !finished || exitStatus != 0 || claimed == 0 {
 		t.Errorf("%s tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 after claiming", kind, finished, exitStatus, claimed)
+	}
+}
+
+// Issue 29: SIGTERM with 25 calls in flight against a stand-in that holds
+// them. The calls were cut by the tick, not failed by Hunter: no failure
+// streak, no breaker_opened event, the leads go back uncharged and due, and
+// the next tick calls Hunter at once. Before the fix the 25 cut calls
+// counted as transient failures, opened Hunter's breaker for a minute, and
+// the next tick made no call.
+func TestEnrichTickSIGTERMWithCallsInFlightLeavesBreakerClosed(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	const n = 300
+	importAcceptanceLeads(t, a.env, "acme", "cut", n)
+	// The first call answers (slow start fans out after it); every later
+	// one hangs until its client leaves.
+	a.set.Hunter.HoldAfter(1)
+
+	cmd, stdout, stderr := startRindactl(t, a.tickEnv, "enrich", "tick", "--providers", "hunter", "--concurrency", "25", "--nice", "0", "--output", "json")
+	testkit.Eventually(t, "25 calls in flight", func() bool { return a.set.Hunter.Held() == 25 })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	logs := stderr.String()
+	if c := strings.Count(logs, `"msg":"call cancelled by the tick"`); c != 25 || strings.Count(logs, `"cause":"terminated signal received"`) != 25 ||
+		strings.Contains(logs, "provider call blocked") || strings.Contains(logs, "failed transiently") {
+		t.Errorf("stderr says the tick cut a call, with the signal as cause, %d times (want 25), and must not call the cut calls blocked or failed:\n%s", c, logs)
+	}
+
+	ctx := context.Background()
+	assertBreakersClosed(t, a.env)
+	var opened, charged, withError int
+	if err := a.db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE kind = 'breaker_opened'),
+		(SELECT count(*) FROM lead_enrichment WHERE status = 'pending' AND attempts > 0),
+		(SELECT count(*) FROM lead_enrichment WHERE last_error IS NOT NULL)`).Scan(&opened, &charged, &withError); err != nil {
+		t.Fatal(err)
+	}
+	if opened != 0 || charged != 0 || withError != 0 {
+		t.Errorf("after SIGTERM: %d breaker_opened events, %d released leads charged, %d with an error; want none", opened, charged, withError)
+	}
+
+	// The next tick calls Hunter at once.
+	a.set.Hunter.HoldAfter(-1)
+	before := a.set.Hunter.Count()
+	rep := runEnrichTick(t, a.tickEnv, "--providers", "hunter", "--max-duration", "2s", "--nice", "0")
+	if rep.Calls["hunter"] == 0 || a.set.Hunter.Count() == before {
+		t.Fatalf("next tick %+v: want Hunter called at once", rep)
+	}
+	if err := a.db.Pool.QueryRow(ctx, `SELECT count(*) FROM lead_enrichment WHERE last_error LIKE '%breaker%'`).Scan(&withError); err != nil || withError != 0 {
+		t.Errorf("%d leads held back by a breaker (%v), want none", withError, err)
+	}
+	assertBreakersClosed(t, a.env)
+}
+
+// assertBreakersClosed checks `breaker list`: every breaker is closed with
+// no failure streak.
+func assertBreakersClosed(t *testing.T, env map[string]string) {
+	t.Helper()
+	r := runCLI(t, env, "breaker", "list", "--output", "json")
+	var bl struct {
+		Breakers []struct {
+			Workspace, Provider, State string
+			Failures                   int `json:"consecutive_failures"`
+		} `json:"breakers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &bl); err != nil {
+		t.Fatalf("breaker list json: %v %q", err, r.stdout)
+	}
+	for _, b := range bl.Breakers {
+		if b.State != "closed" || b.Failures != 0 {
+			t.Errorf("breaker %s/%s is %s with %d failures, want closed with none", b.Workspace, b.Provider, b.State, b.Failures)
+		}
+	}
+}
+
+// Issue 25: SIGTERM while the IMAP server stalls mid-FETCH (for longer
+// than the test waits). The inbox tick closes the connection, records the
+// run and exits 0 at once; the mailbox is released, with no error on it.
+func TestInboxTickSIGTERMWhileTheServerStalls(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	smtp := smtptest.New(t, smtptest.Options{})
+	raw := imaptest.NewRaw(t, imaptest.RawOptions{Password: "imap-s3cret", FetchStall: 10 * time.Minute,
+		Messages: [][]byte{[]byte("From: a@example.test\r\nSubject: hi\r\n\r\nhello\r\n")}})
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_PASSWORD_SDR01": "imap-s3cret"}
+	file := filepath.Join(t.TempDir(), "campaign.yaml")
+	doc := fmt.Sprintf("workspace: acme\nname: q4\nmailboxes:\n  - address: sdr01@acme.test\n    smtp_url: %s\n    imap_url: %s\n"+
+		"    password_env: RINDA_PASSWORD_SDR01\nsteps:\n  - subject: Hi\n    body: Hello\n", smtp.URL(""), raw.URL("sdr01@acme.test"))
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "import", "campaign", file); res.code != exitOK {
+		t.Fatalf("import campaign: %+v", res)
+	}
+	env["DATABASE_URL"] = db.TickURL()
+	cmd, stdout, stderr := startRindactl(t, env, "inbox", "tick", "--max-duration", "5m", "--lease", "10m", "--output", "json")
+	select {
+	case <-raw.Stalled():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the server never stalled")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	assertTickRunFinished(t, db, "inbox")
+	var leased, errored int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE locked_by IS NOT NULL), count(*) FILTER (WHERE last_error IS NOT NULL)
+		FROM inbox_checkpoints`).Scan(&leased, &errored); err != nil {
+		t.Fatal(err)
+	}
+	if leased != 0 || errored != 0 {
+		t.Errorf("%d mailboxes left leased, %d with an error; a stop is neither", leased, errored)
 	}
 }

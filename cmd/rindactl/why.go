@@ -11,10 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/status"
 )
 
-// WhyOptions holds the flags and clients of `rindactl why lead|enrollment`.
+// WhyOptions holds the flags and clients of `rindactl why lead|enrollment|mailbox`.
 type WhyOptions struct {
 	f         *Factory
 	Ref       string
@@ -23,11 +24,13 @@ type WhyOptions struct {
 }
 
 func newCmdWhy(f *Factory) *cobra.Command {
-	return groupCommand("why", "Explain in plain words what holds a lead or an enrollment back",
+	return groupCommand("why", "Explain in plain words what holds a lead, an enrollment or a mailbox back",
 		`Explain everything that holds a row back: status and attempts, lease, negative
 cache, open breakers, spend ceiling, rate limits, mailbox pause, sending window,
-daily cap, missing address, and the last error.`,
-		newCmdWhyLead(f), newCmdWhyEnrollment(f))
+daily cap, missing address, and the last error. For a mailbox: its pause, its
+bounce rate against its limits, and how far its inbox was read (checkpoint, last
+error, messages skipped as unprocessable).`,
+		newCmdWhyLead(f), newCmdWhyEnrollment(f), newCmdWhyMailbox(f))
 }
 
 // newCmdWhyOf builds one `why` subcommand: a reference argument, --output,
@@ -63,6 +66,16 @@ func newCmdWhyEnrollment(f *Factory) *cobra.Command {
 		`  rindactl why enrollment 90210
   rindactl why enrollment 90210 --output json`,
 		"an enrollment id", whyEnrollmentRun)
+}
+
+func newCmdWhyMailbox(f *Factory) *cobra.Command {
+	opts := &WhyOptions{f: f}
+	cmd := newCmdWhyOf(opts, "mailbox <address>", "Explain why a mailbox sends nothing, its bounce rate, and how far its inbox was read",
+		`  rindactl why mailbox sdr01@acme.test
+  rindactl why mailbox sdr01@acme.test --workspace acme --output json | jq '.inbox.skipped'`,
+		"a mailbox address", whyMailboxRun)
+	cmd.Flags().StringVar(&opts.Workspace, "workspace", "", "the mailbox's workspace (needed when the address is in several)")
+	return cmd
 }
 
 // explainRun opens the database, asks explain, and prints the answer as
@@ -126,6 +139,32 @@ func whyEnrollmentRun(ctx context.Context, opts *WhyOptions) error {
 			fmt.Fprintf(out, ", mailbox %s", x.Mailbox)
 		}
 		fmt.Fprintln(out)
+		writeHolds(out, x.Holds, x.Summary)
+	})
+}
+
+func whyMailboxRun(ctx context.Context, opts *WhyOptions) error {
+	format, err := parseOutput(opts.Output)
+	if err != nil {
+		return err
+	}
+	explain := func(ctx context.Context, pool *pgxpool.Pool) (*status.MailboxExplanation, error) {
+		return status.ExplainMailbox(ctx, pool, opts.f.Now(), opts.Ref, opts.Workspace)
+	}
+	return explainRun(ctx, opts.f, format, explain, func(out io.Writer, x *status.MailboxExplanation) {
+		fmt.Fprintf(out, "mailbox %s in workspace %s\n", x.Address, x.Workspace)
+		fmt.Fprintf(out, "  status     %s\n", x.Status)
+		fmt.Fprintf(out, "  bounces    %s hard bounces of the last %s sends (%.1f%%), %d in a row; limits %.1f%% of %d, %d in a row (0 = off)\n",
+			cliio.Thousands(x.Bounces), cliio.Thousands(x.BounceSends), x.BounceRate*100, x.BouncesInARow, x.BounceRateMax*100, sequence.BounceWindow, x.BounceStreakMax)
+		if in := x.Inbox; in != nil {
+			checked := "never"
+			if in.CheckedAt != nil {
+				checked = cliio.Stamp(*in.CheckedAt)
+			}
+			fmt.Fprintf(out, "  inbox      read up to UID %d (UIDVALIDITY %d), last checked %s\n", in.LastUID, in.UIDValidity, checked)
+		} else {
+			fmt.Fprintln(out, "  inbox      not read (no imap_url)")
+		}
 		writeHolds(out, x.Holds, x.Summary)
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 func TestWhyCommand(t *testing.T) {
 	t.Parallel()
-	env, _ := opsEnv(t)
+	env, db := opsEnv(t)
 
 	res := runCLI(t, env, "why", "lead", "crm-7")
 	if res.code != 0 || !strings.Contains(res.stdout, "negative_cache") || !strings.Contains(res.stdout, "findymail breaker open until") {
@@ -22,10 +23,38 @@ func TestWhyCommand(t *testing.T) {
 	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &x) != nil || x.Status != "failed" || len(x.Holds) == 0 || x.Holds[0].Code != "failed" {
 		t.Errorf("why enrollment: exit %d %+v\n%s%s", res.code, x, res.stdout, res.stderr)
 	}
+	// A mailbox: its pause, its bounce rate, how far its inbox was read and
+	// what was skipped.
+	if _, err := db.Pool.Exec(context.Background(), `UPDATE mailboxes SET imap_url = 'imaps://imap.acme.test',
+			paused_until = now() + interval '1 hour', pause_reason = 'bounce rate 4.0%: 8 of the last 200 sends hard-bounced (limit 3.0% of 200)';
+		INSERT INTO inbox_checkpoints (mailbox_id, uid_validity, last_uid, checked_at) VALUES (1, 7, 42, now());
+		INSERT INTO inbox_skipped (mailbox_id, uid_validity, uid, reason, tick_id) VALUES (1, 7, 41, 'message cannot be processed: x', 't1')`); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, env, "why", "mailbox", "A@acme.test")
+	for _, want := range []string{"mailbox a@acme.test in workspace acme", "read up to UID 42 (UIDVALIDITY 7)", "mailbox_paused", "bounce rate 4.0%", "inbox_skipped", "message UID 41"} {
+		if res.code != 0 || !strings.Contains(res.stdout, want) {
+			t.Errorf("why mailbox: exit %d, want %q in\n%s%s", res.code, want, res.stdout, res.stderr)
+		}
+	}
+	var mb struct {
+		Inbox struct {
+			LastUID uint32 `json:"last_uid"`
+			Skipped []struct {
+				UID    uint32
+				Reason string
+			}
+		}
+	}
+	res = runCLI(t, env, "why", "mailbox", "a@acme.test", "--output", "json")
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &mb) != nil || mb.Inbox.LastUID != 42 || len(mb.Inbox.Skipped) != 1 || mb.Inbox.Skipped[0].UID != 41 {
+		t.Errorf("why mailbox --output json: exit %d %+v\n%s%s", res.code, mb, res.stdout, res.stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 	}{
+		{[]string{"why", "mailbox", "nobody@acme.test"}, exitUsage},
 		{[]string{"why", "lead", "crm-999"}, exitUsage},
 		{[]string{"why", "enrollment", "999"}, exitUsage},
 		{[]string{"why", "enrollment", "abc"}, exitUsage},

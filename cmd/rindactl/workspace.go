@@ -14,11 +14,11 @@ import (
 )
 
 func newCmdWorkspace(f *Factory) *cobra.Command {
-	return groupCommand("workspace", "List workspaces or set their monthly USD ceiling",
+	return groupCommand("workspace", "List workspaces, set their monthly USD ceiling or their own provider keys",
 		`Workspaces own leads, campaigns, mailboxes and a monthly provider spend
 ceiling. At the ceiling the workspace's enrichment makes no provider call until
 the UTC month turns or the ceiling is raised; its leads wait, they do not fail.`,
-		newCmdWorkspaceList(f), newCmdWorkspaceSet(f))
+		newCmdWorkspaceList(f), newCmdWorkspaceSet(f), newCmdWorkspaceSetKey(f))
 }
 
 func newCmdWorkspaceList(f *Factory) *cobra.Command {
@@ -26,7 +26,9 @@ func newCmdWorkspaceList(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List workspaces with their spend and ceiling",
-		Long:  "List every workspace with its monthly USD ceiling, this UTC month's provider spend and billed calls.",
+		Long: `List every workspace with its monthly USD ceiling and this UTC month's
+provider spend and calls: made (every call that went out, failed ones
+included) and billed (those whose cost the ledger keeps), all this UTC month.`,
 		Example: `  rindactl workspace list
   rindactl workspace list --output json`,
 	}
@@ -36,14 +38,14 @@ func newCmdWorkspaceList(f *Factory) *cobra.Command {
 func workspaceListRun(ctx context.Context, opts *ListOptions, format cliio.Format) error {
 	return listRun(ctx, opts.f, format, store.WorkspaceSpends, cliio.List[store.WorkspaceSpend]{Key: "workspaces",
 		Empty:   "no workspaces yet: 'rindactl import leads --workspace NAME FILE.csv' creates one",
-		Header:  []string{"workspace", "ceiling usd", "spent usd (month)", "calls (month)"},
-		Numeric: []int{1, 2, 3},
+		Header:  []string{"workspace", "ceiling usd", "spent usd (month)", "calls made", "calls billed"},
+		Numeric: []int{1, 2, 3, 4},
 		Cells: func(w store.WorkspaceSpend) []string {
 			ceiling := "none"
 			if w.MonthlyUSDCeiling != nil {
 				ceiling = cliio.Decimal(*w.MonthlyUSDCeiling, 2)
 			}
-			return []string{w.Name, ceiling, cliio.Decimal(w.MonthSpentUSD, 4), cliio.Thousands(w.MonthCalls)}
+			return []string{w.Name, ceiling, cliio.Decimal(w.MonthSpentUSD, 4), cliio.Thousands(w.MonthCallsMade), cliio.Thousands(w.MonthCallsBilled)}
 		}})
 }
 

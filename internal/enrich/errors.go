@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,6 +32,11 @@ const (
 	// KindAuth: missing or rejected API key, or a misconfigured endpoint.
 	// Permanent for the provider until an operator fixes it; alert.
 	KindAuth ErrorKind = "auth"
+	// KindCancelled: the tick's own context ended the call (a signal, the
+	// tick's deadline, outcomes it can no longer record). It says nothing
+	// about the provider: no breaker streak, no attempt, no spend; the lead
+	// goes back as it was. A provider's own timeout is KindUnavailable.
+	KindCancelled ErrorKind = "cancelled"
 )
 
 // QuotaRetryAfterThreshold is the Retry-After at or above which a rate limit
@@ -73,6 +79,17 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 // Transient reports whether retrying the same call later may succeed.
 func (e *ProviderError) Transient() bool {
 	return e.Kind == KindRateLimited || e.Kind == KindUnavailable
+}
+
+// CancelledByTick is the error of a call to provider that the tick's
+// context ctx, already done, ended; the message names its cause (the
+// signal, the deadline, the lost database).
+func CancelledByTick(ctx context.Context, provider string) *ProviderError {
+	cause := context.Cause(ctx)
+	if cause == nil { // ctx not done after all: still the tick's doing
+		cause = context.Canceled
+	}
+	return &ProviderError{Provider: provider, Kind: KindCancelled, Message: "call cancelled by the tick: " + cause.Error(), Err: cause}
 }
 
 // AsProviderError finds a *ProviderError in err's chain.

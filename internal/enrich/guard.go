@@ -32,6 +32,11 @@ type Guard interface {
 // provider works, only its next rate slot lies beyond the caller's wait.
 const ReasonRateLimited = "rate_limited"
 
+// CauseProbe is the Admission.Cause of a breaker whose window is over while
+// another caller's half-open probe decides: a wait of at most the probe's
+// lease.
+const CauseProbe = "probe"
+
 // Call identifies one intended provider call.
 type Call struct {
 	// TickID is the calling tick (the lease owner, locked_by); a guard may
@@ -41,6 +46,9 @@ type Call struct {
 	// Provider is the finder's or verifier's Name().
 	Provider string
 	LeadID   int64
+	// OwnKey: the call uses the workspace's own API key, so it draws on
+	// that account's bucket (Account) rather than the host key's.
+	OwnKey bool
 	// WaitUntil is the latest time the caller can still make the call (its
 	// tick's deadline). A guard may hand out a rate slot up to then and
 	// sleep until it, so a tick works at its buckets' pace instead of
@@ -61,6 +69,15 @@ type Admission struct {
 	// Reason says why a call was not allowed, for logs and last_error:
 	// e.g. "breaker_open", "rate_limited", "ceiling_reached".
 	Reason string
+	// Cause says, for a breaker_open refusal, what opened the breaker: the
+	// error kind that tripped it (quota_exhausted, auth, rate_limited,
+	// unavailable), an operator's reason, or CauseProbe when its window is
+	// over and another caller holds the probe. RetryAfter is the provider's
+	// Retry-After behind a throttling breaker's window (0: none given).
+	// Together with Until they decide whether the block is a wait or a
+	// verdict (see decide).
+	Cause      string
+	RetryAfter time.Duration
 	// Probe marks the single half-open call let through after a breaker
 	// expired; its result decides whether the breaker closes.
 	Probe bool
@@ -88,6 +105,11 @@ const (
 	// token was cut short. The guard gives back what it reserved, frees a
 	// probe it held, and leaves the breaker alone otherwise.
 	CallSkipped CallOutcome = "skipped"
+	// CallCancelled: the call went out but the tick's own context ended it
+	// (Err is KindCancelled). It says nothing about the provider: the guard
+	// refunds and frees a probe as for a skipped call, and the breaker's
+	// failure streak stays as it was.
+	CallCancelled CallOutcome = "cancelled"
 )
 
 // CallResult is what Settle learns about an admitted call.
@@ -98,6 +120,11 @@ type CallResult struct {
 	Err *ProviderError
 	// Duration is the call's wall time.
 	Duration time.Duration
+	// Found is the address a finder found (Outcome CallFound), "" for a
+	// verifier or none. The guard keeps it with the lead when it bills the
+	// call, so a paid address outlives a crash before the lead's outcome
+	// is recorded.
+	Found string
 }
 
 // OpenGuard admits every call and records nothing: the tick's guard when no

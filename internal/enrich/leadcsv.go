@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -165,11 +166,20 @@ func parseLeadLine(rec []string, cols map[string]int, line int) (store.LeadImpor
 		LastName:   get("last_name"),
 		Company:    get("company"),
 		Domain:     strings.ToLower(get("company_domain")),
-		Email:      strings.ToLower(get("email")),
+		Email:      get("email"),
 		Timezone:   get("timezone"),
 	}
-	if lr.Email != "" && !validEmail(lr.Email) {
-		reasons = append(reasons, fmt.Sprintf("email %q is not an address like name@example.com", lr.Email))
+	if lr.Email != "" {
+		// Stored in its canonical spelling: dedupe, suppressions and
+		// campaign_recipients compare stored values.
+		canonical, err := address.Canonical(lr.Email)
+		switch {
+		case err != nil:
+			reasons = append(reasons, fmt.Sprintf("email %q: %v", lr.Email, err))
+		case !validEmail(canonical):
+			reasons = append(reasons, fmt.Sprintf("email %q is not an address like name@example.com", lr.Email))
+		}
+		lr.Email = canonical
 	}
 	if lr.Domain != "" && !validDomain(lr.Domain) {
 		reasons = append(reasons, fmt.Sprintf("company_domain %q is not a domain like example.com (no scheme, path or spaces)", lr.Domain))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/enrich"
 )
 
@@ -19,6 +20,7 @@ func FuzzParseLeadCSV(f *testing.F) {
 	f.Add([]byte("first_name,last_name,company_domain,external_id\nA,B,c.example,1\nA,B,c.example,1\n\"unclosed,B,c.example,2\n"))
 	f.Add([]byte("first_name,last_name,company_domain,timezone\nA,B,c.example,../../etc/passwd\nA,B,c.example,Local\n"))
 	f.Add([]byte("first_name,first_name,company_domain\n"))
+	f.Add([]byte("first_name,last_name,company_domain,email\nA,B,c.example,J\u00f6rg@B\u00fcCHER.example\nA,B,c.example,zoe\u0308@x.example\nA,B,c.example,\u202ea@x.example\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		records, invalid, err := readLeadCSV(bytes.NewReader(data))
 		if err != nil {
@@ -34,6 +36,9 @@ func FuzzParseLeadCSV(f *testing.F) {
 			}
 			if r.Domain != strings.ToLower(r.Domain) || r.Email != strings.ToLower(r.Email) {
 				t.Fatalf("line %d: domain %q or email %q not lower-case", r.Line, r.Domain, r.Email)
+			}
+			if c, err := address.Canonical(r.Email); r.Email != "" && (err != nil || c != r.Email) {
+				t.Fatalf("line %d: accepted email %q is not canonical (%q, %v)", r.Line, r.Email, c, err)
 			}
 			if r.Email == "" && (r.Domain == "" || r.FirstName == "" && r.LastName == "") {
 				t.Fatalf("line %d: accepted a lead with nothing to enrich from: %+v", r.Line, r)

@@ -64,6 +64,36 @@ func TestLeadReaderReportsEveryBadLine(t *testing.T) {
 	}
 }
 
+// Addresses are stored in their canonical spelling (IDNA A-label domain,
+// NFC local part, lower case), and an address carrying a bidi or control
+// character is refused with its line number.
+func TestLeadReaderCanonicalAddresses(t *testing.T) {
+	t.Parallel()
+	in := "first_name,last_name,company_domain,email\n" +
+		"Jorg,A,b.example,jorg@b\u00fccher.example\n" + // 2
+		"Jorg,B,b.example,JORG@xn--bcher-kva.example\n" + // 3
+		"Zoe,C,z.example,zo\u00eb@example.com\n" + // 4: NFC
+		"Zoe,D,z.example,zoe\u0308@example.com\n" + // 5: NFD
+		"Eve,E,e.example,\u202eeve@example.com\n" + // 6: right-to-left override
+		"Eve,F,e.example,eve\u200b@example.com\n" // 7: zero-width space
+	records, invalid, err := readLeadCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"jorg@xn--bcher-kva.example", "jorg@xn--bcher-kva.example", "zo\u00eb@example.com", "zo\u00eb@example.com"}
+	if len(records) != len(want) {
+		t.Fatalf("records %+v, want %d", records, len(want))
+	}
+	for i, r := range records {
+		if r.Email != want[i] {
+			t.Errorf("line %d: email %q, want %q", r.Line, r.Email, want[i])
+		}
+	}
+	if len(invalid) != 2 || invalid[0].Line != 6 || !strings.Contains(invalid[0].Reason, "U+202E") || invalid[1].Line != 7 || !strings.Contains(invalid[1].Reason, "U+200B") {
+		t.Errorf("invalid lines %+v, want lines 6 (U+202E) and 7 (U+200B)", invalid)
+	}
+}
+
 func TestLeadReaderHeaderAndSyntaxErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{

@@ -44,9 +44,10 @@ func TestLogChainAdapterWaterfallTick(t *testing.T) {
 		transient  bool
 		status     lead.Status
 		waterfall  string
+		adapter    string
 	}{
-		{"599", enrich.KindRateLimited, true, lead.Pending, "provider call failed transiently"},
-		{"601", enrich.KindQuota, false, lead.Unreachable, "provider quota exhausted; no more calls to it for this workspace in this tick"},
+		{"599", enrich.KindRateLimited, true, lead.Pending, "provider call failed transiently", "provider answered: throttled"},
+		{"601", enrich.KindQuota, false, lead.Unreachable, "provider quota exhausted; no more calls to it for this workspace in this tick", "provider answered: quota exhausted"},
 	} {
 		t.Run(tc.retryAfter, func(t *testing.T) {
 			t.Parallel()
@@ -76,7 +77,7 @@ func TestLogChainAdapterWaterfallTick(t *testing.T) {
 			ra := float64(1000 * map[string]int{"599": 599, "601": 601}[tc.retryAfter])
 			lead, ws := float64(ids[0]), float64(1)
 			want := map[string]map[string]any{
-				"adapter": {"msg": "provider call blocked", "provider": "findymail", "endpoint": findymail.SearchPath,
+				"adapter": {"msg": tc.adapter, "provider": "findymail", "endpoint": findymail.SearchPath,
 					"status": float64(429), "retry_after_ms": ra, "max_retries": float64(2), "kind": string(tc.kind),
 					"is_transient": tc.transient, "lead_id": lead, "workspace_id": ws},
 				"waterfall": {"msg": tc.waterfall, "provider": "findymail", "kind": string(tc.kind), "retry_after_ms": ra,

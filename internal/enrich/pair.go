@@ -28,10 +28,9 @@ type pair struct {
 	mu sync.Mutex
 	// quota is the quota answer this pair gave in this tick, if any.
 	quota *ProviderError
-	// blockedUntil and blockReason cache a guard's refusal until it ends, so
-	// leads queued behind a known block do not ask again.
-	blockedUntil time.Time
-	blockReason  string
+	// blockedBy caches a guard's refusal until it ends, so leads queued
+	// behind a known block do not ask again.
+	blockedBy step
 }
 
 func newPair() *pair {
@@ -75,22 +74,23 @@ func (p *pair) exhausted() *ProviderError {
 	return p.quota
 }
 
-func (p *pair) block(until time.Time, reason string) {
+// block remembers a guard's refusal s, keeping the one that ends last.
+func (p *pair) block(s step) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if until.After(p.blockedUntil) {
-		p.blockedUntil, p.blockReason = until, reason
+	if s.until.After(p.blockedBy.until) {
+		p.blockedBy = s
 	}
 }
 
 // blocked returns a cached guard refusal that still holds at now.
-func (p *pair) blocked(now time.Time) (until time.Time, reason string, ok bool) {
+func (p *pair) blocked(now time.Time) (step, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if now.Before(p.blockedUntil) {
-		return p.blockedUntil, p.blockReason, true
+	if now.Before(p.blockedBy.until) {
+		return p.blockedBy, true
 	}
-	return time.Time{}, "", false
+	return step{}, false
 }
 
 // pairs hands out one pair per key for the tick's lifetime.

@@ -1,6 +1,9 @@
 package enrich
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Lead is what a provider needs to look for an address.
 type Lead struct {
@@ -78,4 +81,22 @@ func configError(p any) error {
 		return c.ConfigError()
 	}
 	return nil
+}
+
+// Credits is what a provider's account endpoint says of the account behind
+// an API key.
+type Credits struct {
+	// Remaining is how many billed calls the account has left.
+	Remaining int64
+	// ResetAt is when the plan's credits renew; zero when the provider
+	// does not say.
+	ResetAt time.Time
+}
+
+// CreditReporter is implemented by adapters whose provider reports the
+// key's remaining credits. Reading them costs nothing: no credit, no
+// ledger row.
+type CreditReporter interface {
+	Name() string
+	Credits(ctx context.Context) (Credits, error)
 }

@@ -48,6 +48,13 @@ type TickConfig struct {
 	// Verifier, when set, checks each found address; an undeliverable one
 	// counts as that finder's miss and the waterfall moves on.
 	Verifier Verifier
+	// OwnFinders and OwnVerifiers are the adapters of workspaces that have
+	// their own API keys (by workspace id, then finder name): their calls
+	// go through them, on their own token bucket and credits. Every other
+	// workspace uses Finders and Verifier, the host's keys. The names are
+	// the ones in Finders and Verifier.
+	OwnFinders   map[int64]map[string]Finder
+	OwnVerifiers map[int64]Verifier
 	// Guard is consulted around every provider call; nil admits all.
 	Guard       Guard
 	Batch       int
@@ -83,7 +90,9 @@ func (c *TickConfig) setDefaults() {
 // grouped statements, and records the run in tick_runs. Cancelling ctx
 // (SIGTERM) stops it like MaxDuration does: calls in flight are abandoned,
 // their leads and the unstarted ones are released uncharged, and the run is
-// still recorded. An error means outcomes could not be claimed or recorded.
+// still recorded. Calls the tick cuts (ctx, its deadline, outcomes it can
+// no longer record) are KindCancelled: the guard learns nothing from them.
+// An error means outcomes could not be claimed or recorded.
 func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, error) {
 	cfg.setDefaults()
 	if len(cfg.Finders) == 0 {
@@ -110,10 +119,16 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 	if err != nil {
 		return Report{}, err
 	}
+	// Once outcomes cannot be recorded (the database is gone), calls in
+	// flight would be paid for and lost: the tick cuts them, with that
+	// cause, as it does on SIGTERM.
+	work, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	r.out = tick.NewBatcher(ctx, tick.BatchSizeDefault, tick.BatchEveryDefault,
 		func(ctx context.Context, outs []store.EnrichOutcome) error {
 			n, err := store.RecordEnrichment(ctx, pool, cfg.TickID, outs)
 			if err != nil {
+				abort(fmt.Errorf("outcomes cannot be recorded: %w", err))
 				return err
 			}
 			if lost := len(outs) - n; lost > 0 {
@@ -124,7 +139,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 			return nil
 		})
 
-	claimed, runErr := r.loop(ctx, pool, run.Started)
+	claimed, runErr := r.loop(work, pool, run.Started)
 	if err := r.out.Close(); err != nil && runErr == nil {
 		// One line for the operator: what failed, what happens to the
 		// leads, and the database's own reason.
@@ -165,8 +180,13 @@ type tickRun struct {
 
 	mu       sync.Mutex
 	outcomes Outcomes
-	// disabled providers answered with an auth error: unusable this tick.
+	// disabled accounts (Account keys) answered with an auth error:
+	// unusable this tick.
 	disabled map[string]*ProviderError
+	// hostFinders are the finders usable with the host's keys, by name;
+	// hostVerifierErr is set when the host has no key for the verifier.
+	hostFinders     map[string]Finder
+	hostVerifierErr *ProviderError
 }
 
 // loop claims rounds until nothing is due, the duration is up, ctx ends, or
@@ -176,7 +196,8 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	defer cancel()
 	// A call in flight at MaxDuration may finish, but not outlive the
 	// lease: it is cut CallTimeout later and its lead released.
-	calls, cancelCalls := context.WithTimeout(ctx, r.cfg.MaxDuration+r.cfg.CallTimeout)
+	calls, cancelCalls := context.WithTimeoutCause(ctx, r.cfg.MaxDuration+r.cfg.CallTimeout,
+		fmt.Errorf("the tick's deadline passed (--max-duration %s plus the call timeout %s)", r.cfg.MaxDuration, r.cfg.CallTimeout))
 	defer cancelCalls()
 	claimed := 0
 	// One claim runs ahead while the current batch is worked, so the
@@ -240,33 +261,61 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	}
 }
 
-// dropUnconfigured leaves out the finders that cannot work on this host (no
-// API key), saying so once each; nothing shared is written for them. With
-// no finder left, or an unusable verifier (no address could be accepted),
-// the tick cannot run at all.
+// dropUnconfigured leaves out the host's finders that cannot work on this
+// host (no API key), saying so once each; nothing shared is written for
+// them. A workspace with its own key for such a finder still uses it. With
+// no finder usable for anyone, or an unusable verifier and no workspace
+// with its own (no address could be accepted), the tick cannot run at all.
 func (r *tickRun) dropUnconfigured() error {
 	if v := r.cfg.Verifier; v != nil {
 		if err := configError(v); err != nil {
-			return &ConfigError{fmt.Errorf("verifier %s is not usable: %w", v.Name(), err)}
+			if !r.ownAny(v.Name()) {
+				return &ConfigError{fmt.Errorf("verifier %s is not usable: %w", v.Name(), err)}
+			}
+			// Workspaces without their own key cannot verify: their finds
+			// wait, kept, for a key.
+			r.hostVerifierErr = &ProviderError{Provider: v.Name(), Kind: KindAuth, Message: err.Error()}
 		}
 	}
-	var usable []Finder
+	r.hostFinders = map[string]Finder{}
 	var missing []string
+	usable := 0
 	for _, f := range r.cfg.Finders {
 		if err := configError(f); err != nil {
-			missing = append(missing, err.Error())
+			if !r.ownAny(f.Name()) {
+				missing = append(missing, err.Error())
+			}
 			continue
 		}
-		usable = append(usable, f)
+		r.hostFinders[f.Name()] = f
 	}
-	if len(usable) == 0 {
+	for _, f := range r.cfg.Finders {
+		if r.hostFinders[f.Name()] != nil || r.ownAny(f.Name()) {
+			usable++
+		}
+	}
+	if usable == 0 {
 		return &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
 	}
 	for _, m := range missing {
 		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
 	}
-	r.cfg.Finders = usable
 	return nil
+}
+
+// ownAny reports whether some workspace has its own key for provider.
+func (r *tickRun) ownAny(provider string) bool {
+	for _, fs := range r.cfg.OwnFinders {
+		if fs[provider] != nil {
+			return true
+		}
+	}
+	for _, v := range r.cfg.OwnVerifiers {
+		if v != nil && v.Name() == provider {
+			return true
+		}
+	}
+	return false
 }
 
 // finish queues a lead's outcome for the next grouped flush.
@@ -279,7 +328,7 @@ func (r *tickRun) finish(o store.EnrichOutcome) {
 
 // release gives an unworked lead back exactly as it was due, uncharged.
 func (r *tickRun) release(l store.ClaimedLead) {
-	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true})
+	r.finish(store.EnrichOutcome{LeadID: l.LeadID, Status: lead.Pending, DueAt: l.PrevDue, Refund: true, KeepFound: true})
 }
 
 func (r *tickRun) report(claimed int, started time.Time) Report {

@@ -3,16 +3,21 @@ package enrich_test
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 func TestRetryAfterHTTPDate(t *testing.T) {
@@ -42,6 +47,15 @@ func TestMillionVerifierErrorIn200(t *testing.T) {
 	// Without the verifier no address is accepted, so Findymail is not asked.
 	if n := e.set.Findymail.Count(); n != 0 {
 		t.Fatalf("findymail got %d calls, want 0", n)
+	}
+	// Hunter's find is paid for: it is kept, with its source, to be
+	// verified when the verifier is back (issue 24).
+	var held, by string
+	if err := e.db.Pool.QueryRow(t.Context(), `SELECT coalesce(found_email, ''), coalesce(found_by, '') FROM lead_enrichment WHERE lead_id = $1`, ids[0]).Scan(&held, &by); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(held, "ada") || !strings.Contains(r.LastError, held) || by != "hunter" || !strings.Contains(r.LastError, "verify pending") {
+		t.Fatalf("kept %q by %q, last error %q: want hunter's address kept, verify pending", held, by, r.LastError)
 	}
 }
 
@@ -244,13 +258,14 @@ type blockingGuard struct {
 	provider string
 	until    time.Time
 	reason   string
+	cause    string
 	mu       sync.Mutex
 	settled  map[string]int
 }
 
 func (g *blockingGuard) Admit(_ context.Context, c enrich.Call) (enrich.Admission, error) {
 	if c.Provider == g.provider {
-		return enrich.Admission{Call: c, Until: g.until, Reason: cmp.Or(g.reason, "breaker_open")}, nil
+		return enrich.Admission{Call: c, Until: g.until, Reason: cmp.Or(g.reason, "breaker_open"), Cause: g.cause}, nil
 	}
 	return enrich.Admission{Call: c, Allowed: true}, nil
 }
@@ -266,13 +281,24 @@ func TestGuardBlockSkipsProviderWithoutFailing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.seed(t, "acme", 10)
-	g := &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), settled: map[string]int{}}
+	g := &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), cause: "quota_exhausted", settled: map[string]int{}}
 	cfg := e.config(t, "findymail", "hunter")
 	cfg.Guard = g
 	rep := e.tick(t, cfg)
-	// Hunter's misses wait a day for Findymail rather than end not_found.
+	// Behind a quota breaker, Hunter's misses wait a day for Findymail
+	// rather than end not_found.
 	if e.set.Findymail.Count() != 0 || rep.Outcomes.Enriched+rep.Outcomes.Unreachable != 10 || rep.Outcomes.Enriched < 5 || g.settled["hunter"] != 10 {
 		t.Fatalf("report %+v, settled %v: findymail skipped, hunter serves all", rep, g.settled)
+	}
+	// Behind a breaker that is only a wait (7 minutes, no quota), they wait
+	// for its end instead (issue 24).
+	e3 := newEnv(t)
+	e3.seed(t, "acme", 10)
+	cfg = e3.config(t, "findymail", "hunter")
+	cfg.Guard = &blockingGuard{provider: "findymail", until: time.Now().Add(7 * time.Minute), cause: "unavailable", settled: map[string]int{}}
+	rep = e3.tick(t, cfg)
+	if rep.Outcomes.Enriched+rep.Outcomes.Pending != 10 || rep.Outcomes.Unreachable != 0 || rep.Outcomes.Pending == 0 {
+		t.Fatalf("report %+v: hunter's misses wait for the short breaker, none is parked", rep)
 	}
 
 	// Every provider blocked: the lead waits for the block's end, uncharged.
@@ -415,5 +441,170 @@ func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
 	r := e.row(t, ids[0])
 	if rep.Outcomes.Pending != 1 || r.Status != lead.Pending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
 		t.Fatalf("report %+v, lead %+v: want the call cut and the lead back untouched, uncharged", rep, r)
+	}
+}
+
+// guardedHunter is a tick over the Hunter stand-in with env on top of
+// the stand-in's (RINDA_HUNTER_TIMEOUT, RINDA_BREAKER_FAILURES, ...), the
+// Postgres guard read from the same environment and the adapter logging to
+// e.log.
+func (e *env) guardedHunter(t *testing.T, env map[string]string) enrich.TickConfig {
+	t.Helper()
+	getenv := func(k string) string { return cmp.Or(env[k], e.set.Getenv(k)) }
+	log := slog.New(slog.NewJSONHandler(e.log, nil))
+	f, err := provider.NewFinder("hunter", getenv, provider.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcfg, err := guard.ConfigFromEnv(getenv, "hunter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enrich.TickConfig{Finders: []enrich.Finder{f}, Guard: guard.New(e.db.Pool, gcfg, nil), Logger: log, MaxDuration: 30 * time.Second}
+}
+
+// breakerOf is the (state, failure streak, breaker_opened events) of
+// provider's breaker, ("closed", 0, n) when it has no row.
+func (e *env) breakerOf(t *testing.T, provider string) (state string, failures, opened int) {
+	t.Helper()
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT
+		coalesce((SELECT state FROM breakers WHERE provider = $1), 'closed'),
+		coalesce((SELECT consecutive_failures FROM breakers WHERE provider = $1), 0),
+		(SELECT count(*) FROM events WHERE kind = 'breaker_opened')`, provider).Scan(&state, &failures, &opened); err != nil {
+		t.Fatal(err)
+	}
+	return state, failures, opened
+}
+
+// Issue 29: calls cut by the tick's own deadline say nothing about the
+// provider. Calls hang past MaxDuration and are cut CallTimeout later, long
+// before the adapter's HTTP timeout (20 s): they count toward no breaker
+// streak, the leads go back uncharged and due, and the log says the tick
+// cut them and why. Before the fix each cut call counted as a transient
+// failure: five of them opened Hunter's breaker.
+func TestCallsCutAtMaxDurationLeaveBreakerClosed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.seed(t, "acme", 30)
+	e.set.Hunter.HoldAfter(1) // the first call answers, the rest hang
+	cfg := e.guardedHunter(t, map[string]string{"RINDA_HUNTER_RATE": "off"})
+	cfg.MaxDuration, cfg.CallTimeout = time.Second, 500*time.Millisecond
+	rep := e.tick(t, cfg)
+
+	cut := e.set.Hunter.Count() - 1
+	if cut < 5 || rep.Outcomes.Pending != 29 {
+		t.Fatalf("report %+v after %d cut calls: want at least a breaker's streak (5) cut and 29 leads back", rep, cut)
+	}
+	if state, failures, opened := e.breakerOf(t, "hunter"); state != "closed" || failures != 0 || opened != 0 {
+		t.Errorf("breaker %s with %d failures, %d breaker_opened events; want closed with none", state, failures, opened)
+	}
+	for _, id := range ids {
+		if r := e.row(t, id); r.Status == lead.Pending && (r.Attempts != 0 || r.DueIn > 0 || r.LastError != "") {
+			t.Fatalf("lead %+v: want pending, uncharged, due as before", r)
+		}
+	}
+	logs := e.log.String()
+	if n := strings.Count(logs, `"msg":"call cancelled by the tick"`); n != cut || !strings.Contains(logs, "--max-duration") || strings.Contains(logs, "provider call blocked") {
+		t.Errorf("%d of %d cut calls logged as cancelled by the tick with the deadline as cause:\n%s", n, cut, logs)
+	}
+}
+
+// ...while a provider that really times out (RINDA_HUNTER_TIMEOUT reached
+// with the tick's time left) still fails transiently and opens the breaker
+// after the configured streak.
+func TestProviderTimeoutStillOpensBreaker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "acme", 30)
+	e.set.Hunter.HoldAfter(1)
+	cfg := e.guardedHunter(t, map[string]string{"RINDA_HUNTER_TIMEOUT": "200ms", "RINDA_HUNTER_RATE": "off", "RINDA_BREAKER_FAILURES": "3"})
+	e.tick(t, cfg)
+
+	if state, _, opened := e.breakerOf(t, "hunter"); state != "open" || opened != 1 {
+		t.Errorf("breaker %s with %d breaker_opened events; want open once", state, opened)
+	}
+	var timedOut int
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM lead_enrichment
+		WHERE status = 'pending' AND attempts = 1 AND last_error LIKE '%no answer within 200ms%'`).Scan(&timedOut); err != nil || timedOut < 3 {
+		t.Errorf("%d leads charged a transient timeout (%v), want at least the streak (3)", timedOut, err)
+	}
+	if strings.Contains(e.log.String(), "call cancelled by the tick") {
+		t.Errorf("a provider timeout was logged as cancelled by the tick:\n%s", e.log.String())
+	}
+}
+
+// gateFinder answers its first call at once (so slow start fans out) and
+// holds every later one until a token on pass lets it answer "not found",
+// or the tick's context ends it.
+type gateFinder struct {
+	calls, held atomic.Int32
+	pass        chan struct{}
+}
+
+func (f *gateFinder) Name() string { return "gate" }
+
+func (f *gateFinder) FindEmail(ctx context.Context, _ enrich.Lead) (enrich.Finding, error) {
+	if f.calls.Add(1) == 1 {
+		return enrich.Finding{}, nil
+	}
+	f.held.Add(1)
+	defer f.held.Add(-1)
+	select {
+	case <-f.pass:
+		return enrich.Finding{}, nil
+	case <-ctx.Done():
+		return enrich.Finding{}, ctx.Err()
+	}
+}
+
+// Issue 29: once outcomes cannot be recorded (the database is lost), calls
+// in flight would be paid for and their answers lost: the tick cuts them at
+// once, and they count as cancelled, not as the provider's failures.
+// Before the fix they ran on to the tick's deadline (here a minute away)
+// and then counted as transient failures.
+func TestUnrecordableOutcomesCutCallsAsCancelled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "acme", 30)
+	f := &gateFinder{pass: make(chan struct{})}
+	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The guard keeps its own (working) pool: what it learns is checked.
+	cfg := enrich.TickConfig{Finders: []enrich.Finder{f}, Guard: guard.New(e.db.Pool, gcfg, nil), Concurrency: 10,
+		MaxDuration: time.Minute, CallTimeout: time.Minute, Logger: slog.New(slog.NewJSONHandler(e.log, nil))}
+	done := make(chan error, 1)
+	go func() {
+		_, err := enrich.RunTick(context.Background(), e.db.TickPool(t), cfg)
+		done <- err
+	}()
+	testkit.Eventually(t, "10 calls held and the first outcome recorded", func() bool {
+		return f.held.Load() == 10 && e.counts(t)[lead.NotFound] == 1
+	})
+	if _, err := e.db.Pool.Exec(context.Background(), `CREATE FUNCTION lost() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk lost'; END $$;
+		CREATE TRIGGER lost BEFORE UPDATE ON lead_enrichment FOR EACH STATEMENT EXECUTE FUNCTION lost()`); err != nil {
+		t.Fatal(err)
+	}
+	f.pass <- struct{}{} // one answer whose outcome cannot be written
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "disk lost") {
+			t.Fatalf("tick error %v, want outcomes not recorded", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the tick kept its calls running after its outcomes could not be recorded")
+	}
+	var cancelled, failed int
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE outcome = 'cancelled' AND state = 'refunded'),
+		count(*) FILTER (WHERE outcome NOT IN ('cancelled', 'not_found')) FROM provider_calls`).Scan(&cancelled, &failed); err != nil {
+		t.Fatal(err)
+	}
+	// Nine held calls, and maybe the next one of the worker that answered.
+	if cancelled < 9 || failed != 0 {
+		t.Errorf("provider_calls: %d cancelled and refunded, %d otherwise failed; want every cut call (9 or more) cancelled", cancelled, failed)
+	}
+	if state, failures, _ := e.breakerOf(t, f.Name()); state != "closed" || failures != 0 {
+		t.Errorf("breaker %s with %d failures, want closed with none", state, failures)
 	}
 }

@@ -3,168 +3,14 @@ package enrich
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 )
-
-// stepKind is how one provider step of the waterfall ended.
-type stepKind int
-
-const (
-	// stepAnswered: the provider answered (found, missed, or rejected the
-	// lead's input).
-	stepAnswered stepKind = iota
-	// stepQuota: the provider's quota is used up, by its answer now or
-	// earlier in this tick (then no call was made).
-	stepQuota
-	// stepBlocked: a guard refused the call; none was made.
-	stepBlocked
-	// stepUnusable: the provider refused our credentials (now or earlier in
-	// this tick); an operator must fix the key. No call was made, or none
-	// will be for the rest of the tick.
-	stepUnusable
-	// stepFailed: a transient failure (rate limit, 5xx, timeout).
-	stepFailed
-	// stepStopped: the tick is stopping; the lead goes back untouched.
-	stepStopped
-)
-
-type step struct {
-	kind    stepKind
-	outcome CallOutcome
-	err     *ProviderError
-	until   time.Time
-	reason  string
-	// called: the step is this lead's own call, not a remembered answer.
-	called bool
-}
-
-// reasonGuardError blocks a call the guard could not decide on: retried
-// after a short backoff, like a rate block.
-const reasonGuardError = "guard_error"
-
-// leadResult gathers what the waterfall met for one lead; decide turns it
-// into the lead's outcome.
-type leadResult struct {
-	email, foundBy string
-	transient      *ProviderError
-	quota          *ProviderError
-	// blocked is the earliest-ending guard block (breaker, ceiling);
-	// rateBlocked the earliest rate block, which never parks a lead.
-	blocked, rateBlocked block
-	missedBy             string
-	unusable             *ProviderError
-	// called: a call for this lead failed, so the adapter and waterfall
-	// logged it and the outcome line completes the chain.
-	called bool
-}
-
-// block is a guard's refusal of one provider for one lead.
-type block struct {
-	until    time.Time
-	reason   string
-	provider string
-}
-
-// earlier keeps the block that ends first.
-func (b *block) earlier(provider string, s step) {
-	if b.until.IsZero() || s.until.Before(b.until) {
-		*b = block{until: s.until, reason: s.reason, provider: provider}
-	}
-}
-
-func (b block) set() bool { return !b.until.IsZero() }
-
-func (b block) text() string { return b.provider + ": " + b.reason }
-
-func (lr *leadResult) add(provider string, s step) {
-	if s.called { // only failedStep marks a step called, always with its error
-		lr.called = true
-	}
-	switch s.kind {
-	case stepAnswered:
-		lr.missedBy = provider
-	case stepQuota:
-		if lr.quota == nil {
-			lr.quota = s.err
-		}
-	case stepBlocked:
-		lr.addBlock(provider, s)
-	case stepUnusable:
-		lr.unusable = s.err
-	case stepFailed:
-		if lr.transient == nil || s.err.RetryAfter > lr.transient.RetryAfter {
-			lr.transient = s.err
-		}
-	}
-}
-
-// addBlock keeps the earliest block of each sort: a rate block, or a guard
-// that could not decide, ends within seconds and never parks the lead.
-func (lr *leadResult) addBlock(provider string, s step) {
-	if s.reason == ReasonRateLimited || s.reason == reasonGuardError {
-		lr.rateBlocked.earlier(provider, s)
-		return
-	}
-	lr.blocked.earlier(provider, s)
-}
-
-// decide maps what the waterfall met to the lead's next state. Precedence:
-//  1. an address wins;
-//  2. a transient failure retries soon (a later attempt may succeed), up to
-//     MaxAttempts;
-//  3. a rate block (the provider's next token lies beyond this tick's
-//     deadline) or a guard that could not decide waits for its end: that
-//     provider can serve the lead within seconds, so it is never parked,
-//     whatever the other providers said;
-//  4. a quota answer, or a breaker or ceiling block after another provider
-//     missed, parks the lead for the negative cache: every provider that
-//     could serve it is exhausted or blocked beyond the tick, and retrying
-//     at the block's end would pay the providers that missed again every
-//     few minutes;
-//  5. a breaker or ceiling block alone waits for its end (no call was made,
-//     so waiting is free);
-//  6. clean misses are not_found; a provider with a refused key counts as
-//     absent, or the lead would loop until the key is fixed;
-//  7. only refused keys: wait AuthRetryDefault, no call made.
-//
-// Quota and blocks refund the claim's attempt: they are not the lead's
-// failures, so they never push it towards enrichment_failed.
-func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcome {
-	o := store.EnrichOutcome{LeadID: l.LeadID}
-	switch {
-	case lr.email != "":
-		o.Status, o.Email, o.Provider = lead.Enriched, lr.email, lr.foundBy
-	case lr.transient != nil:
-		o.Provider, o.LastError = lr.transient.Provider, lr.transient.Error()
-		if l.Attempts >= r.cfg.MaxAttempts {
-			o.Status = lead.EnrichmentFailed
-		} else {
-			o.Status, o.Delay = lead.Pending, r.cfg.Backoff.Retry(l.Attempts, lr.transient.RetryAfter)
-		}
-	case lr.rateBlocked.set():
-		o.Status, o.DueAt, o.Refund = lead.Pending, lr.rateBlocked.until, true
-		o.Provider, o.LastError = lr.rateBlocked.provider, lr.rateBlocked.text()
-	case lr.quota != nil:
-		o.Status, o.Delay, o.Refund = lead.Unreachable, r.cfg.NegativeCache, true
-		o.Provider, o.LastError = lr.quota.Provider, lr.quota.Error()
-	case lr.blocked.set() && lr.missedBy != "":
-		o.Status, o.Delay, o.Refund = lead.Unreachable, r.cfg.NegativeCache, true
-		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()+" (and "+lr.missedBy+" found nothing)"
-	case lr.blocked.set():
-		o.Status, o.DueAt, o.Refund = lead.Pending, lr.blocked.until, true
-		o.Provider, o.LastError = lr.blocked.provider, lr.blocked.text()
-	case lr.missedBy != "" || lr.unusable == nil:
-		o.Status, o.Provider = lead.NotFound, lr.missedBy
-	default:
-		o.Status, o.Delay, o.Refund = lead.Pending, AuthRetryDefault, true
-		o.Provider, o.LastError = lr.unusable.Provider, lr.unusable.Error()
-	}
-	return o
-}
 
 // work runs one claimed lead through the waterfall and queues its outcome.
 // stop ends at MaxDuration or on ctx's cancellation; calls run under ctx, so
@@ -193,7 +39,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 		return
 	}
 	o := r.decide(l, &lr)
-	if lr.called {
+	if lr.called || (lr.verify != nil && lr.verify.called) {
 		// The last link of the log chain (adapter, waterfall, tick): what
 		// the failed call means for the lead.
 		r.log.Warn("lead outcome after a provider failure", "component", "tick", "lead_id", l.LeadID,
@@ -205,59 +51,100 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 	r.finish(o)
 }
 
-// waterfall tries the finders in order, each found address through the
-// verifier when there is one, and gathers what they met; false when the
-// tick stopped first (the lead goes back untouched).
-func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, lead Lead) (leadResult, bool) {
-	var lr leadResult
-	for _, f := range r.cfg.Finders {
+// waterfall verifies the address the lead already holds, if any, then
+// tries the finders that have not answered it yet, in order, each found
+// address through the verifier when there is one, and gathers what they
+// met; false when the tick stopped first (the lead goes back untouched).
+func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, person Lead) (leadResult, bool) {
+	lr := leadResult{missed: slices.Clone(l.MissedBy)}
+	if l.FoundEmail != "" {
+		// Bought earlier, not verified yet: verify it, ask no finder for it.
+		if done, ok := r.verify(ctx, stop, l, &lr, l.FoundEmail, l.FoundBy); !ok || done {
+			return lr, ok
+		}
+	}
+	for _, host := range r.cfg.Finders {
+		f, own, usable := r.finderFor(l.WorkspaceID, host.Name())
+		if !usable || slices.Contains(lr.missed, host.Name()) {
+			continue // no key for it here, or it answered this lead already
+		}
 		var found Finding
-		s := r.call(ctx, stop, l, f.Name(), findCall(f, lead, &found))
+		s := r.call(ctx, stop, l, f.Name(), own, findCall(f, person, &found))
 		switch {
 		case s.kind == stepStopped:
 			return lr, false
 		case s.kind != stepAnswered || s.outcome != CallFound:
 			lr.add(f.Name(), s)
 			continue
-		case r.cfg.Verifier == nil:
-			lr.email, lr.foundBy = found.Email, f.Name()
-			return lr, true
 		}
-		v := r.cfg.Verifier
-		vs := r.call(ctx, stop, l, v.Name(), verifyCall(v, found.Email))
-		switch {
-		case vs.kind == stepStopped:
-			return lr, false
-		case vs.kind == stepAnswered && vs.outcome == CallFound:
-			lr.email, lr.foundBy = found.Email, f.Name()
-			return lr, true
-		case vs.kind == stepAnswered:
-			// Undeliverable: as if this finder had missed.
-			lr.add(f.Name(), step{kind: stepAnswered})
-		default:
-			// Without the verifier no address can be accepted, so the
-			// other finders cannot help this time.
-			lr.add(v.Name(), vs)
-			return lr, true
+		if done, ok := r.verify(ctx, stop, l, &lr, found.Email, f.Name()); !ok || done {
+			return lr, ok
 		}
 	}
 	return lr, true
 }
 
+// verify judges address, found by foundBy, with the verifier, if any. done
+// says the lead's waterfall is over: the address is accepted, or kept to
+// wait for the verifier (no finder can help without it); otherwise it was
+// undeliverable, counted as foundBy's miss. ok is false when the tick
+// stopped first.
+func (r *tickRun) verify(ctx, stop context.Context, l store.ClaimedLead, lr *leadResult, address, foundBy string) (done, ok bool) {
+	v, own, keyless := r.verifierFor(l.WorkspaceID)
+	if v == nil {
+		lr.email, lr.foundBy = address, foundBy
+		return true, true
+	}
+	var vs step
+	if keyless != nil {
+		vs = step{kind: stepUnusable, err: keyless}
+	} else {
+		vs = r.call(ctx, stop, l, v.Name(), own, verifyCall(v, address))
+	}
+	switch {
+	case vs.kind == stepStopped:
+		return false, false
+	case vs.kind == stepAnswered && vs.outcome == CallFound:
+		lr.email, lr.foundBy = address, foundBy
+		return true, true
+	case vs.kind == stepAnswered:
+		lr.miss(foundBy)
+		return false, true
+	}
+	lr.held, lr.heldBy, lr.verify = address, foundBy, &leadResult{}
+	lr.verify.add(v.Name(), vs)
+	return true, true
+}
+
+// callFunc performs one provider request and classifies its answer; found
+// is the address a finder found ("" otherwise).
+type callFunc func(context.Context) (outcome CallOutcome, found string, err error)
+
 // findCall asks finder f for lead's address, kept in found.
-func findCall(f Finder, lead Lead, found *Finding) func(context.Context) (CallOutcome, error) {
-	return func(ctx context.Context) (CallOutcome, error) {
+func findCall(f Finder, lead Lead, found *Finding) callFunc {
+	return func(ctx context.Context) (CallOutcome, string, error) {
 		var err error
 		*found, err = f.FindEmail(ctx, lead)
-		return callOutcome(err, err == nil && found.Found)
+		if err == nil && found.Found {
+			// Stored in its canonical spelling, like an imported address; an
+			// address that has none (a bidi control, a bad domain) is no find.
+			canonical, cerr := address.Canonical(found.Email)
+			found.Email, found.Found = canonical, cerr == nil
+		}
+		outcome, err := callOutcome(err, err == nil && found.Found)
+		if outcome != CallFound {
+			return outcome, "", err
+		}
+		return outcome, found.Email, err
 	}
 }
 
 // verifyCall asks verifier v whether email is deliverable.
-func verifyCall(v Verifier, email string) func(context.Context) (CallOutcome, error) {
-	return func(ctx context.Context) (CallOutcome, error) {
+func verifyCall(v Verifier, email string) callFunc {
+	return func(ctx context.Context) (CallOutcome, string, error) {
 		verdict, err := v.Verify(ctx, email)
-		return callOutcome(err, err == nil && verdict.Deliverable())
+		outcome, err := callOutcome(err, err == nil && verdict.Deliverable())
+		return outcome, "", err
 	}
 }
 
@@ -275,9 +162,10 @@ func callOutcome(err error, hit bool) (CallOutcome, error) {
 
 // call makes one guarded provider call for lead l, or explains why it made
 // none. do performs the request and classifies the answer.
-func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, do func(context.Context) (CallOutcome, error)) step {
+func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, own bool, do callFunc) step {
 	p := r.pairs.get(pairKey{l.WorkspaceID, provider})
-	if s, held := r.remembered(provider, p); held {
+	account := Account(provider, l.WorkspaceID, own)
+	if s, held := r.remembered(account, p); held {
 		return s
 	}
 	leave, ok := p.enter(stop)
@@ -287,7 +175,7 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	defer leave()
 	// While this lead waited for the slow-start slot, the call ahead of it
 	// may have met the quota, a block or a refused key.
-	if s, held := r.remembered(provider, p); held {
+	if s, held := r.remembered(account, p); held {
 		return s
 	}
 	if stop.Err() != nil {
@@ -302,7 +190,7 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// The tick's deadline bounds the wait for a rate slot: a slot before it
 	// is worth waiting for, one after it belongs to the next tick.
 	deadline, _ := stop.Deadline()
-	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline}, p, log)
+	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline, OwnKey: own}, p, log)
 	if !ok {
 		return s
 	}
@@ -312,13 +200,13 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// committed yet, so the tick's own memory is the faster signal. A guard
 	// block the tick remembers is not checked again: this admission is
 	// newer than it, and skipping would waste the token.
-	if s, held := r.unusable(provider, p); held {
+	if s, held := r.unusable(account, p); held {
 		if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
 			log().Error("guard could not release the reservation", "error", err.Error())
 		}
 		return s
 	}
-	return r.invoke(ctx, provider, p, adm, do, log)
+	return r.invoke(ctx, provider, account, p, adm, do, log)
 }
 
 // admit asks the guard for the call; false means no call is made and the
@@ -339,9 +227,11 @@ func (r *tickRun) admit(ctx context.Context, call Call, p *pair, log func() *slo
 	}
 	r.rateWait.Add(int64(adm.Waited))
 	if !ok {
-		p.block(adm.Until, adm.Reason)
-		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason,
-			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", true, "duration_ms", 0)
+		p.block(s)
+		b := block{provider: call.Provider}
+		b.earlier(call.Provider, s)
+		log().Warn("provider blocked by guard; no call made", "reason", adm.Reason, "cause", b.text(),
+			"retry_after_ms", time.Until(adm.Until).Milliseconds(), "is_transient", waits(s, time.Now()), "duration_ms", 0)
 	}
 	return adm, s, ok
 }
@@ -356,38 +246,43 @@ func refusal(adm Admission, err error, cancelled bool, retry time.Time) (step, b
 	case err != nil:
 		return step{kind: stepBlocked, until: retry, reason: reasonGuardError}, false
 	case !adm.Allowed:
-		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason}, false
+		return step{kind: stepBlocked, until: adm.Until, reason: adm.Reason, cause: adm.Cause, retryAfter: adm.RetryAfter}, false
 	}
 	return step{}, true
 }
 
 // invoke makes an admitted call and settles it with the guard.
-func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admission, do func(context.Context) (CallOutcome, error), log func() *slog.Logger) step {
+func (r *tickRun) invoke(ctx context.Context, provider, account string, p *pair, adm Admission, do callFunc, log func() *slog.Logger) step {
 	start := time.Now()
 	r.calls[provider].Add(1)
-	outcome, err := do(ctx)
+	outcome, found, err := do(ctx)
 	took := time.Since(start)
-	pe := asProviderError(provider, err)
+	pe := asProviderError(ctx, provider, err)
+	if pe != nil && pe.Kind == KindCancelled {
+		// The tick cut the call: the guard learns nothing about the
+		// provider, and the lead goes back as it was.
+		outcome = CallCancelled
+	}
 	if pe != nil && pe.Kind == KindQuota {
 		// Remember before settling: Settle is a database round trip, and
 		// calls queued behind this one must not go out meanwhile.
 		p.setQuota(pe)
 	}
-	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: outcome, Err: pe, Duration: took}); err != nil {
+	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: outcome, Err: pe, Duration: took, Found: found}); err != nil {
 		log().Error("guard could not record the call", "error", err.Error())
 	}
 	if pe == nil {
 		p.answered()
 		return step{kind: stepAnswered, outcome: outcome}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || pe.Kind == KindCancelled {
 		return step{kind: stepStopped}
 	}
 	s := failedStep(pe)
 	attrs := []any{"kind", string(pe.Kind), "retry_after_ms", pe.RetryAfter.Milliseconds(),
 		"is_transient", pe.Transient(), "duration_ms", took.Milliseconds(), "error", pe.Error()}
 	if s.kind == stepUnusable {
-		r.disable(pe, log(), attrs)
+		r.disable(account, pe, log(), attrs)
 	} else {
 		log().Warn(failureMessage[s.kind], attrs...)
 	}
@@ -395,14 +290,17 @@ func (r *tickRun) invoke(ctx context.Context, provider string, p *pair, adm Admi
 }
 
 // asProviderError is a call's error as the waterfall reads it. Adapters
-// promise *ProviderError; anything else is treated as an outage, never as
-// the lead's failure.
-func asProviderError(provider string, err error) *ProviderError {
+// promise *ProviderError; anything else is the tick's cancellation when
+// ctx is done, else an outage, never the lead's failure.
+func asProviderError(ctx context.Context, provider string, err error) *ProviderError {
 	if err == nil {
 		return nil
 	}
 	if pe, ok := AsProviderError(err); ok {
 		return pe
+	}
+	if ctx.Err() != nil {
+		return CancelledByTick(ctx, provider)
 	}
 	return &ProviderError{Provider: provider, Kind: KindUnavailable, Message: err.Error(), Err: err}
 }
@@ -431,22 +329,23 @@ var failureMessage = map[stepKind]string{
 	stepFailed:   "provider call failed transiently",
 }
 
-// remembered answers from what the tick already knows: a refused key, the
-// pair's quota answer, or a guard block that still holds. No call is made.
-func (r *tickRun) remembered(provider string, p *pair) (step, bool) {
-	if s, held := r.unusable(provider, p); held {
+// remembered answers from what the tick already knows: a refused key of
+// the account, the pair's quota answer, or a guard block that still holds.
+// No call is made.
+func (r *tickRun) remembered(account string, p *pair) (step, bool) {
+	if s, held := r.unusable(account, p); held {
 		return s, true
 	}
-	if until, reason, ok := p.blocked(time.Now()); ok {
-		return step{kind: stepBlocked, until: until, reason: reason}, true
+	if s, ok := p.blocked(time.Now()); ok {
+		return s, true
 	}
 	return step{}, false
 }
 
-// unusable reports a refused key or the pair's quota answer: for the rest
-// of the tick no admission changes them.
-func (r *tickRun) unusable(provider string, p *pair) (step, bool) {
-	if pe := r.disabledBy(provider); pe != nil {
+// unusable reports a refused key of the account or the pair's quota
+// answer: for the rest of the tick no admission changes them.
+func (r *tickRun) unusable(account string, p *pair) (step, bool) {
+	if pe := r.disabledBy(account); pe != nil {
 		return step{kind: stepUnusable, err: pe}, true
 	}
 	if pe := p.exhausted(); pe != nil {
@@ -455,24 +354,29 @@ func (r *tickRun) unusable(provider string, p *pair) (step, bool) {
 	return step{}, false
 }
 
-// disabledBy returns the auth error that disabled provider in this tick.
-func (r *tickRun) disabledBy(provider string) *ProviderError {
+// disabledBy returns the auth error that disabled account in this tick.
+func (r *tickRun) disabledBy(account string) *ProviderError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.disabled[provider]
+	return r.disabled[account]
 }
 
-// disable stops using a provider whose credentials were refused, for the
-// rest of the tick and every workspace (keys are per provider), and says so
-// once at error level: an operator must fix the key.
-func (r *tickRun) disable(pe *ProviderError, log *slog.Logger, attrs []any) {
+// disable stops using an account whose key was refused, for the rest of
+// the tick (the host's key serves every workspace without one of its own),
+// and says so once at error level: an operator must fix the key.
+func (r *tickRun) disable(account string, pe *ProviderError, log *slog.Logger, attrs []any) {
 	r.mu.Lock()
-	first := r.disabled[pe.Provider] == nil
+	first := r.disabled[account] == nil
 	if first {
-		r.disabled[pe.Provider] = pe
+		r.disabled[account] = pe
 	}
 	r.mu.Unlock()
-	if first {
-		log.Error("provider refused our credentials; not used for the rest of this tick (check RINDA_"+strings.ToUpper(pe.Provider)+"_API_KEY)", attrs...)
+	if !first {
+		return
 	}
+	fix := "check " + strings.ToUpper("RINDA_"+pe.Provider+"_API_KEY")
+	if account != pe.Provider {
+		fix = "set the workspace's key again with 'rindactl workspace set-key'"
+	}
+	log.Error("provider refused our credentials; not used for the rest of this tick ("+fix+")", attrs...)
 }

@@ -1,8 +1,10 @@
 package enrich
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,16 +66,25 @@ func TestFailedStep(t *testing.T) {
 
 func TestAsProviderError(t *testing.T) {
 	t.Parallel()
-	if asProviderError("hunter", nil) != nil {
+	ctx := context.Background()
+	if asProviderError(ctx, "hunter", nil) != nil {
 		t.Error("no error must stay no error")
 	}
 	quota := &ProviderError{Provider: "hunter", Kind: KindQuota}
-	if got := asProviderError("hunter", fmt.Errorf("wrapped: %w", quota)); got != quota {
+	if got := asProviderError(ctx, "hunter", fmt.Errorf("wrapped: %w", quota)); got != quota {
 		t.Errorf("a wrapped provider error must be found, got %+v", got)
 	}
-	got := asProviderError("findymail", errors.New("panic in adapter"))
+	got := asProviderError(ctx, "findymail", errors.New("panic in adapter"))
 	if got == nil || got.Kind != KindUnavailable || got.Provider != "findymail" || !got.Transient() {
 		t.Errorf("a foreign error must count as the provider's outage, got %+v", got)
+	}
+	// Once the tick's context is done, a foreign error is the tick's cut,
+	// named with its cause.
+	stopped, stop := context.WithCancelCause(ctx)
+	stop(errors.New("terminated signal received"))
+	got = asProviderError(stopped, "findymail", stopped.Err())
+	if got == nil || got.Kind != KindCancelled || got.Transient() || !strings.Contains(got.Error(), "call cancelled by the tick: terminated signal received") {
+		t.Errorf("an error after the tick stopped must be its cancellation, got %+v", got)
 	}
 }
 
@@ -100,17 +111,58 @@ func TestCallOutcome(t *testing.T) {
 
 func TestLeadResultAddBlock(t *testing.T) {
 	t.Parallel()
-	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	at := time.Now()
 	var lr leadResult
-	lr.add("hunter", step{kind: stepBlocked, until: at.Add(5 * time.Minute), reason: "breaker_open"})
-	lr.add("findymail", step{kind: stepBlocked, until: at.Add(time.Minute), reason: "ceiling_reached"})
+	lr.add("hunter", step{kind: stepBlocked, until: at.Add(5 * time.Minute), reason: "breaker_open", cause: string(KindQuota)})
+	lr.add("findymail", step{kind: stepBlocked, until: at.Add(2 * time.Hour), reason: "ceiling_reached"})
+	lr.add("findymail", step{kind: stepBlocked, until: at.Add(2 * time.Minute), reason: "breaker_open", cause: string(KindRateLimited), retryAfter: 2 * time.Minute})
+	lr.add("hunter", step{kind: stepBlocked, until: at.Add(time.Minute), reason: "breaker_open", cause: string(KindUnavailable)})
+	lr.add("hunter", step{kind: stepBlocked, until: at.Add(12 * time.Minute), reason: "breaker_open", cause: string(KindRateLimited)})
 	lr.add("hunter", step{kind: stepBlocked, until: at.Add(30 * time.Second), reason: ReasonRateLimited})
 	lr.add("findymail", step{kind: stepBlocked, until: at.Add(10 * time.Second), reason: reasonGuardError})
 	lr.add("hunter", step{kind: stepBlocked, until: at.Add(20 * time.Second), reason: ReasonRateLimited})
-	if lr.blocked.provider != "findymail" || !lr.blocked.until.Equal(at.Add(time.Minute)) {
-		t.Errorf("guard block %+v, want findymail's, the earliest breaker or ceiling", lr.blocked)
+	if lr.blocked.provider != "hunter" || !lr.blocked.until.Equal(at.Add(5*time.Minute)) {
+		t.Errorf("verdict %+v, want hunter's quota breaker, the earliest of those no wait ends", lr.blocked)
+	}
+	if lr.waiting.provider != "hunter" || !lr.waiting.until.Equal(at.Add(time.Minute)) {
+		t.Errorf("wait %+v, want hunter's outage breaker, the earliest to end within ten minutes", lr.waiting)
 	}
 	if lr.rateBlocked.reason != reasonGuardError || !lr.rateBlocked.until.Equal(at.Add(10*time.Second)) {
 		t.Errorf("rate block %+v, want the undecided guard's, the earliest of the short ones", lr.rateBlocked)
+	}
+}
+
+// Issue 24: a block is a wait when it ends within ten minutes and no quota
+// or refused key is behind it; its words name the cause.
+func TestWaitsAndTheirWords(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, tc := range []struct {
+		s    step
+		wait bool
+		text string
+	}{
+		{step{until: now.Add(2 * time.Minute), reason: "breaker_open", cause: "rate_limited", retryAfter: 120 * time.Second}, true, "findymail throttled until "},
+		{step{until: now.Add(9 * time.Minute), reason: "breaker_open", cause: "unavailable"}, true, "findymail unavailable until "},
+		{step{until: now.Add(5 * time.Minute), reason: "breaker_open", cause: "quota_exhausted"}, false, "findymail quota exhausted: breaker_open until "},
+		{step{until: now.Add(5 * time.Minute), reason: "breaker_open", cause: "auth"}, false, "findymail refused our key"},
+		{step{until: now.Add(11 * time.Minute), reason: "breaker_open", cause: "rate_limited"}, false, "findymail throttled until "},
+		{step{until: now.Add(time.Minute), reason: "breaker_open", cause: CauseProbe}, true, "a probe call decides"},
+		{step{until: now.Add(3 * time.Minute), reason: "breaker_open", cause: "provider renegotiating"}, true, "(provider renegotiating)"},
+		{step{until: now.Add(48 * time.Hour), reason: "ceiling_reached"}, false, "findymail blocked until "},
+	} {
+		if got := waits(tc.s, now); got != tc.wait {
+			t.Errorf("%+v: waits = %v, want %v", tc.s, got, tc.wait)
+		}
+		var b block
+		b.earlier("findymail", tc.s)
+		if txt := b.text(); !strings.Contains(txt, tc.text) {
+			t.Errorf("%+v: text %q lacks %q", tc.s, txt, tc.text)
+		}
+	}
+	var b block
+	b.earlier("findymail", step{until: now.Add(2 * time.Minute), reason: "breaker_open", cause: "rate_limited", retryAfter: 120 * time.Second})
+	if txt := b.text(); !strings.Contains(txt, ", Retry-After 120 s") {
+		t.Errorf("text %q does not give the Retry-After", txt)
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -64,6 +66,12 @@ func DeliverEvents(ctx context.Context, db store.DBTX, webhookURL string, opts D
 	if webhookURL == "" {
 		rep.NoWebhook = true
 		return rep, nil
+	}
+	// The URL is the credential: hidden from logs and stored text, whole
+	// or as its path.
+	redact.Register(webhookURL)
+	if u, err := url.Parse(webhookURL); err == nil {
+		redact.Register(u.Path)
 	}
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: PostTimeoutDefault}

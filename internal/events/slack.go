@@ -19,8 +19,9 @@ import (
 const SlackWebhookEnv = "RINDA_SLACK_WEBHOOK_URL"
 
 // Outbox event kinds. The guard writes the provider kinds with its breaker
-// changes; the email tick writes the mailbox kinds; the SQL that writes
-// ceiling_reached and breaker_closed uses the same words.
+// changes; the email and inbox ticks write the mailbox kinds (the inbox
+// tick also inbox_suspicious); the SQL that writes ceiling_reached and
+// breaker_closed uses the same words.
 const (
 	KindQuotaExhausted  = "quota_exhausted"
 	KindBreakerOpened   = "breaker_opened"
@@ -29,6 +30,12 @@ const (
 	KindAuthFailed      = "provider_auth_failed"
 	KindMailboxPaused   = "mailbox_paused"
 	KindMailboxDisabled = "mailbox_disabled"
+	// KindInboxSuspicious: a delivery report naming more than a handful of
+	// addresses the mailbox never mailed was ignored.
+	KindInboxSuspicious = "inbox_suspicious"
+	// KindCreditsLow is written by package credits, once per episode of a
+	// provider account's runway under its alert threshold.
+	KindCreditsLow = "credits_low"
 )
 
 // Event is an outbox event as a message is built from it.
@@ -82,6 +89,8 @@ var eventTitles = map[string]string{
 	KindAuthFailed:      "Provider rejected the API key",
 	KindMailboxPaused:   "Mailbox paused",
 	KindMailboxDisabled: "Mailbox disabled",
+	KindInboxSuspicious: "Suspicious delivery report ignored",
+	KindCreditsLow:      "Provider credits running low",
 }
 
 // Text is the plain-text line: kind, workspace, provider, reason and

@@ -24,17 +24,28 @@ func probeOwner(call enrich.Call) string {
 	return fmt.Sprintf("%s/%d/%d", call.TickID, call.WorkspaceID, call.LeadID)
 }
 
-// breakerUntil is when a refused caller may try again: the breaker's end,
-// or, once it has expired and another caller holds the probe, the probe's.
-func breakerUntil(row store.GuardAdmitRow, probeLease time.Duration) time.Time {
+// breakerRefusal fills a refused admission from the breaker: until when
+// the caller may try again (the breaker's end, or, once it has expired and
+// another caller holds the probe, the probe's) and what opened it.
+func breakerRefusal(adm *enrich.Admission, row store.GuardAdmitRow, probeLease time.Duration) {
+	adm.Reason = ReasonBreakerOpen
 	if row.OpenUntil != nil && row.OpenUntil.After(row.Now) {
-		return *row.OpenUntil
+		adm.Until = *row.OpenUntil
+		if row.Reason != nil {
+			adm.Cause = *row.Reason
+		}
+		if row.RetryAfter != nil {
+			adm.RetryAfter = *row.RetryAfter
+		}
+		return
 	}
+	adm.Cause = enrich.CauseProbe
 	if row.ProbeUntil != nil && row.ProbeUntil.After(row.Now) {
-		return *row.ProbeUntil
+		adm.Until = *row.ProbeUntil
+		return
 	}
 	// Another caller claimed the probe in the same instant.
-	return row.Now.Add(probeLease)
+	adm.Until = row.Now.Add(probeLease)
 }
 
 // answered reports whether the provider gave a proper answer, which ends a
@@ -62,25 +73,26 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 	switch kind {
 	case enrich.KindQuota:
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.quotaWindow(res.Err),
-			string(kind), []string{events.KindQuotaExhausted, events.KindBreakerOpened}, false)
+			string(kind), []string{events.KindQuotaExhausted, events.KindBreakerOpened}, false, res.Err.RetryAfter)
 		return err
 	case enrich.KindAuth:
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.AuthOpen,
-			string(kind), []string{events.KindAuthFailed, events.KindBreakerOpened}, false)
+			string(kind), []string{events.KindAuthFailed, events.KindBreakerOpened}, false, 0)
 		return err
 	}
-	window := g.cfg.TransientOpen
+	window, retryAfter := g.cfg.TransientOpen, time.Duration(0)
 	if res.Err != nil {
-		window = max(window, min(res.Err.RetryAfter, maxOpen))
+		retryAfter = min(res.Err.RetryAfter, maxOpen)
+		window = max(window, retryAfter)
 	}
 	if a.Probe {
 		// A failed probe re-opens at once; the episode (and its alert)
 		// stays the same.
 		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, window,
-			string(kind), []string{events.KindBreakerOpened}, false)
+			string(kind), []string{events.KindBreakerOpened}, false, retryAfter)
 		return err
 	}
-	_, _, err := store.BreakerFailure(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.FailureThreshold, window, string(kind))
+	_, _, err := store.BreakerFailure(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.FailureThreshold, window, string(kind), retryAfter)
 	return err
 }
 
@@ -100,7 +112,7 @@ func (g *Guard) quotaWindow(pe *enrich.ProviderError) time.Duration {
 // OpenBreaker opens a breaker for an operator (e.g. a quota known to be
 // gone) with exactly the given window and writes breaker_opened.
 func OpenBreaker(ctx context.Context, db store.DBTX, workspaceID int64, provider string, openFor time.Duration, reason string) (until time.Time, err error) {
-	_, until, err = store.BreakerTrip(ctx, db, workspaceID, provider, openFor, reason, []string{events.KindBreakerOpened}, true)
+	_, until, err = store.BreakerTrip(ctx, db, workspaceID, provider, openFor, reason, []string{events.KindBreakerOpened}, true, 0)
 	return until, err
 }
 

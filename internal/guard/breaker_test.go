@@ -171,6 +171,50 @@ func TestBreakerOpensAfterConsecutiveTransientFailures(t *testing.T) {
 	}
 }
 
+// Issue 29: calls the tick cut (a signal, its deadline) teach the breaker
+// nothing: the failure streak neither grows nor restarts, the ledger row
+// is refunded, and a cut probe frees the probe for the next caller.
+func TestCancelledCallsLeaveTheStreakAlone(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	ws := newWorkspace(t, db.Pool, "acme")
+	newLeads(t, db.Pool, ws, 20)
+	cfg := unlimited
+	cfg.FailureThreshold = 3
+	g := guard.New(db.Pool, cfg, nil)
+	unavailable := enrich.CallResult{Outcome: enrich.CallFailed, Err: &enrich.ProviderError{Provider: "hunter", Kind: enrich.KindUnavailable, Status: 502}}
+	cancelled := enrich.CallResult{Outcome: enrich.CallCancelled, Err: &enrich.ProviderError{Provider: "hunter", Kind: enrich.KindCancelled}}
+
+	settle(t, g, admit(t, g, call(ws, 1, "hunter")), unavailable)
+	settle(t, g, admit(t, g, call(ws, 2, "hunter")), unavailable)
+	for i := int64(3); i <= 10; i++ {
+		settle(t, g, admit(t, g, call(ws, i, "hunter")), cancelled)
+	}
+	var failures, refunded int
+	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT consecutive_failures FROM breakers WHERE provider = 'hunter' AND state = 'closed'),
+		(SELECT count(*) FROM provider_calls WHERE outcome = 'cancelled' AND state = 'refunded')`).Scan(&failures, &refunded); err != nil {
+		t.Fatal(err)
+	}
+	if failures != 2 || refunded != 8 || eventCount(t, db.Pool, "breaker_opened") != 0 {
+		t.Fatalf("after 2 failures and 8 cut calls: streak %d, %d cut calls refunded; want the streak at 2, 8 refunded, no breaker_opened", failures, refunded)
+	}
+	// The streak goes on where the provider left it.
+	settle(t, g, admit(t, g, call(ws, 11, "hunter")), unavailable)
+	if b := admit(t, g, call(ws, 12, "hunter")); b.Allowed || b.Reason != guard.ReasonBreakerOpen {
+		t.Fatalf("after the third real failure: %+v, want breaker_open", b)
+	}
+	expireBreaker(t, db.Pool, ws, "hunter")
+	probe := admit(t, g, call(ws, 13, "hunter"))
+	if !probe.Allowed || !probe.Probe {
+		t.Fatalf("expired breaker: got %+v, want the probe", probe)
+	}
+	settle(t, g, probe, cancelled)
+	if next := admit(t, g, call(ws, 14, "hunter")); !next.Allowed || !next.Probe {
+		t.Fatalf("after a cut probe: got %+v, want the next caller to probe", next)
+	}
+}
+
 // Eight ticks on separate connection pools race for an expired breaker:
 // exactly one gets the probe.
 func TestHalfOpenEightRacingTicksOneProbe(t *testing.T) {

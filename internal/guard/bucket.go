@@ -2,7 +2,6 @@ package guard
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
@@ -28,10 +27,8 @@ func newBucket(call enrich.Call, lim providerspec.Limits, maxWait time.Duration)
 	if !lim.Rate.Enabled() {
 		return bucket{}
 	}
-	key := call.Provider
-	if lim.PerWorkspace {
-		key += "/ws/" + strconv.FormatInt(call.WorkspaceID, 10)
-	}
+	// A workspace's own key is its own account: its own bucket.
+	key := enrich.Account(call.Provider, call.WorkspaceID, lim.PerWorkspace || call.OwnKey)
 	return bucket{key: key, interval: lim.Rate.Interval(), burst: max(lim.Burst, 1), maxWait: maxWait}
 }
 

@@ -65,7 +65,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 	adm := enrich.Admission{Call: call, Probe: row.Breaker == breakerProbe}
 	switch {
 	case row.Breaker == breakerOpen:
-		adm.Reason, adm.Until = ReasonBreakerOpen, breakerUntil(row, g.cfg.ProbeLease)
+		breakerRefusal(&adm, row, g.cfg.ProbeLease)
 	case row.CallID != nil:
 		adm.Allowed, adm.Ref = true, *row.CallID
 	case !*row.UnderCeiling || bucket.key == "" || (row.Granted != nil && *row.Granted):
@@ -94,7 +94,8 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 
 // Settle records how an admitted call ended: the ledger row is settled or
 // refunded, and the breaker learns about quota, auth and transient
-// failures (or closes after a successful probe).
+// failures (or closes after a successful probe). A call the tick cut
+// (CallCancelled) is refunded and teaches the breaker nothing.
 func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
 	if !a.Allowed {
 		return nil
@@ -102,9 +103,14 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	call := a.Call
-	if res.Outcome == enrich.CallSkipped {
-		// Never made: refund the reservation; the breaker learns nothing,
-		// but a probe it held is freed for the next caller.
+	if res.Outcome == enrich.CallCancelled {
+		// Made, then cut by the tick: a request, but settled as never made.
+		g.metrics.ProviderRequest(call.Provider, string(res.Outcome))
+	}
+	if res.Outcome == enrich.CallSkipped || res.Outcome == enrich.CallCancelled {
+		// Never made, or cut by the tick: refund the reservation; the
+		// breaker learns nothing, but a probe it held is freed for the
+		// next caller.
 		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false); err != nil {
 			return err
 		}
@@ -116,8 +122,16 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
 	g.metrics.ProviderRequest(call.Provider, class)
-	if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerState(res, lim), class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
+	state := ledgerState(res, lim)
+	if _, err := store.GuardSettle(ctx, g.db, a.Ref, state, class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
 		return err
+	}
+	if state == ledgerSettled && res.Found != "" && call.LeadID != 0 {
+		// Billed: the address is kept with its lead right away (a crash
+		// before the tick records the lead must not lose what was paid).
+		if err := store.GuardKeepFound(ctx, g.db, call.LeadID, call.Provider, res.Found); err != nil {
+			return err
+		}
 	}
 	if err := g.updateBreaker(ctx, a, res); err != nil {
 		return fmt.Errorf("%s breaker for workspace %d: %w", call.Provider, call.WorkspaceID, err)

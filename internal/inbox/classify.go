@@ -1,18 +1,22 @@
 // Package inbox reads each mailbox's INBOX over IMAP and ends the sequences
 // its messages answer: replies (In-Reply-To/References naming a Message-ID
-// we sent) end as 'replied', delivery status notifications (RFC 3464) that
-// report a failed delivery end as 'bounced', and a permanent failure also
-// suppresses the address.
+// we sent) end as 'replied', or as 'unsubscribed' when their first lines
+// ask for it; delivery status notifications (RFC 3464) that report a
+// failed delivery of a message we sent end as 'bounced', and a permanent
+// failure also suppresses the address.
+//
+// Anyone on the internet can put a message in an INBOX, so nothing here
+// trusts one: a delivery report must be one at the top level, values are
+// decoded and made valid UTF-8 before they reach SQL, and the tick matches
+// what a message names to sends of ours (tick.go).
 package inbox
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"io"
 	"mime"
 	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
 	"regexp"
@@ -31,23 +35,43 @@ const (
 	KindOther     Kind = "other"
 )
 
-// Finding is what Classify learnt from one message.
+// Finding is what Classify learnt from one message. Every string is valid
+// UTF-8 without NUL or other control characters.
 type Finding struct {
 	Kind Kind
-	// MessageIDs are the Message-IDs (without angle brackets) the message
-	// refers to: In-Reply-To and References of a reply, the original
-	// message's Message-ID of a bounce.
+	// MessageIDs are the Message-IDs (without angle brackets, printable
+	// ASCII only: ours are) the message refers to: In-Reply-To and
+	// References of a reply, the returned original's Message-ID of a bounce.
 	MessageIDs []string
-	// Recipients are the addresses a bounce reports as failed, lower case.
+	// Recipients are the addresses a bounce reports as failed, lower case,
+	// each once.
 	Recipients []string
+	// EnvelopeTo are the addresses a bounce was delivered to (To,
+	// Delivered-To, X-Original-To), lower case: a VERP return path shows
+	// there.
+	EnvelopeTo []string
 	// Hard is true when a failure is permanent (status 5.x.x).
 	Hard bool
 	// Status is the first failed recipient's enhanced status code.
 	Status string
+	// Unsubscribe is true for a reply whose first lines ask to be removed.
+	Unsubscribe bool
+	// From is the sender as the message gives it, decoded, for events.
+	From string
 }
 
-// maxPartDepth bounds the MIME walk: reports nest two or three levels deep.
-const maxPartDepth = 6
+// Bounds on what one message can make the tick do.
+const (
+	// messageIDsMax bounds the Message-IDs taken from a message: a thread's
+	// References rarely name more than a few dozen.
+	messageIDsMax = 100
+	// recipientsMax bounds a delivery report's recipients (a 128 KiB
+	// message holds about 3,000).
+	recipientsMax = 5000
+	// addressMax is RFC 5321's longest address.
+	addressMax = 254
+	fromMax    = 200
+)
 
 var msgIDPattern = regexp.MustCompile(`<([^<>\s]+)>`)
 
@@ -58,19 +82,42 @@ func Classify(raw []byte) Finding {
 	if err != nil {
 		return Finding{Kind: KindOther}
 	}
-	var rep report
-	rep.walk(textproto.MIMEHeader(msg.Header), msg.Body, 0)
-	if rep.isDSN {
-		return rep.finding()
+	from := clip(headerText(msg.Header.Get("From")), fromMax)
+	if isDeliveryReport(msg.Header.Get("Content-Type")) {
+		var rep report
+		rep.read(msg.Header.Get("Content-Type"), msg.Body)
+		f := rep.finding()
+		f.From = from
+		for _, h := range []string{"To", "Delivered-To", "X-Original-To"} {
+			for _, v := range msg.Header[textproto.CanonicalMIMEHeaderKey(h)] {
+				f.EnvelopeTo = appendAddresses(f.EnvelopeTo, headerText(v))
+			}
+		}
+		return f
 	}
 	ids := msgIDs(msg.Header.Get("In-Reply-To") + " " + msg.Header.Get("References"))
 	switch {
 	case len(ids) == 0:
-		return Finding{Kind: KindOther}
+		return Finding{Kind: KindOther, From: from}
 	case isAutoReply(msg.Header):
-		return Finding{Kind: KindAutoReply, MessageIDs: ids}
+		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	}
-	return Finding{Kind: KindReply, MessageIDs: ids}
+	unsubscribe := asksToUnsubscribe(replySubject(headerText(msg.Header.Get("Subject"))),
+		firstLines(textproto.MIMEHeader(msg.Header), msg.Body))
+	return Finding{Kind: KindReply, MessageIDs: ids, From: from, Unsubscribe: unsubscribe}
+}
+
+// isDeliveryReport requires what RFC 3464 requires at the top level:
+// multipart/report; report-type=delivery-status (or RFC 6533's
+// global-delivery-status). A delivery-status part anywhere else — an
+// attachment of a multipart/mixed, a forwarded report — is not one.
+func isDeliveryReport(contentType string) bool {
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType != "multipart/report" || params["boundary"] == "" {
+		return false
+	}
+	rt := strings.ToLower(params["report-type"])
+	return rt == "delivery-status" || rt == "global-delivery-status"
 }
 
 // isAutoReply recognises machine answers (RFC 3834 Auto-Submitted, and the
@@ -83,18 +130,34 @@ func isAutoReply(h mail.Header) bool {
 	return h.Get("X-Autoreply") != "" || h.Get("X-Autorespond") != ""
 }
 
+// msgIDs reads <id> tokens. Only printable ASCII ids are kept: every
+// Message-ID we send is, so any other (a legacy client's 8-bit byte, a
+// NUL) can name nothing of ours and never reaches SQL.
 func msgIDs(s string) []string {
 	var ids []string
 	for _, m := range msgIDPattern.FindAllStringSubmatch(s, -1) {
-		ids = append(ids, m[1])
+		if len(ids) == messageIDsMax {
+			break
+		}
+		if id := m[1]; len(id) <= addressMax && isPrintableASCII(id) {
+			ids = append(ids, id)
+		}
 	}
 	return ids
+}
+
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // report collects the parts of a multipart/report: the per-recipient
 // delivery status fields and the returned original's headers.
 type report struct {
-	isDSN      bool
 	recipients []recipientStatus
 	original   []string
 }
@@ -103,35 +166,25 @@ type recipientStatus struct {
 	address, action, status string
 }
 
-func (r *report) walk(h textproto.MIMEHeader, body io.Reader, depth int) {
-	if depth > maxPartDepth {
-		return
-	}
-	mediaType, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err != nil {
-		return
-	}
-	if strings.EqualFold(h.Get("Content-Transfer-Encoding"), "base64") {
-		body = base64.NewDecoder(base64.StdEncoding, newlineStripper{body})
-	}
-	switch {
-	case strings.HasPrefix(mediaType, "multipart/"):
-		mr := multipart.NewReader(body, params["boundary"])
-		for {
-			p, err := mr.NextRawPart()
-			if err != nil {
-				return // the end, or a truncated message: keep what was read
-			}
-			r.walk(p.Header, qpDecoded(p), depth+1)
+// read walks the report's own parts only (RFC 3462: the human-readable
+// part, the delivery-status part, the returned message or its headers).
+func (r *report) read(contentType string, body io.Reader) {
+	_, params, _ := mime.ParseMediaType(contentType)
+	mr := multipart.NewReader(body, params["boundary"])
+	for {
+		p, err := mr.NextRawPart()
+		if err != nil {
+			return // the end, or a truncated message: keep what was read
 		}
-	case mediaType == "message/delivery-status" || mediaType == "message/global-delivery-status":
-		r.isDSN = true
-		r.readStatus(body)
-	case mediaType == "message/rfc822" || mediaType == "text/rfc822-headers" ||
-		mediaType == "message/global" || mediaType == "message/global-headers":
-		data, _ := io.ReadAll(io.LimitReader(body, 1<<20))
-		if orig, err := mail.ReadMessage(bytes.NewReader(append(data, "\r\n\r\n"...))); err == nil {
-			r.original = append(r.original, msgIDs(orig.Header.Get("Message-Id"))...)
+		mediaType, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+		switch mediaType {
+		case "message/delivery-status", "message/global-delivery-status":
+			r.readStatus(decodedPart(p.Header, p))
+		case "message/rfc822", "text/rfc822-headers", "message/global", "message/global-headers":
+			data, _ := io.ReadAll(io.LimitReader(decodedPart(p.Header, p), 1<<20))
+			if orig, err := mail.ReadMessage(bytes.NewReader(append(data, "\r\n\r\n"...))); err == nil {
+				r.original = append(r.original, msgIDs(orig.Header.Get("Message-Id"))...)
+			}
 		}
 	}
 }
@@ -140,7 +193,7 @@ func (r *report) walk(h textproto.MIMEHeader, body io.Reader, depth int) {
 // then one block per recipient, separated by blank lines.
 func (r *report) readStatus(body io.Reader) {
 	tp := textproto.NewReader(bufio.NewReader(body))
-	for first := true; ; first = false {
+	for first := true; len(r.recipients) < recipientsMax; first = false {
 		h, err := tp.ReadMIMEHeader()
 		if first {
 			// Gmail names the original here as well.
@@ -151,13 +204,10 @@ func (r *report) readStatus(body io.Reader) {
 			if addr == "" {
 				addr = h.Get("Original-Recipient")
 			}
-			if _, a, ok := strings.Cut(addr, ";"); ok {
-				addr = a
-			}
 			r.recipients = append(r.recipients, recipientStatus{
-				address: strings.ToLower(strings.Trim(strings.TrimSpace(addr), "<>")),
+				address: recipientAddress(addr),
 				action:  strings.ToLower(strings.TrimSpace(h.Get("Action"))),
-				status:  firstWord(h.Get("Status")), // "5.1.1 (bad destination mailbox)"
+				status:  cleanText(firstWord(h.Get("Status"))), // "5.1.1 (bad destination mailbox)"
 			})
 		}
 		if err != nil {
@@ -166,15 +216,30 @@ func (r *report) readStatus(body io.Reader) {
 	}
 }
 
+// recipientAddress reads "rfc822; a@b" (or "utf-8; ..."): the address,
+// lower case and clean, or "" when it is not one.
+func recipientAddress(field string) string {
+	if _, a, ok := strings.Cut(field, ";"); ok {
+		field = a
+	}
+	a := strings.ToLower(cleanText(strings.Trim(strings.TrimSpace(headerText(field)), "<>")))
+	if len(a) > addressMax || strings.ContainsAny(a, " \t<>") || !strings.Contains(a, "@") {
+		return ""
+	}
+	return a
+}
+
 func (r *report) finding() Finding {
 	f := Finding{Kind: KindOther, MessageIDs: r.original}
+	seen := map[string]bool{}
 	for _, rc := range r.recipients {
 		switch rc.action {
 		case "failed":
 			if f.Kind != KindBounce {
 				f.Kind, f.Status = KindBounce, rc.status
 			}
-			if rc.address != "" {
+			if rc.address != "" && !seen[rc.address] {
+				seen[rc.address] = true
 				f.Recipients = append(f.Recipients, rc.address)
 			}
 			f.Hard = f.Hard || strings.HasPrefix(rc.status, "5")
@@ -187,33 +252,22 @@ func (r *report) finding() Finding {
 	return f
 }
 
-// qpDecoded undoes quoted-printable, which NextRawPart leaves alone so the
-// header keeps telling base64 parts apart.
-func qpDecoded(p *multipart.Part) io.Reader {
-	if strings.EqualFold(p.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-		p.Header.Del("Content-Transfer-Encoding")
-		return quotedprintable.NewReader(p)
-	}
-	return p
-}
-
-// newlineStripper drops line breaks so base64 bodies decode.
-type newlineStripper struct{ r io.Reader }
-
-func (n newlineStripper) Read(p []byte) (int, error) {
-	for {
-		k, err := n.r.Read(p)
-		j := 0
-		for _, b := range p[:k] {
-			if b != '\r' && b != '\n' {
-				p[j] = b
-				j++
+// appendAddresses adds the addresses in a header value, lower case.
+func appendAddresses(dst []string, v string) []string {
+	if list, err := mail.ParseAddressList(v); err == nil {
+		for _, a := range list {
+			if a := strings.ToLower(a.Address); len(a) <= addressMax {
+				dst = append(dst, a)
 			}
 		}
-		if j > 0 || err != nil {
-			return j, err
+		return dst
+	}
+	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(" \t,<>\"", r) }) {
+		if strings.Contains(w, "@") && len(w) <= addressMax {
+			dst = append(dst, strings.ToLower(w))
 		}
 	}
+	return dst
 }
 
 func firstWord(s string) string {

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -29,20 +30,49 @@ type fetched struct {
 // (EXAMINE, BODY.PEEK): reading never marks a message \Seen.
 type reader struct {
 	c           *imapclient.Client
-	stop        func() bool
 	uidValidity uint32
+	// session ends at the session's deadline or when the tick is told to
+	// stop; then the connection is closed under the library.
+	session context.Context
+	cancel  context.CancelFunc
+	raw     net.Conn
+	stop    func() bool
+	// end is the session's end. The connection's deadline and the
+	// session's context both fire at end, in either order: a read that
+	// times out at end may return before the context's timer has run.
+	end time.Time
 }
+
+// errSessionEnded marks a session cut by the tick itself (its deadline,
+// the lease's end, or a signal): not the mailbox's failure.
+var errSessionEnded = errors.New("IMAP session cut at the tick's deadline")
 
 // dial connects, logs in and examines INBOX. Implicit TLS for imaps://,
 // STARTTLS for imap://, and clear text only for imap:// on a loopback host.
-// The whole session ends at deadline, or when ctx ends.
-func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, deadline time.Time) (*reader, error) {
-	d := net.Dialer{Deadline: deadline}
-	conn, err := d.DialContext(ctx, "tcp", ep.Addr())
-	if err != nil {
+// The whole session ends at end, or when ctx ends: every read and write
+// of the connection is bounded by end, whatever deadlines the IMAP library
+// sets itself (it allows 30 s per response and 5 min per literal), and the
+// connection is closed the moment the session ends.
+func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, end time.Time) (*reader, error) {
+	session, cancel := context.WithDeadline(ctx, end)
+	r := &reader{session: session, cancel: cancel, stop: func() bool { return false }, end: end}
+	if err := r.open(ep, password, tlsConfig, end); err != nil {
+		err = r.cut(err)
+		r.close()
 		return nil, err
 	}
-	_ = conn.SetDeadline(deadline)
+	return r, nil
+}
+
+func (r *reader) open(ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, end time.Time) error {
+	raw, err := (&net.Dialer{}).DialContext(r.session, "tcp", ep.Addr())
+	if err != nil {
+		return err
+	}
+	r.raw = raw
+	r.stop = context.AfterFunc(r.session, func() { _ = raw.Close() })
+	conn := boundedConn{Conn: raw, end: end}
+	_ = conn.SetDeadline(end)
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if tlsConfig != nil {
 		cfg = tlsConfig.Clone()
@@ -50,35 +80,55 @@ func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsCon
 	if cfg.ServerName == "" {
 		cfg.ServerName = ep.Host
 	}
-	var c *imapclient.Client
 	switch ep.TLS {
 	case sequence.TLSImplicit:
 		tc := tls.Client(conn, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("TLS: %w", err)
+		if err := tc.HandshakeContext(r.session); err != nil {
+			return fmt.Errorf("TLS: %w", err)
 		}
-		c = imapclient.New(tc, nil)
+		r.c = imapclient.New(tc, nil)
 	case sequence.TLSRequired:
-		if c, err = imapclient.NewStartTLS(conn, &imapclient.Options{TLSConfig: cfg}); err != nil {
-			return nil, fmt.Errorf("STARTTLS: %w", err)
+		if r.c, err = imapclient.NewStartTLS(conn, &imapclient.Options{TLSConfig: cfg}); err != nil {
+			return fmt.Errorf("STARTTLS: %w", err)
 		}
 	default:
-		c = imapclient.New(conn, nil)
+		r.c = imapclient.New(conn, nil)
 	}
-	r := &reader{c: c, stop: context.AfterFunc(ctx, func() { c.Close() })}
-	if err := c.Login(ep.Username, password).Wait(); err != nil {
-		r.close()
-		return nil, fmt.Errorf("login as %s: %w", ep.Username, err)
+	if err := r.c.Login(ep.Username, password).Wait(); err != nil {
+		return fmt.Errorf("login as %s: %w", ep.Username, err)
 	}
-	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
+	sel, err := r.c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {
-		r.close()
-		return nil, fmt.Errorf("examine INBOX: %w", err)
+		return fmt.Errorf("examine INBOX: %w", err)
 	}
 	r.uidValidity = sel.UIDValidity
-	return r, nil
+	return nil
 }
+
+// cut marks err as the tick's own doing when the session had ended.
+func (r *reader) cut(err error) error {
+	if err != nil && (r.session.Err() != nil || !time.Now().Before(r.end)) {
+		return fmt.Errorf("%w: %v", errSessionEnded, err)
+	}
+	return err
+}
+
+// boundedConn caps every deadline set on the connection at end.
+type boundedConn struct {
+	net.Conn
+	end time.Time
+}
+
+func (c boundedConn) bound(t time.Time) time.Time {
+	if t.IsZero() || t.After(c.end) {
+		return c.end
+	}
+	return t
+}
+
+func (c boundedConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.bound(t)) }
+func (c boundedConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.bound(t)) }
+func (c boundedConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.bound(t)) }
 
 // newUIDs lists the UIDs above last, oldest first, at most max of them.
 func (r *reader) newUIDs(last uint32, max int) ([]uint32, error) {
@@ -86,7 +136,7 @@ func (r *reader) newUIDs(last uint32, max int) ([]uint32, error) {
 	set.AddRange(imap.UID(last+1), 0) // last+1:*
 	data, err := r.c.UIDSearch(&imap.SearchCriteria{UID: []imap.UIDSet{set}}, nil).Wait()
 	if err != nil {
-		return nil, fmt.Errorf("search INBOX: %w", err)
+		return nil, r.cut(fmt.Errorf("search INBOX: %w", err))
 	}
 	var uids []uint32
 	for _, u := range data.AllUIDs() {
@@ -109,7 +159,7 @@ func (r *reader) fetch(uids []uint32) ([]fetched, error) {
 	}
 	bufs, err := r.c.Fetch(set, &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{peekSection}}).Collect()
 	if err != nil {
-		return nil, fmt.Errorf("fetch INBOX: %w", err)
+		return nil, r.cut(fmt.Errorf("fetch INBOX: %w", err))
 	}
 	msgs := make([]fetched, 0, len(bufs))
 	for _, b := range bufs {
@@ -120,7 +170,15 @@ func (r *reader) fetch(uids []uint32) ([]fetched, error) {
 }
 
 func (r *reader) close() {
+	if r.c != nil {
+		if r.session.Err() == nil {
+			_ = r.c.Logout().Wait()
+		}
+		_ = r.c.Close()
+	}
+	if r.raw != nil {
+		_ = r.raw.Close()
+	}
 	r.stop()
-	_ = r.c.Logout().Wait()
-	_ = r.c.Close()
+	r.cancel()
 }

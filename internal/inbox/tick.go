@@ -6,12 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/mail"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -26,21 +31,45 @@ const (
 	// chunkSize messages are fetched, acted on and checkpointed together.
 	chunkSize = 25
 	// sessionGraceDefault is how long an IMAP session may outlast
-	// --max-duration: a chunk in flight finishes, a hung server does not
-	// hold the tick.
-	sessionGraceDefault = 10 * time.Second
+	// --max-duration, as an SMTP session may (sequence.TickSMTPGraceDefault):
+	// a message cut short is read again by the next tick.
+	sessionGraceDefault = time.Second
+	// leaseMarginMax bounds what a session leaves of its mailbox's lease
+	// for the writes after it (a fifth of the lease, at most this).
+	leaseMarginMax = 10 * time.Second
+	// bounceRecipientWindow is how far back a bounce's recipient must have
+	// been mailed by the mailbox to match without our Message-ID.
+	bounceRecipientWindow = 30 * 24 * time.Hour
+	// suspiciousRecipientsMax: a delivery report naming more addresses the
+	// mailbox never mailed is not about our mail; it is ignored.
+	suspiciousRecipientsMax = 5
+	// skipReasonMax bounds a skipped message's stored reason.
+	skipReasonMax = 500
 )
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeReplied      = string(enrollment.Replied) // a sequence ended by a reply
-	OutcomeBounced      = string(enrollment.Bounced) // a sequence ended by a bounce
-	OutcomeSuppressed   = "suppressed"               // an address newly suppressed by a hard bounce
-	OutcomeAlreadyEnded = "already_ended"            // the reply or bounce concerned an ended sequence
-	OutcomeUnmatched    = "unmatched"                // a reply or bounce to no message of ours
+	OutcomeReplied      = string(enrollment.Replied)      // a sequence ended by a reply
+	OutcomeUnsubscribed = string(enrollment.Unsubscribed) // ended by a reply asking to stop
+	OutcomeBounced      = string(enrollment.Bounced)      // a sequence ended by a bounce
+	OutcomeSuppressed   = "suppressed"                    // an address newly suppressed (hard bounce, unsubscribe)
+	OutcomeAlreadyEnded = "already_ended"                 // the reply or bounce concerned an ended sequence
+	OutcomeUnmatched    = "unmatched"                     // a reply or bounce to no message of ours
 	OutcomeAutoReply    = "auto_reply"
 	OutcomeDelayed      = "delayed"
 	OutcomeOther        = "other"
+	// OutcomeSuspicious: a delivery report naming more than a handful of
+	// addresses the mailbox never mailed, ignored (inbox_suspicious event).
+	OutcomeSuspicious = "suspicious"
+	// OutcomeSkipped: a message that could not be processed; recorded with
+	// its UID and reason, and the checkpoint moved past it.
+	OutcomeSkipped = "skipped"
+	// OutcomeMailboxPaused: the bounces read paused the mailbox
+	// (sequence.GuardBounces).
+	OutcomeMailboxPaused = "mailbox_paused"
+	// OutcomeSessionCut: a session reached the tick's deadline (or its
+	// lease) before the mailbox was read; the rest waits for the next tick.
+	OutcomeSessionCut   = "session_cut"
 	OutcomeMailboxError = "mailbox_error" // the mailbox could not be read
 )
 
@@ -61,11 +90,20 @@ type TickOptions struct {
 
 // TickReport is what an inbox tick did.
 type TickReport struct {
-	TickID     string         `json:"tick_id"`
-	Mailboxes  int            `json:"mailboxes"`
-	Messages   int            `json:"messages"`
-	Outcomes   map[string]int `json:"outcomes"`
-	DurationMS int64          `json:"duration_ms"`
+	TickID    string         `json:"tick_id"`
+	Mailboxes int            `json:"mailboxes"`
+	Messages  int            `json:"messages"`
+	Outcomes  map[string]int `json:"outcomes"`
+	// Skipped lists the messages that could not be processed.
+	Skipped    []SkippedMessage `json:"skipped"`
+	DurationMS int64            `json:"duration_ms"`
+}
+
+// SkippedMessage is a message the tick recorded as skipped.
+type SkippedMessage struct {
+	Mailbox string `json:"mailbox"`
+	UID     uint32 `json:"uid"`
+	Reason  string `json:"reason"`
 }
 
 // RunTick reads each mailbox with an imap_url once, from its checkpoint on,
@@ -76,7 +114,7 @@ type TickReport struct {
 func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
 	opts = opts.withDefaults()
 	start := opts.Now()
-	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}}
+	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, Skipped: []SkippedMessage{}}
 	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID)
 	if err != nil {
 		return nil, err
@@ -88,7 +126,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	if err != nil {
 		res.ExitStatus = 1
 	}
-	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
+	if ferr := run.Finish(context.WithoutCancel(ctx), res); ferr != nil && err == nil {
 		err = ferr
 	}
 	return rep, err
@@ -110,9 +148,19 @@ type inboxTick struct {
 	deadline time.Time
 }
 
+// mailbox is what acting on a mailbox's messages needs to know of it.
+type mailbox struct {
+	id, workspaceID int64
+	address         string
+	// verpSecret checks VERP return paths, also of a mailbox that has
+	// turned VERP off since (its earlier messages still bounce).
+	verpSecret []byte
+}
+
 func (t *inboxTick) run(ctx context.Context, started time.Time) error {
 	var failed []error
 	for ctx.Err() == nil && t.opts.Now().Before(t.deadline) {
+		claimed := t.opts.Now()
 		cp, ok, err := store.ClaimInbox(ctx, t.pool, started, t.opts.Lease, t.opts.TickID)
 		if err != nil {
 			return errors.Join(append(failed, err)...)
@@ -121,28 +169,48 @@ func (t *inboxTick) run(ctx context.Context, started time.Time) error {
 			break
 		}
 		t.report.Mailboxes++
-		if err := t.readMailbox(ctx, cp); err != nil {
+		if err := t.readMailbox(ctx, cp, claimed); err != nil {
 			failed = append(failed, err)
 		}
 	}
 	return errors.Join(failed...)
 }
 
+// sessionEnd is when the IMAP session of a mailbox claimed at claimed must
+// end: shortly after the tick's deadline, and early enough in the lease
+// that what it read is recorded before another tick may lease the mailbox.
+func (t *inboxTick) sessionEnd(claimed time.Time) time.Time {
+	leaseEnd := claimed.Add(t.opts.Lease - min(t.opts.Lease/5, leaseMarginMax))
+	if end := t.deadline.Add(sessionGraceDefault); end.Before(leaseEnd) {
+		return end
+	}
+	return leaseEnd
+}
+
 // readMailbox reads one leased mailbox from its checkpoint and releases it.
-func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint) error {
+func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, claimed time.Time) error {
 	// Never cancelled mid-write: a signal still records how far we got.
 	saveCtx := context.WithoutCancel(ctx)
 	address := fmt.Sprintf("mailbox %d", cp.MailboxID)
-	err := t.read(ctx, &cp, &address)
-	if err != nil && ctx.Err() != nil {
+	err := t.read(ctx, &cp, &address, t.sessionEnd(claimed))
+	switch {
+	case err != nil && ctx.Err() != nil:
 		// Told to stop (SIGTERM): what was read is recorded, the rest
-		// waits for the next tick. Not a failure.
-		t.opts.Logger.Info("inbox read stopped", "mailbox", address, "tick_id", t.opts.TickID)
+		// waits for the next tick. Not the mailbox's failure.
+		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", context.Cause(ctx).Error(), "error", redact.String(err.Error()), "tick_id", t.opts.TickID)
+		err = nil
+	case errors.Is(err, errSessionEnded):
+		// The tick's own deadline (or the lease) cut the session: the
+		// server is slow, not failing; the next tick goes on from here.
+		t.opts.Logger.Info("inbox read stopped by the tick", "mailbox", address, "cause", "the session's end passed (--max-duration plus 1s, or the lease)",
+			"error", redact.String(err.Error()), "last_uid", cp.LastUID, "tick_id", t.opts.TickID)
+		t.report.Outcomes[OutcomeSessionCut]++
 		err = nil
 	}
 	lastError := ""
 	if err != nil {
-		err = fmt.Errorf("inbox of %s: %w", address, err)
+		// A server's NO may repeat the password: hidden in every form.
+		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, err))
 		lastError = err.Error()
 		t.report.Outcomes[OutcomeMailboxError]++
 		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
@@ -150,7 +218,7 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint) e
 	return errors.Join(err, store.SaveInboxCheckpoint(saveCtx, t.pool, cp, lastError, t.opts.TickID, true))
 }
 
-func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address *string) error {
+func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address *string, end time.Time) error {
 	recs, err := store.Mailboxes(ctx, t.pool, []int64{cp.MailboxID})
 	if err != nil || len(recs) == 0 {
 		return errors.Join(errors.New("mailbox row is gone"), err)
@@ -167,7 +235,8 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if !ok || password == "" {
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
-	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, t.deadline.Add(min(sessionGraceDefault, t.opts.Lease-t.opts.MaxDuration)))
+	redact.Register(password)
+	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, end)
 	if err != nil {
 		return err
 	}
@@ -184,6 +253,7 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if err != nil {
 		return err
 	}
+	box := mailbox{id: cp.MailboxID, workspaceID: cp.WorkspaceID, address: recs[0].Address, verpSecret: recs[0].VERPSecret}
 	for len(uids) > 0 && ctx.Err() == nil && t.opts.Now().Before(t.deadline) {
 		chunk := uids[:min(chunkSize, len(uids))]
 		uids = uids[len(chunk):]
@@ -191,21 +261,23 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		if err != nil {
 			return err
 		}
-		if err := t.act(context.WithoutCancel(ctx), cp, msgs, chunk[len(chunk)-1]); err != nil {
+		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, chunk[len(chunk)-1]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// act ends the sequences a chunk of messages answers and moves the
-// checkpoint past it, in one transaction.
-func (t *inboxTick) act(ctx context.Context, cp *store.InboxCheckpoint, msgs []fetched, lastUID uint32) error {
-	counts := map[string]int{}
+// act ends the sequences a chunk of messages answers, records the ones it
+// cannot process as skipped, and moves the checkpoint past the chunk, in
+// one transaction; then hard bounces among them may pause the mailbox
+// (sequence.GuardBounces).
+func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoint, msgs []fetched, lastUID uint32) error {
+	var c chunkResult
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
-		clear(counts)
+		c = chunkResult{counts: map[string]int{}}
 		for _, m := range msgs {
-			if err := act(ctx, tx, cp.MailboxID, Classify(m.raw), counts); err != nil {
+			if err := t.actOne(ctx, tx, mb, cp, m, &c); err != nil {
 				return fmt.Errorf("message UID %d: %w", m.uid, err)
 			}
 		}
@@ -218,40 +290,209 @@ func (t *inboxTick) act(ctx context.Context, cp *store.InboxCheckpoint, msgs []f
 	}
 	cp.LastUID = lastUID
 	t.report.Messages += len(msgs)
-	for k, v := range counts {
+	for k, v := range c.counts {
 		t.report.Outcomes[k] += v
 	}
+	t.report.Skipped = append(t.report.Skipped, c.skipped...)
+	if !c.hardBounces {
+		return nil
+	}
+	// Once the bounces are committed: too many pause the mailbox.
+	until, err := sequence.GuardBounces(ctx, t.pool, mb.id, t.opts.Now(), t.opts.TickID)
+	if err != nil || until == nil {
+		return err
+	}
+	t.report.Outcomes[OutcomeMailboxPaused]++
+	t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox", mb.address, "paused_until", *until, "tick_id", t.opts.TickID)
 	return nil
 }
 
-func act(ctx context.Context, tx pgx.Tx, mailboxID int64, f Finding, counts map[string]int) error {
-	var status enrollment.Status
-	var suppress, outcome string
-	switch f.Kind {
-	case KindReply:
-		status, outcome = enrollment.Replied, OutcomeReplied
-	case KindBounce:
-		status, outcome = enrollment.Bounced, OutcomeBounced
-		if f.Hard {
-			suppress = string(enrollment.Bounced)
-		}
-	case KindAutoReply:
-		counts[OutcomeAutoReply]++
-		return nil
-	case KindDelayed:
-		counts[OutcomeDelayed]++
-		return nil
-	default:
-		counts[OutcomeOther]++
-		return nil
-	}
-	ids, err := store.InboxEnrollments(ctx, tx, mailboxID, f.MessageIDs, f.Recipients)
+// chunkResult is what a chunk's transaction did, reported once it commits.
+type chunkResult struct {
+	counts      map[string]int
+	skipped     []SkippedMessage
+	hardBounces bool
+}
+
+// errUnprocessable marks a message the classifier could not read.
+var errUnprocessable = errors.New("message cannot be processed")
+
+// actOne acts on one message inside its own savepoint. A message whose
+// content Postgres refuses (or that breaks the classifier) is rolled back
+// alone and recorded as skipped, so it cannot block the mailbox; any other
+// failure (the database gone, a timeout) fails the chunk, to be read again.
+func (t *inboxTick) actOne(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, m fetched, c *chunkResult) error {
+	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
+	counts := map[string]int{}
+	hard, err := t.handle(ctx, sp, mb, cp, m, counts)
+	if err == nil {
+		if err := sp.Commit(ctx); err != nil {
+			return err
+		}
+		for k, v := range counts {
+			c.counts[k] += v
+		}
+		c.hardBounces = c.hardBounces || hard
+		return nil
+	}
+	if rerr := sp.Rollback(ctx); rerr != nil || !isPoison(err) {
+		return errors.Join(err, rerr)
+	}
+	reason := clip(cleanText(err.Error()), skipReasonMax)
+	if err := store.SkipInboxMessage(ctx, tx, mb.id, store.InboxSkip{UIDValidity: cp.UIDValidity, UID: m.uid, Reason: reason, TickID: t.opts.TickID}); err != nil {
+		return err
+	}
+	c.counts[OutcomeSkipped]++
+	c.skipped = append(c.skipped, SkippedMessage{Mailbox: mb.address, UID: m.uid, Reason: reason})
+	t.opts.Logger.Warn("inbox message skipped", "mailbox", mb.address, "uid", m.uid, "reason", reason, "tick_id", t.opts.TickID)
+	return nil
+}
+
+// isPoison tells a message's own fault from the database's: a classifier
+// panic, or a data, integrity or size error on what the message held.
+func isPoison(err error) bool {
+	if errors.Is(err, errUnprocessable) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "22", "23", "54": // data exception, integrity constraint, program limit
+			return true
+		}
+	}
+	return false
+}
+
+// classify is Classify; a test swaps it to play a message nothing can
+// process.
+var classify = Classify
+
+// handle acts on one classified message; hard says it recorded a hard
+// bounce.
+func (t *inboxTick) handle(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, m fetched, counts map[string]int) (hard bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			hard, err = false, fmt.Errorf("%w: %v", errUnprocessable, r)
+		}
+	}()
+	f := classify(m.raw)
+	switch f.Kind {
+	case KindReply:
+		return false, t.reply(ctx, tx, mb, f, counts)
+	case KindBounce:
+		return t.bounce(ctx, tx, mb, cp, m.uid, f, counts)
+	case KindAutoReply:
+		counts[OutcomeAutoReply]++
+	case KindDelayed:
+		counts[OutcomeDelayed]++
+	default:
+		counts[OutcomeOther]++
+	}
+	return false, nil
+}
+
+// reply ends the sequences whose messages a reply answers: as replied, or
+// as unsubscribed (address suppressed) when it asks to stop.
+func (t *inboxTick) reply(ctx context.Context, tx pgx.Tx, mb mailbox, f Finding, counts map[string]int) error {
+	sends, err := store.InboxSendsByMessageID(ctx, tx, mb.id, f.MessageIDs)
+	if err != nil {
+		return err
+	}
+	if f.Unsubscribe {
+		return mark(ctx, tx, sends, enrollment.Unsubscribed, string(enrollment.Unsubscribed), OutcomeUnsubscribed, counts)
+	}
+	return mark(ctx, tx, sends, enrollment.Replied, "", OutcomeReplied, counts)
+}
+
+// bounce matches a delivery report to one of our sends: by the returned
+// original's Message-ID, by a VERP return path it was sent to, or else by
+// a failed recipient this mailbox mailed in the last 30 days. Only the
+// matched sends' enrollments end, and only their addresses are suppressed
+// (permanent failures). A report naming more than a handful of addresses
+// the mailbox never mailed is not about our mail: it is ignored, with one
+// inbox_suspicious event.
+func (t *inboxTick) bounce(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, uid uint32, f Finding, counts map[string]int) (bool, error) {
+	mailed, err := store.InboxSendsToRecipients(ctx, tx, mb.id, f.Recipients, t.opts.Now().Add(-bounceRecipientWindow))
+	if err != nil {
+		return false, err
+	}
+	if never := len(f.Recipients) - len(mailed); never > suspiciousRecipientsMax {
+		counts[OutcomeSuspicious]++
+		return false, t.suspicious(ctx, tx, mb, cp, uid, f, never)
+	}
+	ids := f.MessageIDs
+	for _, a := range f.EnvelopeTo {
+		if id, ok := sequence.VERPMessageID(mb.address, a, mb.verpSecret); ok {
+			ids = append(ids, id)
+		}
+	}
+	sends, err := store.InboxSendsByMessageID(ctx, tx, mb.id, ids)
+	if err != nil {
+		return false, err
+	}
+	if len(sends) == 0 {
+		sends = mailed
+	}
+	suppress := ""
+	if f.Hard && len(sends) > 0 {
+		suppress = string(enrollment.Bounced)
+		ids := make([]int64, len(sends))
+		for i, s := range sends {
+			ids[i] = s.SendID
+		}
+		if err := store.MarkSendsBounced(ctx, tx, ids); err != nil {
+			return false, err
+		}
+	}
+	return suppress != "", mark(ctx, tx, sends, enrollment.Bounced, suppress, OutcomeBounced, counts)
+}
+
+// suspicious records the one inbox_suspicious event of a message.
+func (t *inboxTick) suspicious(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, uid uint32, f Finding, never int) error {
+	from := eventSender(f.From)
+	reason := fmt.Sprintf("a delivery report from %s names %d addresses %s never mailed; it was ignored", from, never, mb.address)
+	t.opts.Logger.Warn("inbox message ignored as suspicious", "mailbox", mb.address, "uid", uid, "reason", reason, "tick_id", t.opts.TickID)
+	payload := map[string]any{"address": mb.address, "uid": uid, "uid_validity": cp.UIDValidity, "from": from,
+		"recipients": len(f.Recipients), "never_mailed": never, "reason": reason, "tick_id": t.opts.TickID}
+	key := fmt.Sprintf("inbox_suspicious:%d:%d:%d", mb.id, cp.UIDValidity, uid)
+	return store.InsertEvent(ctx, tx, "inbox_suspicious", mb.workspaceID, mb.id, key, payload)
+}
+
+// eventSender is a message's sender as an event may show it: the bare
+// address, without the characters Slack reads as markup, so a sender
+// cannot put a link in an alert.
+func eventSender(from string) string {
+	if a, err := mail.ParseAddress(from); err == nil {
+		from = a.Address
+	}
+	from = strings.Map(func(r rune) rune {
+		if strings.ContainsRune("<>&|*_~`", r) {
+			return -1
+		}
+		return r
+	}, from)
+	if from == "" {
+		return "an unknown sender"
+	}
+	return from
+}
+
+// mark ends the sends' enrollments as status (suppressing their addresses
+// with the reason suppress, unless empty) and counts what changed.
+func mark(ctx context.Context, tx pgx.Tx, sends []store.InboxSend, status enrollment.Status, suppress, outcome string, counts map[string]int) error {
+	if len(sends) == 0 {
 		counts[OutcomeUnmatched]++
 		return nil
+	}
+	ids := make([]int64, 0, len(sends))
+	for _, s := range sends {
+		if !slices.Contains(ids, s.EnrollmentID) {
+			ids = append(ids, s.EnrollmentID)
+		}
 	}
 	m, err := store.MarkEnrollments(ctx, tx, ids, status, suppress)
 	if err != nil {

@@ -12,7 +12,9 @@ import (
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 const (
@@ -27,21 +29,32 @@ type inboxFixture struct {
 	pool     *pgxpool.Pool
 	tickPool *pgxpool.Pool
 	imap     *imaptest.Server
+	smtp     *smtptest.Server
+}
+
+// fixtureOptions adds lines to the fixture's campaign file: campaign to
+// the top level, mailbox to each mailbox.
+type fixtureOptions struct {
+	campaign, mailbox string
 }
 
 func newInboxFixture(t *testing.T) *inboxFixture {
+	return newInboxFixtureWith(t, fixtureOptions{})
+}
+
+func newInboxFixtureWith(t *testing.T, o fixtureOptions) *inboxFixture {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.New(t)
 	smtp := smtptest.New(t, smtptest.Options{})
-	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t, nil)}
+	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t, nil), smtp: smtp}
 	var doc strings.Builder
-	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
+	doc.WriteString("workspace: acme\nname: q4\n" + o.campaign + "mailboxes:\n")
 	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {
 		if err := f.imap.AddAccount(mb, password); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    password_env: %s\n", mb, smtp.URL(""), f.imap.URL(mb), passwordEnv)
+		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    password_env: %s\n%s", mb, smtp.URL(""), f.imap.URL(mb), passwordEnv, o.mailbox)
 	}
 	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n  - delay: 72h\n    body: \"Following up\"\n")
 	c, err := sequence.ParseCampaign(strings.NewReader(doc.String()))
@@ -53,6 +66,10 @@ func newInboxFixture(t *testing.T) *inboxFixture {
 	}
 	f.exec(`INSERT INTO leads (workspace_id, first_name, email, timezone)
 		SELECT w.id, 'Lead' || g, 'Lead' || g || '@Example.test', 'UTC' FROM workspaces w, generate_series(1, 5) g`)
+	// Stored in a legacy spelling, then migrated as 00013 does.
+	if err := store.RewriteAddresses(ctx, f.pool); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := sequence.Enroll(ctx, f.pool, sequence.EnrollRequest{Workspace: "acme", Campaign: "q4"}, time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -185,10 +202,14 @@ func TestInboxTickMatchesLaterStepsAndBouncesWithoutOriginal(t *testing.T) {
 	if err := f.imap.Deliver(mb3, fixtureMessage(t, "postfix-reply.eml", "someone-else@example.test", "", "x@example.test")); err != nil {
 		t.Fatal(err)
 	}
-	// Stored as an older import left it (spaces, capitals): the bounce still
-	// finds it, as the claim that mailed it did.
+	// Stored as an older import left it (spaces, capitals), then rewritten
+	// by migration 00013: the bounce still finds it, as the claim that
+	// mailed it did.
 	if _, err := f.pool.Exec(context.Background(),
 		`UPDATE leads SET email = '  ' || upper(email) || ' ' WHERE first_name = 'Lead2'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RewriteAddresses(context.Background(), f.pool); err != nil {
 		t.Fatal(err)
 	}
 	rep := f.tick(TickOptions{})
@@ -283,6 +304,46 @@ func TestInboxTickStopsCleanly(t *testing.T) {
 	// The next tick reads what was left.
 	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeReplied] != 1 {
 		t.Errorf("next tick = %+v, want the reply read", rep)
+	}
+}
+
+// Issue 29: a session the tick's own deadline (--max-duration plus the
+// session grace) cuts is not the mailbox's failure: no last_error, no
+// mailbox_error, exit 0; the next tick reads on from the checkpoint.
+// Before the fix the session ran 25 s past its end (go-imap sets its own
+// read deadline on every reply, replacing the session's), and with only
+// the end enforced the cut was the mailbox's error ("login: unexpected
+// EOF", mailbox_error, exit 1).
+func TestInboxTickCutByItsDeadlineIsNoMailboxError(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	for n := 1; n <= 5; n++ {
+		f.deliver("gmail-reply.eml", n)
+	}
+	// Every mailbox behind a link so slow that not even the greeting
+	// arrives before the session's end.
+	addr := strings.TrimPrefix(f.imap.URL("x"), "imap://x@")
+	slow := testkit.SlowProxy(t, addr, 5*time.Second)
+	f.exec(`UPDATE mailboxes SET imap_url = replace(imap_url, $1, $2)`, addr, slow)
+	start := time.Now()
+	rep, err := RunTick(context.Background(), f.tickPool, TickOptions{LookupEnv: lookupEnv, MaxDuration: time.Second, Lease: 1500 * time.Millisecond})
+	// The slow link needs 25 s for the session; it must end near 1.5 s.
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the tick held a session for %s past its end (1.5 s)", took)
+	}
+	if err != nil || rep.Mailboxes == 0 || rep.Messages != 0 || rep.Outcomes[OutcomeMailboxError] != 0 {
+		t.Fatalf("tick cut by its deadline = %+v, %v; want a mailbox visited, its session cut before any message, and a clean stop", rep, err)
+	}
+	if got := f.str(`SELECT count(*)::text FROM inbox_checkpoints WHERE locked_by IS NOT NULL OR last_error IS NOT NULL`); got != "0" {
+		t.Errorf("%s mailboxes left leased or in error", got)
+	}
+	if got := f.str(`SELECT exit_status::text FROM tick_runs WHERE kind = 'inbox'`); got != "0" {
+		t.Errorf("tick_runs exit_status = %s, want 0", got)
+	}
+	// Back on a fast link, the next tick reads what was left.
+	f.exec(`UPDATE mailboxes SET imap_url = replace(imap_url, $1, $2)`, slow, addr)
+	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeReplied] != 5 {
+		t.Errorf("next tick = %+v, want the 5 replies read", rep)
 	}
 }
 

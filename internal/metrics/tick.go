@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -32,6 +33,7 @@ type Metrics struct {
 	breakersOpen     *prometheus.GaugeVec
 	spend            *prometheus.GaugeVec
 	eventsDelivered  *prometheus.CounterVec
+	creditsLeft      *prometheus.GaugeVec
 
 	// ownSuccess is this run's own last success per kind, which the
 	// database may not show yet when Refresh reads it.
@@ -52,9 +54,11 @@ func NewMetrics() *Metrics {
 		breakersOpen:     newGaugeVec("rindactl_breakers_open", "Breakers refusing calls, by provider.", "provider"),
 		spend:            newGaugeVec("rindactl_workspace_spend_usd", "Provider spend this UTC month, by workspace.", "workspace"),
 		eventsDelivered:  newCounterVec("rindactl_events_delivered_total", "Domain events posted to Slack by this run, by kind and result.", "kind", "result"),
+		creditsLeft: newGaugeVec("rindactl_provider_credits_remaining",
+			"Credits a provider account has left, as its account endpoint last reported them; key is host (the host's key) or the workspace with its own key.", "provider", "key"),
 	}
 	m.Registry.MustRegister(m.tickDuration, m.tickLastSuccess, m.leads, m.providerRequests,
-		m.guardBlocked, m.breakersOpen, m.spend, m.eventsDelivered)
+		m.guardBlocked, m.breakersOpen, m.spend, m.eventsDelivered, m.creditsLeft)
 	return m
 }
 
@@ -103,6 +107,15 @@ func (m *Metrics) GuardBlocked(provider, reason string) {
 		return
 	}
 	m.guardBlocked.WithLabelValues(provider, reason).Inc()
+}
+
+// CreditsRemaining records what a provider account has left; key is
+// "host" or the name of the workspace whose own key it is.
+func (m *Metrics) CreditsRemaining(provider, key string, credits int64) {
+	if m == nil {
+		return
+	}
+	m.creditsLeft.WithLabelValues(provider, key).Set(float64(credits))
 }
 
 // EventDelivered counts one Slack post of an event, by result.
@@ -193,21 +206,51 @@ func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions,
 				instance = "unknown"
 			}
 		}
-		pusher := push.New(opts.PushgatewayURL, job).Grouping("instance", instance).Gatherer(m.Registry)
-		if err := pusher.PushContext(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("push metrics to %s: %s", redactURL(opts.PushgatewayURL),
-				strings.ReplaceAll(err.Error(), opts.PushgatewayURL, redactURL(opts.PushgatewayURL))))
+		if err := pushgateway(ctx, opts.PushgatewayURL, job, instance, m.Registry); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// redactURL drops credentials and query from a URL before it is printed.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
+// pushgateway pushes g to the Pushgateway at rawURL. Credentials in the
+// URL are sent properly: user:password@ as basic auth, the query (a
+// proxy's ?token=) after the grouping path, not before it as the push
+// library would put it. They are hidden from every log line and from the
+// error, whatever the server echoes.
+func pushgateway(ctx context.Context, rawURL, job, instance string, g prometheus.Gatherer) error {
+	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "the configured URL"
+		return fmt.Errorf("push metrics: invalid Pushgateway URL: %s", redact.String(err.Error()))
 	}
-	u.User, u.RawQuery = nil, ""
-	return u.Redacted()
+	var secrets []string
+	for _, vs := range u.Query() {
+		secrets = append(secrets, vs...)
+	}
+	pusher := push.New((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), job).Grouping("instance", instance).Gatherer(g)
+	if u.User != nil {
+		password, _ := u.User.Password()
+		secrets = append(secrets, password)
+		pusher = pusher.BasicAuth(u.User.Username(), password)
+	}
+	redact.Register(secrets...)
+	if u.RawQuery != "" {
+		pusher = pusher.Client(withQuery{query: u.RawQuery, next: http.DefaultClient})
+	}
+	if err := pusher.PushContext(ctx); err != nil {
+		where := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+		return fmt.Errorf("push metrics to %s: %s", where, redact.String(err.Error(), secrets...))
+	}
+	return nil
+}
+
+// withQuery sends every request with the Pushgateway URL's query.
+type withQuery struct {
+	query string
+	next  push.HTTPDoer
+}
+
+func (d withQuery) Do(r *http.Request) (*http.Response, error) {
+	r.URL.RawQuery = d.query
+	return d.next.Do(r)
 }

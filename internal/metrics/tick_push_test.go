@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // pushgateway is a Pushgateway-compatible handler: it accepts PUT
@@ -75,4 +77,56 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// Issue 25: a Pushgateway URL with credentials (user:password@ and a
+// ?token= query, as proxies in front of a Pushgateway want): the push
+// reaches the grouping path under the URL's own path with the query kept
+// after it, authenticates, and no error text shows either credential in
+// any form.
+func TestExportPushKeepsTheQueryAndHidesCredentials(t *testing.T) {
+	t.Parallel()
+	const password, token = "p@ss/w+rd=42", "t0k/en+=99"
+	var mu sync.Mutex
+	var got []string
+	refuse := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" token="+r.URL.Query().Get("token")+" auth="+user+":"+pass)
+		deny := refuse
+		mu.Unlock()
+		if deny {
+			// A proxy that echoes what it refused.
+			http.Error(w, "denied "+r.URL.String()+" for "+pass, http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	base := strings.Replace(srv.URL, "http://", "http://pusher:"+url.QueryEscape(password)+"@", 1) + "/gw?token=" + url.QueryEscape(token)
+	push := func() error {
+		m := metrics.NewMetrics()
+		m.ObserveTick("email", time.Second, true, time.Now())
+		return m.Export(context.Background(), nil, metrics.ExportOptions{PushgatewayURL: base, Job: "rindactl_email", Instance: "h"}, "email")
+	}
+	if err := push(); err != nil {
+		t.Fatal(err)
+	}
+	want := "PUT /gw/metrics/job/rindactl_email/instance/h token=" + token + " auth=pusher:" + password
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("requests %q, want [%q]", got, want)
+	}
+	mu.Lock()
+	refuse = true
+	mu.Unlock()
+	err := push()
+	if err == nil {
+		t.Fatal("a refused push returned no error")
+	}
+	for _, secret := range []string{password, token} {
+		if redact.Contains(err.Error(), secret) {
+			t.Errorf("the error shows a credential: %v", err)
+		}
+	}
 }

@@ -98,8 +98,11 @@ func backdate(t testing.TB, db *storetest.DB) {
 // requeueAll puts every lead back to pending and due, as if never worked.
 func requeueAll(t testing.TB, db *storetest.DB) {
 	t.Helper()
+	// As `requeue --refind`: what providers answered before is forgotten,
+	// so every lead needs its calls again.
 	sqlExec(t, db, `UPDATE lead_enrichment SET status = 'pending', attempts = 0, locked_until = NULL, locked_by = NULL,
-		negative_cache_until = NULL, next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second'`)
+		negative_cache_until = NULL, next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second',
+		found_email = NULL, found_by = NULL, missed_by = '{}'`)
 }
 
 // dumpTables renders every row of every table of the test database as

@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/events"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -27,6 +29,7 @@ type secretScenario struct {
 	db       *storetest.DB
 	set      *providertest.Set
 	smtp     *smtptest.Server
+	echo     *smtptest.Raw // answers AUTH with a 535 repeating the password
 	slack    *slackSink
 	dbURL    string
 	env      map[string]string
@@ -51,8 +54,21 @@ func newSecretScenario(t *testing.T) *secretScenario {
 	t.Helper()
 	sc := &secretScenario{db: storetest.New(t), set: providertest.StartAll(), secrets: map[string]string{}}
 	t.Cleanup(sc.set.Close)
-	for _, what := range []string{"hunter key", "findymail key", "millionverifier key", "smtp password", "wrong smtp password", "db password", "slack token"} {
+	for _, what := range []string{"hunter key", "findymail key", "millionverifier key", "smtp password", "wrong smtp password", "db password", "slack token",
+		"workspace hunter key"} {
 		sc.secrets[what] = strings.ReplaceAll(what, " ", "") + rand.Text()
+	}
+	// Keys and passwords with /+= are where URL-encoding and base64 differ
+	// from the literal (issue 25).
+	for _, what := range []string{"hunter key", "millionverifier key"} {
+		sc.secrets[what] = strings.ReplaceAll(what, " ", "") + "/" + rand.Text()[:12] + "+" + rand.Text()[:8] + "=="
+	}
+	sc.secrets["echoed smtp password"] = "echo/" + rand.Text() + "+pw="
+	// Master keys are 32 random bytes in base64 (issue 24).
+	for _, what := range []string{"master key", "new master key"} {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		sc.secrets[what] = base64.StdEncoding.EncodeToString(b)
 	}
 
 	// A role with a password: the throwaway cluster trusts loopback, so any
@@ -81,20 +97,32 @@ func newSecretScenario(t *testing.T) *secretScenario {
 	t.Cleanup(sc.slack.Close)
 
 	sc.smtp = smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": sc.secrets["smtp password"], "sdr02": "not-what-the-env-says"}})
+	sc.echo = smtptest.NewRaw(t, smtptest.RawOptions{AuthEcho: true})
 	sc.env = map[string]string{
 		"DATABASE_URL":              sc.dbURL,
 		"RINDA_SMTP_PASSWORD_SDR01": sc.secrets["smtp password"],
 		"RINDA_SMTP_PASSWORD_SDR02": sc.secrets["wrong smtp password"],
+		"RINDA_SMTP_PASSWORD_SDR03": sc.secrets["echoed smtp password"],
 		events.SlackWebhookEnv:      sc.slack.URL + "/services/T0001/B0001/" + sc.secrets["slack token"],
+		"RINDA_SECRET_KEY":          sc.secrets["master key"],
 	}
 	for _, srv := range sc.set.All() {
-		key := sc.secrets[srv.Provider()+" key"]
-		srv.SetKeys(key)
-		for k, v := range srv.Env(key) {
+		sc.acceptKeys(srv)
+		for k, v := range srv.Env(sc.secrets[srv.Provider()+" key"]) {
 			sc.env[k] = v
 		}
 	}
 	return sc
+}
+
+// acceptKeys makes srv accept the host's key for its provider and, for
+// Hunter, the workspace's own key.
+func (sc *secretScenario) acceptKeys(srv *providertest.Server) {
+	if srv.Provider() == "hunter" {
+		srv.SetKeys(sc.secrets["hunter key"], sc.secrets["workspace hunter key"])
+		return
+	}
+	srv.SetKeys(sc.secrets[srv.Provider()+" key"])
 }
 
 // with returns the scenario's environment with overrides ("" deletes).
@@ -120,7 +148,13 @@ const anyFailure = -1
 // code.
 func (sc *secretScenario) run(t *testing.T, env map[string]string, want int, args ...string) result {
 	t.Helper()
-	res := rindactl(t, env, args...)
+	return sc.runIn(t, env, nil, want, args...)
+}
+
+// runIn is run with stdin.
+func (sc *secretScenario) runIn(t *testing.T, env map[string]string, stdin []byte, want int, args ...string) result {
+	t.Helper()
+	res := rindactlIn(t, env, stdin, args...)
 	sc.commands++
 	line := strings.Join(args, " ")
 	for _, secret := range sc.secrets {
@@ -133,13 +167,16 @@ func (sc *secretScenario) run(t *testing.T, env map[string]string, want int, arg
 	return res
 }
 
-// assertNoSecret fails for every secret found in text.
+// assertNoSecret fails for every secret found in text, in any form:
+// literal, URL-encoded, JSON-escaped or base64 (redact.Contains).
 func (sc *secretScenario) assertNoSecret(t *testing.T, where, text string) {
 	t.Helper()
 	for what, secret := range sc.secrets {
 		if i := strings.Index(text, secret); i >= 0 {
 			lo, hi := max(0, i-200), min(len(text), i+len(secret)+50)
 			t.Errorf("the %s appears in %s: …%s…", what, where, text[lo:hi])
+		} else if redact.Contains(text, secret) {
+			t.Errorf("the %s appears encoded in %s: %s", what, where, redact.Clip(text, 4000))
 		}
 	}
 }
@@ -163,13 +200,20 @@ func TestSecretsNeverLeak(t *testing.T) {
 	run(0, "import", "leads", "--workspace", "acme", "-o", "json", leads)
 	campaign := writeFile(t, "campaign.yaml", campaignYAML("acme", "q4",
 		mailbox{"sdr01@acme.test", sc.smtp.URL("sdr01"), "RINDA_SMTP_PASSWORD_SDR01"},
-		mailbox{"sdr02@acme.test", sc.smtp.URL("sdr02"), "RINDA_SMTP_PASSWORD_SDR02"}))
+		mailbox{"sdr02@acme.test", sc.smtp.URL("sdr02"), "RINDA_SMTP_PASSWORD_SDR02"},
+		mailbox{"sdr03@acme.test", strings.Replace(sc.echo.URL(), "smtp://", "smtp://sdr03@", 1), "RINDA_SMTP_PASSWORD_SDR03"}))
 	run(0, "import", "campaign", campaign)
 	run(0, "import", "campaign", "-o", "json", campaign)
 	run(0, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads")
 	backdate(t, sc.db)
+	// Workspace acme calls Hunter with its own key, sealed under the master
+	// key (issue 24): the key goes in on stdin and never comes out.
+	sc.runIn(t, env, []byte(sc.secrets["workspace hunter key"]+"\n"), 0, "workspace", "set-key", "--workspace", "acme", "--provider", "hunter")
 	if res := run(0, "enrich", "tick", "--providers", "hunter,findymail", "--verify", "millionverifier", "-o", "json"); !strings.Contains(res.stdout, `"claimed": 6`) {
 		t.Errorf("the healthy enrich tick claimed something else than 6 leads: %s", res)
+	}
+	if sc.set.Hunter.CountKey(sc.secrets["workspace hunter key"]) == 0 {
+		t.Error("no Hunter call carried the workspace's own key: the scenario does not exercise it")
 	}
 
 	// Provider error paths: each with pending leads to call about.
@@ -186,6 +230,12 @@ func TestSecretsNeverLeak(t *testing.T) {
 		{"connection refused (key in the query)", nil, map[string]string{providerhttp.BaseURLEnv("hunter"): "http://" + closedPort(t)}, []string{"--providers", "hunter"}},
 		{"unresolvable host", nil, map[string]string{providerhttp.BaseURLEnv("findymail"): "http://provider.invalid"}, []string{"--providers", "findymail"}},
 	}
+	providerFaults = append(providerFaults, struct {
+		name  string
+		setup func()
+		env   map[string]string
+		args  []string
+	}{"401 for the workspace's own key", func() { sc.set.Hunter.SetKeys(sc.secrets["hunter key"]) }, nil, []string{"--providers", "hunter"}})
 	for _, pf := range providerFaults {
 		requeueAll(t, sc.db)
 		sqlExec(t, sc.db, `UPDATE breakers SET state = 'closed', open_until = NULL`)
@@ -197,9 +247,29 @@ func TestSecretsNeverLeak(t *testing.T) {
 		sc.run(t, sc.with(pf.env), 0, args...)
 		for _, srv := range sc.set.All() {
 			srv.SetMode(providertest.ModeHealthy)
-			srv.SetKeys(sc.secrets[srv.Provider()+" key"])
+			sc.acceptKeys(srv)
 		}
 	}
+	// Credits: read from every account endpoint, the workspace's own
+	// key's included; then a refused key on the account endpoint.
+	sqlExec(t, sc.db, `UPDATE provider_credits SET read_at = now() - interval '1 hour'`)
+	run(0, "providers")
+	run(0, "providers", "-o", "json")
+	sc.set.Hunter.SetKeys(sc.secrets["hunter key"])
+	sqlExec(t, sc.db, `UPDATE provider_credits SET read_at = now() - interval '1 hour'`)
+	run(0, "providers", "-o", "json")
+	sc.acceptKeys(sc.set.Hunter)
+	if queryInt(t, sc.db, `SELECT count(*) FROM provider_credits WHERE read_error IS NOT NULL`) == 0 {
+		t.Error("no failed credits reading recorded: the scenario does not exercise one")
+	}
+	// A wrong master key, and a rotation to a new one.
+	sc.run(t, sc.with(map[string]string{"RINDA_SECRET_KEY": sc.secrets["new master key"]}), 2, "enrich", "tick", "--providers", "hunter")
+	sc.run(t, sc.with(map[string]string{"RINDA_SECRET_KEY": "not-base64-" + sc.secrets["slack token"]}), 2, "providers")
+	sc.run(t, sc.with(map[string]string{"RINDA_SECRET_KEY_NEW": sc.secrets["new master key"]}), 0, "secrets", "rotate")
+	env["RINDA_SECRET_KEY"] = sc.secrets["new master key"]
+	sc.env["RINDA_SECRET_KEY"] = sc.secrets["new master key"]
+	requeueAll(t, sc.db)
+	run(0, "enrich", "tick", "--providers", "hunter", "--max-duration", "20s")
 	if n := sc.set.Hunter.RedirectHits(); n != 0 {
 		t.Errorf("the Hunter client followed %d redirects to another host, key and all", n)
 	}
@@ -210,6 +280,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	run(0, "email", "tick")
 	if sc.smtp.Accepted() == 0 {
 		t.Error("the email tick sent nothing: the scenario does not exercise SMTP authentication")
+	}
+	if sc.echo.Auths() == 0 {
+		t.Error("no AUTH reached the echoing server: the scenario does not exercise an echoed password")
 	}
 
 	// Operator commands.

@@ -48,6 +48,10 @@ type Filter struct {
 	OlderThan time.Duration `json:"-"`
 	// Limit caps how many rows one run moves; 0 means all.
 	Limit int `json:"limit,omitempty"`
+	// Refind (leads only) forgets what finders already answered for the
+	// leads: an address found but not verified yet, and the finders that
+	// found nothing. Every finder is then asked, and paid, again.
+	Refind bool `json:"refind,omitempty"`
 }
 
 // Leads reports whether the filter selects leads (else enrollments).
@@ -71,6 +75,9 @@ func (f Filter) Describe() string {
 	if f.Limit > 0 {
 		parts = append(parts, fmt.Sprintf("limit=%d", f.Limit))
 	}
+	if f.Refind {
+		parts = append(parts, "refind")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -91,6 +98,9 @@ func (f Filter) auditFilters(batchSize int) map[string]any {
 	}
 	if f.Limit > 0 {
 		m["limit"] = f.Limit
+	}
+	if f.Refind {
+		m["refind"] = true
 	}
 	return m
 }
@@ -180,7 +190,10 @@ func validate(ctx context.Context, db store.DBTX, f Filter) (store.OpsRequeueFil
 		return sc, &FilterError{Msg: "--campaign applies to enrollments (--status=failed or delivery_unknown), not to leads"}
 	case !f.Leads() && f.Provider != "":
 		return sc, &FilterError{Msg: "--provider applies to leads (--status=unreachable or enrichment_failed), not to enrollments"}
+	case !f.Leads() && f.Refind:
+		return sc, &FilterError{Msg: "--refind applies to leads (--status=unreachable or enrichment_failed), not to enrollments"}
 	}
+	sc.Refind = f.Refind
 	var err error
 	if sc.WorkspaceID, sc.CampaignID, err = opsfilter.Resolve(ctx, db, f.Workspace, f.Campaign); err != nil {
 		return sc, err

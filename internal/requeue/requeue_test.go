@@ -273,3 +273,41 @@ FROM due WHERE le.lead_id = due.lead_id`
 		claimed += tag.RowsAffected()
 	}
 }
+
+// Issue 24: a requeue keeps what providers already answered (an address
+// paid for and awaiting verification, the finders that found nothing), so
+// nothing is bought twice; --refind forgets it, for an operator who wants
+// the finders asked again.
+func TestRequeueKeepsPaidAnswersUnlessRefind(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	seedQuota(t, db.Pool, 4)
+	if _, err := db.Pool.Exec(ctx, `UPDATE lead_enrichment SET found_email = 'ada@acme.test', found_by = 'findymail', missed_by = '{hunter}'`); err != nil {
+		t.Fatal(err)
+	}
+	run := func(f requeue.Filter) {
+		t.Helper()
+		plan, err := requeue.Prepare(ctx, db.Pool, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := requeue.Run(ctx, db.Pool, plan, requeue.Options{Actor: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(requeue.Filter{Status: "unreachable", Workspace: "acme"})
+	if n := count(t, db.Pool, `SELECT count(*) FROM lead_enrichment WHERE status = 'pending' AND found_email = 'ada@acme.test' AND missed_by = '{hunter}'`); n != 4 {
+		t.Fatalf("%d requeued leads kept their paid address and misses, want 4", n)
+	}
+	run(requeue.Filter{Status: "unreachable", Workspace: "beta", Refind: true})
+	if n := count(t, db.Pool, `SELECT count(*) FROM lead_enrichment WHERE workspace_id = 2 AND (found_email IS NOT NULL OR missed_by <> '{}')`); n != 0 {
+		t.Fatalf("%d leads still hold earlier answers after --refind, want 0", n)
+	}
+	if n := count(t, db.Pool, `SELECT count(*) FROM audit_log WHERE filters->>'refind' = 'true'`); n != 1 {
+		t.Fatalf("%d audit rows name the refind, want 1", n)
+	}
+	if _, err := requeue.Prepare(ctx, db.Pool, requeue.Filter{Status: "failed", Refind: true}); err == nil {
+		t.Fatal("--refind on enrollments was accepted")
+	}
+}

@@ -34,6 +34,8 @@ type Campaign struct {
 	// FollowUpsFirst sends due follow-ups before first steps when a
 	// mailbox's cap cannot cover everything due (default true).
 	FollowUpsFirst bool
+	// BounceGuard pauses the campaign's mailboxes when they bounce too much.
+	BounceGuard BounceGuard
 
 	unsubscribe *fieldTemplate
 }
@@ -55,6 +57,10 @@ type Mailbox struct {
 	Ramp *Ramp
 	// Gap spaces the mailbox's consecutive sends.
 	Gap Gap
+	// VERP gives each message its own return path (see verp.go), made with
+	// VERPSecret, which only the database holds.
+	VERP       bool
+	VERPSecret []byte
 }
 
 // Step is one message of the sequence. Step 0 opens the thread; later steps
@@ -71,15 +77,16 @@ type Step struct {
 }
 
 type campaignFile struct {
-	Workspace      string        `yaml:"workspace"`
-	Name           string        `yaml:"name"`
-	UnsubscribeURL string        `yaml:"unsubscribe_url"`
-	FollowUpsFirst *bool         `yaml:"follow_ups_first"`
-	Ramp           *rampFile     `yaml:"ramp"`
-	Gap            string        `yaml:"gap"`
-	Mailboxes      []mailboxFile `yaml:"mailboxes"`
-	Window         *windowFile   `yaml:"window"`
-	Steps          []stepFile    `yaml:"steps"`
+	Workspace      string           `yaml:"workspace"`
+	Name           string           `yaml:"name"`
+	UnsubscribeURL string           `yaml:"unsubscribe_url"`
+	FollowUpsFirst *bool            `yaml:"follow_ups_first"`
+	BounceGuard    *bounceGuardFile `yaml:"bounce_guard"`
+	Ramp           *rampFile        `yaml:"ramp"`
+	Gap            string           `yaml:"gap"`
+	Mailboxes      []mailboxFile    `yaml:"mailboxes"`
+	Window         *windowFile      `yaml:"window"`
+	Steps          []stepFile       `yaml:"steps"`
 }
 
 type mailboxFile struct {
@@ -91,6 +98,7 @@ type mailboxFile struct {
 	IMAPURL     string    `yaml:"imap_url"`
 	Ramp        *rampFile `yaml:"ramp"`
 	Gap         string    `yaml:"gap"`
+	VERP        bool      `yaml:"verp"`
 }
 
 type windowFile struct {
@@ -160,6 +168,11 @@ func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
 		c.UnsubscribeURL, c.unsubscribe = f.UnsubscribeURL, t
 	}
 
+	var err error
+	if c.BounceGuard, err = f.BounceGuard.validate("bounce_guard"); err != nil {
+		return nil, err
+	}
+
 	if requireMailboxes && len(f.Mailboxes) == 0 {
 		return nil, errors.New("mailboxes: at least one mailbox is required")
 	}
@@ -226,7 +239,7 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if f.DailyCap < 0 {
 		return Mailbox{}, fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
 	}
-	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap}
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, VERP: f.VERP}
 	if f.IMAPURL != "" {
 		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
 		if err != nil {

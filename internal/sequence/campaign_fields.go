@@ -16,19 +16,20 @@ type fieldSet struct {
 
 var (
 	mailboxFields = &fieldSet{
-		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap"},
+		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap", "verp"},
 		child: map[string]*fieldSet{"ramp": rampFields},
 	}
 	windowFields = &fieldSet{keys: []string{"timezone", "days", "start", "end"}}
 	stepFields   = &fieldSet{keys: []string{"delay", "subject", "body"}}
 
 	campaignFields = &fieldSet{
-		keys: []string{"workspace", "name", "unsubscribe_url", "follow_ups_first", "ramp", "gap", "mailboxes", "window", "steps"},
+		keys: []string{"workspace", "name", "unsubscribe_url", "follow_ups_first", "bounce_guard", "ramp", "gap", "mailboxes", "window", "steps"},
 		child: map[string]*fieldSet{
-			"ramp":      rampFields,
-			"mailboxes": mailboxFields,
-			"window":    windowFields,
-			"steps":     stepFields,
+			"bounce_guard": bounceGuardFields,
+			"ramp":         rampFields,
+			"mailboxes":    mailboxFields,
+			"window":       windowFields,
+			"steps":        stepFields,
 		},
 	}
 )

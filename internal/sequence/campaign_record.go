@@ -9,7 +9,8 @@ import (
 
 // Record is the campaign as the store keeps it.
 func (c *Campaign) Record() store.CampaignRecord {
-	rec := store.CampaignRecord{Workspace: c.Workspace, Name: c.Name, UnsubscribeURL: c.UnsubscribeURL, FollowUpsFirst: c.FollowUpsFirst}
+	rec := store.CampaignRecord{Workspace: c.Workspace, Name: c.Name, UnsubscribeURL: c.UnsubscribeURL, FollowUpsFirst: c.FollowUpsFirst,
+		BounceRateMax: c.BounceGuard.RateMax, BounceStreakMax: c.BounceGuard.StreakMax}
 	if w := c.Window; w != nil {
 		rec.WindowTimezone, rec.WindowDays = w.Timezone, w.DayNames()
 		rec.WindowStart, rec.WindowEnd = Clock(w.Start), Clock(w.End)
@@ -20,7 +21,7 @@ func (c *Campaign) Record() store.CampaignRecord {
 	for _, mb := range c.Mailboxes {
 		r := store.MailboxRecord{
 			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
-			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max,
+			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max, VERP: mb.VERP,
 		}
 		if mb.IMAP != nil {
 			r.IMAPURL = mb.IMAP.String()
@@ -36,7 +37,8 @@ func (c *Campaign) Record() store.CampaignRecord {
 // campaignFromRecord rebuilds a stored campaign, validated and with its
 // templates compiled exactly as at import.
 func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
-	f := campaignFile{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL, FollowUpsFirst: &rec.FollowUpsFirst}
+	f := campaignFile{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL, FollowUpsFirst: &rec.FollowUpsFirst,
+		BounceGuard: BounceGuard{RateMax: rec.BounceRateMax, StreakMax: rec.BounceStreakMax}.file()}
 	if rec.WindowTimezone != "" {
 		f.Window = &windowFile{Timezone: rec.WindowTimezone, Days: rec.WindowDays, Start: rec.WindowStart, End: rec.WindowEnd}
 	}
@@ -55,14 +57,19 @@ func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
 
 func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
 	f := mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
-		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String()}
+		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String(), VERP: mb.VERP}
 	if mb.RampStart > 0 {
 		f.Ramp = (&Ramp{Start: mb.RampStart, Step: mb.RampStep, Every: mb.RampEvery, Max: mb.RampMax}).file()
 	}
 	return f
 }
 
-// MailboxFromRecord validates a stored mailbox as import did.
-func MailboxFromRecord(mb store.MailboxRecord) (Mailbox, error) {
-	return mailboxFromRecordFile(mb).validate("mailbox " + strings.ToLower(mb.Address))
+// MailboxFromRecord validates a stored mailbox as import did, with its
+// VERP secret when VERP is on.
+func MailboxFromRecord(rec store.MailboxRecord) (Mailbox, error) {
+	mb, err := mailboxFromRecordFile(rec).validate("mailbox " + strings.ToLower(rec.Address))
+	if err == nil && mb.VERP {
+		mb.VERPSecret = rec.VERPSecret
+	}
+	return mb, err
 }

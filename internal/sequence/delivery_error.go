@@ -1,6 +1,7 @@
 package sequence
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/textproto"
@@ -11,6 +12,7 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/tick"
 )
 
@@ -40,6 +42,11 @@ const (
 	// server dropped the connection or timed out). The server may have
 	// accepted the message: it is never resent automatically.
 	DeliveryUnknown DeliveryKind = DeliveryKind(enrollment.DeliveryUnknown)
+	// DeliveryCancelled: the tick's own deadline cut the session before the
+	// final dot, with no reply. It says nothing about the mailbox or the
+	// lead: the rows go back due as before, with no attempt, pause or
+	// backoff. A server's phase timeout reached first stays transient.
+	DeliveryCancelled DeliveryKind = "cancelled"
 )
 
 const (
@@ -65,7 +72,10 @@ type DeliveryError struct {
 	Enhanced string
 	// Phase is where it failed, when known.
 	Phase Phase
-	Err   error
+	// Cut: the reply passed its bound (ReplyTooLongError) and was not read
+	// to its end, so the connection cannot be used again.
+	Cut bool
+	Err error
 }
 
 func (e *DeliveryError) Error() string {
@@ -75,8 +85,13 @@ func (e *DeliveryError) Error() string {
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // ConnLost reports whether the failure left no usable connection: no SMTP
-// reply at all, or 421 (the server is closing it).
-func (e *DeliveryError) ConnLost() bool { return e.Code == 0 || e.Code == 421 }
+// reply at all, a reply cut at its bound, or 421 (the server is closing
+// it). A message refused before it reached the server (it cannot be
+// built, or needs SMTPUTF8 the server lacks) leaves the connection as it
+// was.
+func (e *DeliveryError) ConnLost() bool {
+	return e.Cut || e.Code == 421 || e.Code == 0 && e.Kind != DeliveryRejected
+}
 
 // PausesMailbox reports whether the failure is the mailbox's, not the
 // lead's, and for how long the mailbox should rest (0 = until an operator
@@ -148,7 +163,18 @@ func ClassifyDelivery(err error) *DeliveryError {
 	case r.code >= 500:
 		kind = DeliveryRejected
 	}
-	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Err: err}
+	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Cut: r.cut, Err: err}
+}
+
+// cutByTick tells a failure without any reply that came once hard, the
+// tick's deadline, had passed, or once ctx ended (a signal's grace closes
+// the connection): the tick cut the session, the server did not fail it.
+// After the final dot it stays DeliveryUnknown.
+func cutByTick(ctx context.Context, de *DeliveryError, hard time.Time) *DeliveryError {
+	if de.Kind == DeliveryTransient && de.Code == 0 && (ctx.Err() != nil || !hard.IsZero() && !time.Now().Before(hard)) {
+		de.Kind = DeliveryCancelled
+	}
+	return de
 }
 
 func isBounceCode(enhanced string) bool {
@@ -163,8 +189,11 @@ func isBounceCode(enhanced string) bool {
 type reply struct {
 	code     int
 	enhanced string
-	text     string
-	phase    Phase
+	// text is at most redact.StoredMax bytes: the patterns read what is
+	// stored, and a huge reply costs no more than a short one.
+	text  string
+	phase Phase
+	cut   bool
 }
 
 // readReply digs the SMTP reply out of a PhaseError, go-mail's SendError
@@ -190,9 +219,14 @@ func readReply(err error) reply {
 	if errors.As(err, &te) {
 		r.code, r.text = te.Code, te.Msg
 	}
-	if r.code == 0 {
-		return reply{phase: r.phase}
+	var tl *ReplyTooLongError
+	if errors.As(err, &tl) {
+		r.code, r.text, r.cut = tl.Code, tl.Text, true
 	}
+	if r.code == 0 {
+		return reply{phase: r.phase, cut: r.cut}
+	}
+	r.text = redact.Clip(r.text, redact.StoredMax)
 	if r.enhanced == "" {
 		r.enhanced = enhancedCodePattern.FindString(r.text)
 	}

@@ -118,3 +118,37 @@ func sendOne(t *testing.T, srv *smtptest.Server, user string) error {
 	}
 	return m.Send(context.Background(), mb, msg)
 }
+
+// Issue 29: only a failure without any reply, before the final dot, once
+// the tick's deadline has passed is the tick's cut.
+func TestCutByTick(t *testing.T) {
+	t.Parallel()
+	past, future := time.Now().Add(-time.Millisecond), time.Now().Add(time.Hour)
+	cases := []struct {
+		name string
+		de   DeliveryError
+		hard time.Time
+		want DeliveryKind
+	}{
+		{"no reply after the deadline", DeliveryError{Kind: DeliveryTransient, Phase: PhaseRcpt}, past, DeliveryCancelled},
+		{"no greeting after the deadline", DeliveryError{Kind: DeliveryTransient, Phase: PhaseConnect}, past, DeliveryCancelled},
+		{"server timeout before the deadline", DeliveryError{Kind: DeliveryTransient, Phase: PhaseRcpt}, future, DeliveryTransient},
+		{"no deadline", DeliveryError{Kind: DeliveryTransient, Phase: PhaseRcpt}, time.Time{}, DeliveryTransient},
+		{"421 after the deadline", DeliveryError{Kind: DeliveryTransient, Code: 421, Phase: PhaseMail}, past, DeliveryTransient},
+		{"after the final dot", DeliveryError{Kind: DeliveryUnknown, Phase: PhaseDataEnd}, past, DeliveryUnknown},
+		{"quota after the deadline", DeliveryError{Kind: DeliveryMailboxQuota, Code: 550}, past, DeliveryMailboxQuota},
+	}
+	for _, tc := range cases {
+		de := tc.de
+		if got := cutByTick(context.Background(), &de, tc.hard).Kind; got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	// A signal's grace closed the connection (the send context ended)
+	// before the deadline: the tick's cut too.
+	signalled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := cutByTick(signalled, &DeliveryError{Kind: DeliveryTransient, Phase: PhaseRcpt}, future).Kind; got != DeliveryCancelled {
+		t.Errorf("no reply after the signal's grace: %s, want %s", got, DeliveryCancelled)
+	}
+}

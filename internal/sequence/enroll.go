@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -57,7 +57,8 @@ type EnrollResult struct {
 	// enrolled again.
 	Unbound int `json:"unbound"`
 	// Duplicates counts leads not enrolled because another lead of the
-	// workspace with the same address (case and spaces aside) is.
+	// workspace with the same address (in any spelling: address.Canonical)
+	// is.
 	Duplicates int `json:"duplicates"`
 }
 
@@ -85,7 +86,8 @@ func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time
 		}
 		var keys []string
 		for _, k := range req.Keys {
-			keys = append(keys, k, strings.ToLower(strings.TrimSpace(k)))
+			// An external id as given, or an address as leads store it.
+			keys = append(keys, k, address.Key(k))
 		}
 		all, err := store.EnrollCandidates(ctx, tx, workspaceID, campaignID, keys)
 		if err != nil {

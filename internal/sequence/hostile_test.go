@@ -133,6 +133,10 @@ func TestTickMisbehavingServers(t *testing.T) {
 		// every one of its messages with each.
 		want string
 		each bool
+		// tickCut keeps the 15 s greeting timeout, so the tick's deadline
+		// (3 s plus the grace) cuts the session first; otherwise the
+		// greeting gets 1 s and the server's fault shows in the tick's time.
+		tickCut bool
 	}{
 		{name: "no greeting", raw: &smtptest.RawOptions{NoGreeting: true}, want: OutcomeTransient},
 		{name: "421 at greeting", raw: &smtptest.RawOptions{Greeting: "421 4.3.2 Service not available, closing transmission channel"}, want: OutcomeTransient},
@@ -144,6 +148,10 @@ func TestTickMisbehavingServers(t *testing.T) {
 		{name: "550 5.4.5 without ENHANCEDSTATUSCODES", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageMail: "550 5.4.5 Daily user sending limit exceeded."}}, want: OutcomeMailboxPaused},
 		{name: "drop after the dot", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", AfterDot: true, Close: true}, want: OutcomeDeliveryUnknown},
 		{name: "no reply to the dot", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", AfterDot: true, Hang: true}, want: OutcomeDeliveryUnknown},
+		// Issue 29: cut by the tick, not failed by the server: every row of
+		// the mailbox goes back due as before.
+		{name: "no greeting by the tick's deadline", raw: &smtptest.RawOptions{NoGreeting: true}, want: OutcomeReleased, each: true, tickCut: true},
+		{name: "byte-at-a-time replies by the tick's deadline", raw: &smtptest.RawOptions{ByteDelay: 4 * time.Second}, want: OutcomeReleased, each: true, tickCut: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,7 +165,11 @@ func TestTickMisbehavingServers(t *testing.T) {
 			} else {
 				f.srv.Script(*tc.rule)
 			}
-			f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }})
+			greeting := time.Second
+			if tc.tickCut {
+				greeting = 0
+			}
+			f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }, GreetingTimeout: greeting})
 			onBad := f.count(`SELECT count(*) FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address = 'sdr01@acme.test'`)
 			onGood := 12 - onBad
 
@@ -265,5 +277,54 @@ func TestMailerPhaseDeadlinesHoldAgainstTricklingServer(t *testing.T) {
 	}
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("Send took %s past a 1s context deadline", took)
+	}
+}
+
+// Issue 29: a session the tick's own deadline cuts before the final dot is
+// neither the mailbox's failure nor the lead's: no backoff, no pause, no
+// attempt; the mailbox's rows go back due as before and the cut step's
+// 'sending' row is settled as not sent. A server that really times out
+// (its phase timeout reached while the tick still had time) is still a
+// transient failure that backs the mailbox off. Before the fix the cut
+// counted as a transient failure: an attempt, and a 5-minute backoff for
+// the whole mailbox.
+func TestTickDeadlineCutIsNoMailboxFailure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		timeout     time.Duration // each SMTP command's; 0 is the 15 s default
+		maxDuration time.Duration
+		cut         bool
+	}{
+		{"cut by the tick's deadline", 0, time.Second, true},
+		{"server timeout with the tick's time left", 300 * time.Millisecond, 5 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, fixtureOptions{leads: 3, mailboxes: 1, steps: oneStep})
+			f.srv.Script(smtptest.Rule{Stage: smtptest.StageRcpt, Hang: true})
+			f.mailer = NewMailer(MailerOptions{Timeout: tc.timeout})
+			rep := f.tick(TickOptions{MaxDuration: tc.maxDuration})
+			if f.srv.Attempts("sdr01@acme.test") != 1 {
+				t.Fatalf("the server saw %d MAIL FROM, want the one session that hung", f.srv.Attempts("sdr01@acme.test"))
+			}
+			backedOff := f.count(`SELECT count(*) FROM enrollments WHERE next_send_at > now() + interval '1 minute'`)
+			charged := f.count(`SELECT count(*) FROM enrollments WHERE attempts > 0 OR last_error IS NOT NULL`)
+			if n := f.count(`SELECT count(*) FROM sends WHERE status = 'sending'`); n != 0 {
+				t.Errorf("%d sends left 'sending'", n)
+			}
+			if n := f.count(`SELECT count(*) FROM mailboxes WHERE paused_until IS NOT NULL OR status <> 'active'`); n != 0 {
+				t.Errorf("%d mailboxes paused or disabled, want none", n)
+			}
+			if tc.cut {
+				if rep.Outcomes[OutcomeReleased] != 3 || rep.Outcomes[OutcomeTransient] != 0 || backedOff != 0 || charged != 0 {
+					t.Errorf("tick %+v: %d enrollments backed off, %d charged; want all 3 released due as before, uncharged", rep.Outcomes, backedOff, charged)
+				}
+				return
+			}
+			if rep.Outcomes[OutcomeTransient] != 1 || backedOff != 3 || charged == 0 {
+				t.Errorf("tick %+v: %d enrollments backed off, %d charged; want the server's timeout transient and the mailbox backed off", rep.Outcomes, backedOff, charged)
+			}
+		})
 	}
 }

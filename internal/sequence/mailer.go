@@ -13,6 +13,9 @@ import (
 
 	"github.com/wneessen/go-mail"
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // Per-phase SMTP deadlines. Each phase gets its own clock, so a server
@@ -98,8 +101,25 @@ func NewMailer(opts MailerOptions) *Mailer {
 // Send delivers msg through mb. Every failure is a *DeliveryError; one of
 // kind DeliveryUnknown means the final dot went out without an answer, so
 // the message may have been delivered and must not be sent again. No phase
-// runs past ctx's deadline; cancelling ctx does not cut a message short.
+// runs past ctx's deadline, and the connection is closed as soon as ctx
+// ends (the tick's deadline, or a signal's grace); a session cut so before
+// the dot is DeliveryCancelled. The error's text never holds the mailbox's
+// password, in any form a server may echo it in.
 func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
+	err := m.send(ctx, mb, msg)
+	if err == nil {
+		return nil
+	}
+	de := *ClassifyDelivery(err)
+	var password string
+	if mb.PasswordEnv != "" {
+		password, _ = m.opts.LookupEnv(mb.PasswordEnv)
+	}
+	de.Err = redact.Error(de.Err, password)
+	return &de
+}
+
+func (m *Mailer) send(ctx context.Context, mb Mailbox, msg *Message) error {
 	gm, err := buildMsg(msg, m.opts.Now())
 	if err != nil {
 		return &DeliveryError{Kind: DeliveryRejected, Err: err}
@@ -115,18 +135,21 @@ func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 		reused := conn.smtp != nil
 		if !reused {
 			if err := m.dial(ctx, mb, conn, hard); err != nil {
-				return ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err})
+				return cutByTick(ctx, ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err}), hard)
 			}
 		}
+		stop := conn.wire.closeWhenDone(ctx)
 		err := m.transact(conn, gm, hard)
+		stop()
 		if err == nil {
 			return nil
 		}
-		de := ClassifyDelivery(err)
+		de := cutByTick(ctx, ClassifyDelivery(err), hard)
 		if de.ConnLost() {
-			// No SMTP reply, or the server is closing: the connection is unusable.
+			// No SMTP reply, a reply cut at its bound, or the server is
+			// closing: the connection is unusable.
 			conn.drop()
-			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 {
+			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient {
 				continue
 			}
 		}
@@ -146,6 +169,9 @@ func (m *Mailer) transact(conn *mailboxConn, gm *mail.Msg, hard time.Time) error
 		return &DeliveryError{Kind: DeliveryRejected, Err: err}
 	}
 	wire.phase(m.opts.Timeout, hard)
+	if err := needsSMTPUTF8(sc, from, rcpts); err != nil {
+		return err
+	}
 	if err := sc.Mail(from); err != nil {
 		_ = sc.Reset()
 		return &PhaseError{Phase: PhaseMail, Err: err}
@@ -178,10 +204,28 @@ func (m *Mailer) transact(conn *mailboxConn, gm *mail.Msg, hard time.Time) error
 	return nil
 }
 
-func (m *Mailer) conn(address string) *mailboxConn {
+// needsSMTPUTF8 refuses a message whose sender or recipient has a UTF-8
+// local part when the server does not offer SMTPUTF8 (RFC 6531): sent
+// anyway, it would be mangled or bounced by someone else's server. Domains
+// are in A-label form already, so only local parts matter.
+func needsSMTPUTF8(sc *smtp.Client, from string, rcpts []string) error {
+	for _, a := range append([]string{from}, rcpts...) {
+		if address.LocalIsASCII(a) {
+			continue
+		}
+		if ok, _ := sc.Extension("SMTPUTF8"); ok {
+			return nil
+		}
+		return &DeliveryError{Kind: DeliveryRejected, Phase: PhaseMail,
+			Err: fmt.Errorf("the address %s has a non-ASCII local part and this mailbox's SMTP server does not offer SMTPUTF8: it cannot be sent from here", a)}
+	}
+	return nil
+}
+
+func (m *Mailer) conn(mailbox string) *mailboxConn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key := strings.ToLower(address)
+	key := strings.ToLower(mailbox)
 	c := m.conns[key]
 	if c == nil {
 		c = &mailboxConn{}
@@ -196,6 +240,10 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 		return err
 	}
 	var wire *phasedConn
+	// The connection is closed when the Send's context ends, from the
+	// greeting on.
+	sendCtx, stopWatch := ctx, func() bool { return false }
+	defer func() { stopWatch() }()
 	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(ctx, m.opts.DialTimeout)
 		defer cancel()
@@ -209,6 +257,7 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 			return nil, err
 		}
 		wire = newPhasedConn(raw, m.opts.Timeout, m.opts.GreetingTimeout, hard)
+		stopWatch = wire.closeWhenDone(sendCtx)
 		if mb.SMTP.TLS != TLSImplicit {
 			return wire, nil
 		}
@@ -234,6 +283,9 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 		}
 		return fmt.Errorf("mailbox %s: connect %s: %w", mb.Address, mb.SMTP.Addr(), err)
 	}
+	// From here every reply is read through a replyReader: the dial's own
+	// replies were bounded by the wire alone (see wireReadMax).
+	boundReplies(sc.Text)
 	conn.client, conn.smtp, conn.wire = client, sc, wire
 	return nil
 }
@@ -279,6 +331,8 @@ func (m *Mailer) clientOptions(mb Mailbox) ([]mail.Option, error) {
 		return nil, &DeliveryError{Kind: DeliveryMailboxDisabled,
 			Err: fmt.Errorf("mailbox %s: environment variable %s is not set; export the SMTP password there", mb.Address, mb.PasswordEnv)}
 	}
+	// Hidden from every log line and stored text from here on.
+	redact.Register(password)
 	// Without TLS only loopback gets here (ParseSMTPURL upgrades the
 	// rest to TLSRequired); PLAIN is what local test servers speak.
 	auth := mail.SMTPAuthAutoDiscover
@@ -329,6 +383,11 @@ func buildMsg(msg *Message, now time.Time) (*mail.Msg, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("from %q: %w", msg.From, err)
+	}
+	if msg.ReturnPath != "" {
+		if err := gm.EnvelopeFrom(msg.ReturnPath); err != nil {
+			return nil, fmt.Errorf("return path %q: %w", msg.ReturnPath, err)
+		}
 	}
 	if strings.ContainsAny(msg.To, "\r\n,;<>") {
 		return nil, fmt.Errorf("recipient %q is not a single address", msg.To)

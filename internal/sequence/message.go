@@ -21,6 +21,9 @@ type Message struct {
 	References []string
 	// UnsubscribeURL, when set, adds List-Unsubscribe headers (RFC 8058).
 	UnsubscribeURL string
+	// ReturnPath, when set, is the envelope sender (MAIL FROM) instead of
+	// From: the mailbox's VERP address for this message.
+	ReturnPath string
 }
 
 // NewMessageID returns a fresh Message-ID (without angle brackets) in the
@@ -62,6 +65,9 @@ func (c *Campaign) Compose(index int, lead Lead, mb Mailbox, messageID string, t
 		Body:       body,
 		MessageID:  messageID,
 		References: thread,
+	}
+	if mb.VERP {
+		msg.ReturnPath = ReturnPath(mb.Address, messageID, mb.VERPSecret)
 	}
 	if c.unsubscribe != nil {
 		u, err := c.unsubscribe.render(clean.queryEscaped())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -81,9 +82,15 @@ const (
 	// the server closing (421): the rest waits a backoff rather than
 	// hammer the server this tick.
 	failBackOff
+	// failRelease: the tick's deadline cut the session: neither the
+	// mailbox's failure nor the lead's; the queue goes back due as before.
+	failRelease
 )
 
 func afterFailure(de *DeliveryError) failureMove {
+	if de.Kind == DeliveryCancelled {
+		return failRelease
+	}
 	if pause, _ := de.PausesMailbox(); pause {
 		return failPause
 	}
@@ -123,14 +130,24 @@ func unusableMailbox(mbs *mailboxState, id int64) *DeliveryError {
 // 'sending' row is already being committed, so the database round trip
 // overlaps SMTP.
 func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
-	// No SMTP phase outlives the tick's deadline plus the grace; a signal
-	// does not cut a message short.
+	// No SMTP phase outlives the tick's deadline plus the grace. A signal
+	// gives the message on the wire the same grace, then its connection is
+	// closed: SIGTERM is honoured within about a second, whatever the
+	// server does.
 	sendCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(TickSMTPGraceDefault))
 	defer cancel()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(TickSMTPGraceDefault, cancel) })
+	defer stopGrace()
 	next := t.prepare(ctx, rec, mbs, queue[0])
 	for i := range queue {
 		cur := next
 		<-cur.done
+		if until, ok := t.bouncePaused(mbs.id); ok {
+			// The guard paused the mailbox after this tick's bounces.
+			s.Add(outcome{kind: OutcomeReleased, n: len(queue) - i, set: store.Settlement{
+				Sends: unsent(cur), Enrollments: pauseReleases(queue[i:], &until, "mailbox paused: too many hard bounces", t.opts.Now())}})
+			return nil
+		}
 		settleErr := s.Err()
 		switch nextMove(cur.err != nil, ctx.Err() != nil, !t.opts.Now().Before(deadline), settleErr != nil) {
 		case moveAbort:
@@ -176,9 +193,15 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 		return false, nil
 	}
 	de := ClassifyDelivery(sendErr)
+	move := afterFailure(de)
+	if move == failRelease {
+		t.opts.Logger.Info("smtp session cut by the tick", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
+			"cause", "the tick's deadline passed (--max-duration plus the SMTP grace)", "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
+		t.release(s, rows, dueAsBefore, "", append(unsent(cur), unsent(next)...))
+		return true, nil
+	}
 	t.opts.Logger.Warn("smtp delivery failed", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
 		"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
-	move := afterFailure(de)
 	if move == failPause {
 		return true, t.pauseMailbox(ctx, mbs, de, rows, next)
 	}
@@ -210,7 +233,13 @@ func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mail
 	if lead.Domain == "" {
 		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]
 	}
-	p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+	if _, err := address.Canonical(r.Email); err != nil {
+		// Stored before addresses were checked at import (a bidi control,
+		// a control character): never mailed.
+		p.composeErr = fmt.Errorf("the lead's address %q cannot be mailed: %w", r.Email, err)
+	} else {
+		p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+	}
 	if p.composeErr != nil {
 		close(p.done)
 		return p

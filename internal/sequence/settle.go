@@ -3,6 +3,7 @@ package sequence
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,8 +29,8 @@ func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 	if err := store.Settle(ctx, t.pool, t.opts.TickID, all); err != nil {
 		return err
 	}
+	var bounced []int64
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for _, o := range group {
 		if o.n > 0 {
 			t.report.Outcomes[o.kind] += o.n
@@ -38,8 +39,41 @@ func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 				t.report.ByMailbox[o.mailbox] += o.n
 			}
 		}
+		if o.bounced != 0 && !slices.Contains(bounced, o.bounced) {
+			bounced = append(bounced, o.bounced)
+		}
+	}
+	t.mu.Unlock()
+	for _, id := range bounced {
+		if err := t.guardBounces(ctx, id); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// guardBounces pauses a mailbox whose hard bounces reached its limits
+// (GuardBounces); the rest of its queue in this tick is then released
+// (bouncePaused).
+func (t *emailTick) guardBounces(ctx context.Context, mailboxID int64) error {
+	until, err := GuardBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
+	if err != nil || until == nil {
+		return err
+	}
+	t.mu.Lock()
+	t.bounceHalts[mailboxID] = *until
+	t.mu.Unlock()
+	t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox_id", mailboxID, "paused_until", *until, "tick_id", t.opts.TickID)
+	return nil
+}
+
+// bouncePaused says whether the bounce-rate guard paused the mailbox in
+// this tick, and until when.
+func (t *emailTick) bouncePaused(mailboxID int64) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	until, ok := t.bounceHalts[mailboxID]
+	return until, ok
 }
 
 func (t *emailTick) countN(kind string, n int) {
@@ -85,7 +119,8 @@ func failedOutcome(r store.ClaimedEnrollment, de *DeliveryError, now time.Time) 
 	case DeliveryBounced:
 		u.Status, u.NextSendAt = enrollment.Bounced, now
 		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: string(enrollment.Bounced)}}
-		o.kind = OutcomeBounced
+		res.Bounced = true
+		o.kind, o.bounced = OutcomeBounced, r.MailboxID
 	case DeliveryRejected:
 		u.Status, u.NextSendAt, o.kind = enrollment.Failed, now, OutcomeRejected
 	default: // transient
@@ -182,7 +217,7 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 		if err := store.Settle(ctx, tx, t.opts.TickID, p.set); err != nil {
 			return err
 		}
-		return t.rebindMailboxCampaigns(ctx, tx, mbs.id)
+		return rebindMailboxCampaigns(ctx, tx, mbs.id, t.opts.TickID)
 	})
 	if err != nil {
 		return fmt.Errorf("pause mailbox %s: %w", mbs.mb.Address, err)
@@ -196,7 +231,7 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 
 // rebindMailboxCampaigns moves the unsent step-1 enrollments of a paused
 // mailbox's campaigns to healthy mailboxes.
-func (t *emailTick) rebindMailboxCampaigns(ctx context.Context, tx pgx.Tx, mailboxID int64) error {
+func rebindMailboxCampaigns(ctx context.Context, tx pgx.Tx, mailboxID int64, tickID string) error {
 	campaigns, err := store.MailboxCampaigns(ctx, tx, mailboxID)
 	if err != nil {
 		return err
@@ -205,7 +240,7 @@ func (t *emailTick) rebindMailboxCampaigns(ctx context.Context, tx pgx.Tx, mailb
 		return err
 	}
 	for _, id := range campaigns {
-		if _, err := rebindOrphans(ctx, tx, id, t.opts.TickID); err != nil {
+		if _, err := rebindOrphans(ctx, tx, id, tickID); err != nil {
 			return err
 		}
 	}

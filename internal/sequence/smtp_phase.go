@@ -1,6 +1,8 @@
 package sequence
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -45,7 +47,13 @@ type phasedConn struct {
 	// writeFailed: a write of the current phase failed, so its last bytes
 	// (the final dot, in the data phase) never all left.
 	writeFailed bool
+	// read counts the bytes read since the last write, up to wireReadMax.
+	read int
 }
+
+// errWireFlood: the server sent more than wireReadMax bytes without a
+// command in between; the connection is dropped unread.
+var errWireFlood = fmt.Errorf("the server sent more than %d bytes without waiting for a command; connection dropped", wireReadMax)
 
 // newPhasedConn wraps raw; the first phase (the greeting) lasts first.
 func newPhasedConn(raw net.Conn, step, first time.Duration, hard time.Time) *phasedConn {
@@ -79,9 +87,24 @@ func (c *phasedConn) phase(step time.Duration, hard time.Time) {
 	_ = c.Conn.SetDeadline(d)
 }
 
+func (c *phasedConn) Read(b []byte) (int, error) {
+	c.mu.Lock()
+	room := wireReadMax - c.read
+	c.mu.Unlock()
+	if room <= 0 {
+		return 0, errWireFlood
+	}
+	n, err := c.Conn.Read(b[:min(len(b), room)])
+	c.mu.Lock()
+	c.read += n
+	c.mu.Unlock()
+	return n, err
+}
+
 func (c *phasedConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	d := c.capped(time.Now().Add(c.step))
+	c.read = 0
 	c.mu.Unlock()
 	if err := c.Conn.SetDeadline(d); err != nil {
 		return 0, err
@@ -93,6 +116,13 @@ func (c *phasedConn) Write(b []byte) (int, error) {
 		c.mu.Unlock()
 	}
 	return n, err
+}
+
+// closeWhenDone closes the connection as soon as ctx ends, whatever phase
+// it is in: a signal must not wait for a phase's deadline. The returned
+// function stops watching.
+func (c *phasedConn) closeWhenDone(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, func() { _ = c.Conn.Close() })
 }
 
 // failedWrite reports whether a write failed since the phase began.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -118,4 +119,13 @@ func (f *fixture) tick(opts TickOptions) *TickReport {
 // due makes every active enrollment due now (time passing).
 func (f *fixture) due() {
 	f.exec(`UPDATE enrollments SET next_send_at = now() - interval '1 second' WHERE status = 'active'`)
+}
+
+// rewriteAddresses does what the canonical-addresses migration does to
+// rows a test wrote by hand in legacy spellings.
+func (f *fixture) rewriteAddresses() {
+	f.t.Helper()
+	if err := store.RewriteAddresses(context.Background(), f.pool); err != nil {
+		f.t.Fatal(err)
+	}
 }

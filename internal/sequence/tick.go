@@ -89,10 +89,11 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	start := opts.Now()
 	t := &emailTick{
 		pool: pool, opts: opts,
-		report:    &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
-		campaigns: map[int64]*Campaign{},
-		mailboxes: map[int64]*mailboxState{},
-		slots:     make(chan struct{}, opts.Concurrency),
+		report:      &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
+		bounceHalts: map[int64]time.Time{},
+		campaigns:   map[int64]*Campaign{},
+		mailboxes:   map[int64]*mailboxState{},
+		slots:       make(chan struct{}, opts.Concurrency),
 	}
 	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID)
 	if err != nil {
@@ -142,6 +143,9 @@ type emailTick struct {
 
 	mu     sync.Mutex
 	report *TickReport
+	// bounceHalts are the mailboxes the bounce-rate guard paused in this
+	// tick, until when.
+	bounceHalts map[int64]time.Time
 
 	// Loaded once per tick by the claim loop. Mailbox goroutines read
 	// campaigns while the loop loads the next batch's, hence the lock;
@@ -179,6 +183,9 @@ type outcome struct {
 	kind    string
 	n       int
 	mailbox string // set for sent messages
+	// bounced is the mailbox of a hard bounce, whose bounce rate is
+	// checked once the outcome is committed.
+	bounced int64
 }
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {

@@ -163,6 +163,7 @@ func TestAfterFailure(t *testing.T) {
 		{DeliveryError{Kind: DeliveryBounced, Code: 550}, failLead},
 		{DeliveryError{Kind: DeliveryRejected, Code: 554}, failLead},
 		{DeliveryError{Kind: DeliveryUnknown, Code: 0}, failBackOff},
+		{DeliveryError{Kind: DeliveryCancelled, Code: 0}, failRelease},
 	}
 	for _, tc := range cases {
 		if got := afterFailure(&tc.de); got != tc.want {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 func TestTickSendsAndThreadsFollowUps(t *testing.T) {
@@ -383,6 +384,7 @@ func TestTickMailsAnAddressOncePerCampaign(t *testing.T) {
 	f := newFixture(t, fixtureOptions{leads: 4, mailboxes: 2})
 	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
 		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, 4) g WHERE w.name = 'acme'`)
+	f.rewriteAddresses() // stored before canonical spellings, then migrated
 	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
 		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
 		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id
@@ -440,14 +442,21 @@ func TestTickReportMatchesDatabaseAfterDatabaseLoss(t *testing.T) {
 	released := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NULL AND status = 'active' AND current_step = 1`)
 	leased := f.count(`SELECT count(*) FROM enrollments WHERE locked_by IS NOT NULL`)
 	t.Logf("report %v; database: %d sent, %d released, %d leased; server accepted %d", rep.Outcomes, sent, released, leased, f.srv.Accepted())
-	if rep.Sent != sent || rep.Outcomes[OutcomeSent] != sent {
-		t.Errorf("report says %d sent (outcomes %v), the database %d", rep.Sent, rep.Outcomes, sent)
+	// The report never counts an outcome the database lacks. The one
+	// group whose COMMIT was under way when the backend was killed is in
+	// doubt: Postgres may have committed it after the acknowledgement was
+	// lost, so the tick counts it unrecorded while the database has it.
+	// That is at most one group of the tick's one outcome writer, and
+	// every such row is inside the report's unrecorded count.
+	if rep.Sent != rep.Outcomes[OutcomeSent] || rep.Sent > sent || rep.Outcomes[OutcomeReleased] > released {
+		t.Errorf("report says %d sent, %d released (outcomes %v); the database has only %d sent, %d released", rep.Sent, rep.Outcomes[OutcomeReleased], rep.Outcomes, sent, released)
 	}
-	if rep.Outcomes[OutcomeReleased] != released {
-		t.Errorf("report says %d released, the database %d", rep.Outcomes[OutcomeReleased], released)
+	inDoubt := (sent - rep.Sent) + (released - rep.Outcomes[OutcomeReleased])
+	if inDoubt > tick.BatchSizeDefault {
+		t.Errorf("%d outcomes recorded that the report counts unrecorded: more than the one group (%d) whose commit may be in doubt", inDoubt, tick.BatchSizeDefault)
 	}
-	if rep.Claimed != 300 || rep.Outcomes[OutcomeUnrecorded] != leased {
-		t.Errorf("report: claimed %d, unrecorded %d; database: %d still leased", rep.Claimed, rep.Outcomes[OutcomeUnrecorded], leased)
+	if rep.Claimed != 300 || rep.Outcomes[OutcomeUnrecorded] != leased+inDoubt {
+		t.Errorf("report: claimed %d, unrecorded %d; database: %d still leased, %d recorded in doubt", rep.Claimed, rep.Outcomes[OutcomeUnrecorded], leased, inDoubt)
 	}
 	total := 0
 	for _, n := range rep.Outcomes {
@@ -473,6 +482,7 @@ func TestParallelTicksMailEachAddressOnce(t *testing.T) {
 	f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 6})
 	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, email, timezone)
 		SELECT w.id, 'dup-' || g, 'Dup' || g, ' LEAD' || g || '@Example.test ', 'UTC' FROM workspaces w, generate_series(1, $1) g WHERE w.name = 'acme'`, leads)
+	f.rewriteAddresses()
 	f.exec(`INSERT INTO enrollments (campaign_id, workspace_id, lead_id, mailbox_id, next_send_at)
 		SELECT e.campaign_id, e.workspace_id, l.id, e.mailbox_id, now() - interval '1 minute'
 		FROM leads l JOIN leads o ON o.external_id = 'ext-' || substr(l.external_id, 5) JOIN enrollments e ON e.lead_id = o.id

@@ -97,6 +97,8 @@ INSERT INTO enrollments (campaign_id, lead_id, workspace_id, current_step, next_
 VALUES (1, 60, 1, 1, :now + interval '1 day', 2);
 INSERT INTO enrollments (campaign_id, lead_id, workspace_id, status, current_step, next_send_at, mailbox_id, attempts, last_error)
 VALUES (2, 5, 1, 'failed', 1, :now - interval '2 hours', 2, 5, '550 5.1.1 mailbox unknown');
+-- two of ana's sends hard-bounced later (DSNs read by the inbox tick)
+UPDATE sends SET bounced_at = :now - interval '10 minutes' WHERE id IN (SELECT min(id) FROM sends UNION SELECT max(id) FROM sends);
 
 INSERT INTO tick_runs (kind, tick_id, host, pid, started_at, finished_at, claimed, counts, exit_status, error)
 VALUES ('email', 'email-1', 'host1', 10, :now - interval '3 minutes', :now - interval '3 minutes' + interval '4 seconds', 20, '{"sent": 20}', 0, NULL),

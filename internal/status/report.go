@@ -13,6 +13,8 @@ import (
 
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/opsfilter"
+	"github.com/rindactl/rindactl/internal/redact"
+	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -104,6 +106,12 @@ type Mailbox struct {
 	Remaining   int64      `json:"remaining"`
 	PausedUntil *time.Time `json:"paused_until"`
 	PauseReason string     `json:"pause_reason"`
+	// BounceRate is Bounces / BounceSends: the hard bounces among its last
+	// sends that reached a server (at most the guard's window of 200),
+	// what the bounce-rate guard pauses it on; 0 without sends.
+	BounceRate  float64 `json:"bounce_rate"`
+	Bounces     int64   `json:"bounces"`
+	BounceSends int64   `json:"bounce_sends"`
 
 	// For the drain estimate: the overdue rows by when they may go, the
 	// taken slots of the cap by when they free, and the warm-up ramp.
@@ -238,7 +246,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sc.workspaceID, sc.campaignID); err != nil {
+		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
 		slots, err = store.OpsMailboxSlots(gctx, db, now, sc.workspaceID, sc.campaignID)
@@ -255,7 +263,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		Spend:       make([]Spend, 0, len(spend)),
 	}
 	for _, b := range breakers {
-		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: b.Reason})
+		r.Breakers = append(r.Breakers, Breaker{Workspace: b.Workspace, Provider: b.Provider, State: b.State, OpenUntil: utc(b.OpenUntil), Reason: redact.String(b.Reason)})
 	}
 	for _, t := range ticks {
 		r.Ticks[t.Kind] = tickFrom(t)
@@ -314,8 +322,11 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
 		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: m.PauseReason,
-			ramp: m.Ramp}
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason),
+			Bounces: m.RecentBounces, BounceSends: m.RecentSends, ramp: m.Ramp}
+		if m.RecentSends > 0 {
+			mb.BounceRate = float64(m.RecentBounces) / float64(m.RecentSends)
+		}
 		if m.CapToday > 0 {
 			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
 		}
@@ -400,7 +411,7 @@ func tickFrom(t store.OpsTickKind) Tick {
 		LastSuccessClaimed: t.LastSuccessClaimed,
 		LastSuccessCounts:  t.LastSuccessCounts,
 		LastFailureAt:      utc(t.LastFailureStartedAt),
-		LastFailureError:   t.LastFailureError,
+		LastFailureError:   redact.String(t.LastFailureError),
 		Runs24h:            t.Runs24h,
 		Failures24h:        t.Failures24h,
 	}

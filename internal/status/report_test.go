@@ -187,7 +187,7 @@ func TestStatusJSONSchema(t *testing.T) {
 		t.Errorf("email.blocked keys = %s", got)
 	}
 	mb := email["mailboxes"].([]any)[0].(map[string]any)
-	if got := strings.Join(keys(mb), ","); got != "address,cap_today,daily_cap,overdue,pause_reason,paused_until,ramp_next_at,remaining,sent_24h,status,workspace" {
+	if got := strings.Join(keys(mb), ","); got != "address,bounce_rate,bounce_sends,bounces,cap_today,daily_cap,overdue,pause_reason,paused_until,ramp_next_at,remaining,sent_24h,status,workspace" {
 		t.Errorf("mailbox keys = %s", got)
 	}
 	if _, ok := email["campaigns"].([]any); !ok {

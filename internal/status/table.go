@@ -190,13 +190,17 @@ func (p painter) mailboxTable(r *Report, lateOnly bool) string {
 				reasons = append(reasons, fmt.Sprintf("\n%s paused: %s", m.Address, m.PauseReason))
 			}
 		}
-		rows = append(rows, []string{m.Workspace, m.Address, cliio.Thousands(m.Overdue), capacity, paused})
+		bounces := "-"
+		if m.BounceSends > 0 {
+			bounces = strconv.FormatFloat(m.BounceRate*100, 'f', 1, 64) + "%"
+		}
+		rows = append(rows, []string{m.Workspace, m.Address, cliio.Thousands(m.Overdue), capacity, bounces, paused})
 	}
 	if len(rows) == 0 {
 		return "no mailboxes with overdue steps"
 	}
-	return p.Table(cliio.Table{Headers: []string{"workspace", "mailbox", "overdue", "sent 24h / cap", "paused until"},
-		Rows: rows, Numeric: []int{2, 3}, Whole: []int{4}}) + strings.Join(reasons, "")
+	return p.Table(cliio.Table{Headers: []string{"workspace", "mailbox", "overdue", "sent 24h / cap", "bounces", "paused until"},
+		Rows: rows, Numeric: []int{2, 3, 4}, Whole: []int{5}}) + strings.Join(reasons, "")
 }
 
 func (p painter) campaignTable(r *Report, lateOnly bool) string {

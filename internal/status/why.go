@@ -3,7 +3,6 @@ package status
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -12,15 +11,17 @@ import (
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/tickkind"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Hold is one thing that keeps a row from moving on, in plain words.
 type Hold struct {
 	// Code is stable for scripts: lease, backoff, negative_cache,
-	// breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
+	// verify_pending, breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
 	// not_due, no_email, suppressed, no_mailbox, mailbox_disabled,
-	// mailbox_paused, daily_cap_reached, outside_window.
+	// mailbox_paused, daily_cap_reached, outside_window; for a mailbox
+	// also inbox_error and inbox_skipped.
 	Code   string     `json:"code"`
 	Detail string     `json:"detail"`
 	Until  *time.Time `json:"until,omitempty"`
@@ -40,8 +41,14 @@ type LeadExplanation struct {
 	NegativeCacheUntil *time.Time `json:"negative_cache_until"`
 	Provider           string     `json:"provider"`
 	LastError          string     `json:"last_error"`
-	Holds              []Hold     `json:"holds"`
-	Summary            string     `json:"summary"`
+	// FoundEmail is an address FoundBy found (and paid for) that awaits
+	// verification; MissedBy the finders that answered without an address.
+	// Neither is asked again unless an operator requeues with --refind.
+	FoundEmail string   `json:"found_email,omitempty"`
+	FoundBy    string   `json:"found_by,omitempty"`
+	MissedBy   []string `json:"missed_by"`
+	Holds      []Hold   `json:"holds"`
+	Summary    string   `json:"summary"`
 }
 
 // EnrollmentExplanation is `why enrollment`.
@@ -91,7 +98,8 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		LeadID: l.ID, ExternalID: l.ExternalID, Workspace: l.Workspace, Email: l.Email,
 		Status: string(l.Status), Attempts: l.Attempts, NextAttemptAt: utc(l.NextAttemptAt),
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
-		Provider: l.Provider, LastError: Redact(l.LastError), Holds: []Hold{},
+		Provider: l.Provider, LastError: redact.String(l.LastError), Holds: []Hold{},
+		FoundEmail: l.FoundEmail, FoundBy: l.FoundBy, MissedBy: append([]string{}, l.MissedBy...),
 	}
 	row := leadRowHolds(l, now)
 	if row.summary != "" {
@@ -106,7 +114,9 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		}
 		x.Holds = append(x.Holds, guards...)
 	}
-	x.Holds = append(x.Holds, lastErrorHolds(x.LastError)...)
+	if !row.saidLastError {
+		x.Holds = append(x.Holds, lastErrorHolds(x.LastError)...)
+	}
 	x.Summary = leadSummary(x, now)
 	return x, nil
 }
@@ -136,6 +146,8 @@ type leadRow struct {
 	holds           []Hold
 	// guarded: the workspace's breakers, ceiling and rate limits apply.
 	guarded bool
+	// saidLastError: a hold already gives the last error as its cause.
+	saidLastError bool
 }
 
 func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
@@ -157,17 +169,36 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 		row.holds = []Hold{leaseHold(l.LockedBy, l.LockedUntil, now, tickkind.Enrich)}
 	case lead.Unreachable:
 		if l.NegativeCacheUntil != nil && l.NegativeCacheUntil.After(now) {
+			row.saidLastError = l.LastError != ""
 			row.holds = []Hold{{Code: "negative_cache", Until: utc(l.NegativeCacheUntil), Detail: fmt.Sprintf(
-				"unreachable: %s blocked it (quota or auth); negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
-				orUnknown(l.Provider), stamp(*l.NegativeCacheUntil))}}
+				"unreachable: %s; negative cache until %s, then it is retried by itself (or run 'rindactl requeue --status=unreachable')",
+				cause(l), stamp(*l.NegativeCacheUntil))}}
 		}
 	case lead.Pending:
 		if l.NextAttemptAt != nil && l.NextAttemptAt.After(now) {
-			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: fmt.Sprintf(
-				"backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))}}
+			detail := fmt.Sprintf("backing off after attempt %d: next attempt at %s", l.Attempts, stamp(*l.NextAttemptAt))
+			if l.LastError != "" {
+				row.saidLastError = true
+				detail = fmt.Sprintf("waiting until %s: %s", stamp(*l.NextAttemptAt), redact.String(l.LastError))
+			}
+			row.holds = []Hold{{Code: "backoff", Until: utc(l.NextAttemptAt), Detail: detail}}
 		}
 	}
+	if l.FoundEmail != "" && l.Status != lead.Enriched {
+		row.holds = append(row.holds, Hold{Code: "verify_pending", Detail: fmt.Sprintf(
+			"verify pending: %s, found (and paid for) by %s, waits for the verifier; no finder is asked for this lead again (only 'rindactl requeue --refind' asks them)",
+			l.FoundEmail, l.FoundBy)})
+	}
 	return row
+}
+
+// cause is what parked an unreachable lead, in the words its tick left
+// (the provider and its answer, or the block and until when).
+func cause(l store.OpsLead) string {
+	if l.LastError != "" {
+		return redact.String(l.LastError)
+	}
+	return orUnknown(l.Provider) + " blocked it"
 }
 
 // unenrichedLead is a lead without an enrichment row: final either way.
@@ -200,7 +231,7 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 		}
 		detail := fmt.Sprintf("%s breaker open until %s", b.Provider, stamp(*b.OpenUntil))
 		if b.Reason != "" {
-			detail += " (" + Redact(b.Reason) + ")"
+			detail += " (" + redact.String(b.Reason) + ")"
 		}
 		holds = append(holds, Hold{Code: "breaker_open", Until: utc(b.OpenUntil), Detail: detail + ": no call to " + b.Provider + " until then"})
 	}
@@ -231,7 +262,7 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 func leadSummary(x *LeadExplanation, now time.Time) string {
 	for _, h := range x.Holds {
 		switch h.Code {
-		case "failed", "negative_cache", "breaker_open", "ceiling_reached", "lease", "backoff":
+		case "failed", "negative_cache", "breaker_open", "ceiling_reached", "lease", "backoff", "verify_pending":
 			return "held back: " + h.Detail
 		}
 	}
@@ -254,7 +285,7 @@ func ExplainEnrollment(ctx context.Context, db store.DBTX, now time.Time, id int
 		EnrollmentID: e.ID, Workspace: e.Workspace, Campaign: e.Campaign, LeadID: e.LeadID, Status: string(e.Status),
 		Step: e.CurrentStep, Steps: e.Steps, NextSendAt: e.NextSendAt.UTC(), Attempts: e.Attempts,
 		Mailbox: e.MailboxAddress, LockedBy: e.LockedBy, LockedUntil: utc(e.LockedUntil),
-		LastError: Redact(e.LastError), Holds: []Hold{},
+		LastError: redact.String(e.LastError), Holds: []Hold{},
 	}
 	if summary, final := enrollmentFinal(e); final {
 		x.Summary = summary
@@ -289,7 +320,7 @@ func enrollmentHolds(e store.OpsEnrollment, now time.Time) []Hold {
 			"outside the sending window (%s): it is %s there", w, local.Format("Mon 15:04 MST"))})
 	}
 	if e.LastSendStatus == enrollment.SendFailed {
-		holds = append(holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, Redact(e.LastSendError))})
+		holds = append(holds, Hold{Code: "last_error", Detail: fmt.Sprintf("last send (step %d) failed: %s", e.LastSendStep, redact.String(e.LastSendError))})
 	}
 	return holds
 }
@@ -341,7 +372,7 @@ func mailboxHolds(e store.OpsEnrollment, now time.Time) []Hold {
 	case e.MailboxPausedUntil != nil && e.MailboxPausedUntil.After(now):
 		detail := fmt.Sprintf("mailbox %s is paused until %s", e.MailboxAddress, stamp(*e.MailboxPausedUntil))
 		if e.MailboxPauseReason != "" {
-			detail += " (" + Redact(e.MailboxPauseReason) + ")"
+			detail += " (" + redact.String(e.MailboxPauseReason) + ")"
 		}
 		holds = append(holds, Hold{Code: "mailbox_paused", Until: utc(e.MailboxPausedUntil), Detail: detail})
 	}
@@ -387,14 +418,3 @@ func orUnknown(s string) string {
 }
 
 func stamp(t time.Time) string { return cliio.Stamp(t) }
-
-// secretPattern matches key=value pairs that may carry a credential, as
-// they could appear in a URL or a provider's echoed request.
-var secretPattern = regexp.MustCompile(`(?i)((?:api[_-]?key|apikey|token|secret|password|passwd|authorization)["']?\s*[=:]\s*["']?)[^\s&"',;]+`)
-
-// Redact hides credentials in text stored by others (last errors, reasons)
-// before it is printed: the stores are meant to be free of them, and this
-// keeps it so even when a provider echoes a request back.
-func Redact(s string) string {
-	return secretPattern.ReplaceAllString(s, "${1}[redacted]")
-}

@@ -22,13 +22,15 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := status.HoldCodes(x.Holds); got != "negative_cache,breaker_open,rate_limit,last_error" {
+	// The negative cache names its real cause (the last error), so the last
+	// error is not repeated as a hold of its own.
+	if got := status.HoldCodes(x.Holds); got != "negative_cache,breaker_open,rate_limit" {
 		t.Errorf("holds = %s", got)
 	}
 	if strings.Contains(x.LastError, "sk_live_123") || !strings.Contains(x.LastError, "[redacted]") {
 		t.Errorf("last error not redacted: %q", x.LastError)
 	}
-	if !strings.HasPrefix(x.Summary, "held back: unreachable: findymail blocked it") {
+	if !strings.HasPrefix(x.Summary, "held back: unreachable: findymail: auth (HTTP 401)") || strings.Contains(x.Summary, "sk_live_123") {
 		t.Errorf("summary = %q", x.Summary)
 	}
 
@@ -53,6 +55,39 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 	var nf *status.NotFoundError
 	if _, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-999", ""); !errors.As(err, &nf) {
 		t.Errorf("missing lead: err = %v", err)
+	}
+}
+
+// Issue 24: a lead waiting for a throttled provider says so, with the
+// provider's Retry-After, and an address paid for but not verified yet is
+// shown with its source.
+func TestExplainLeadNamesTheWait(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, incidentSQL+`
+UPDATE lead_enrichment SET status = 'pending', next_attempt_at = :now + interval '2 minutes', negative_cache_until = NULL,
+    provider = 'findymail', last_error = 'findymail throttled until 05:57:00 UTC, Retry-After 120 s (breaker_open after repeated rate_limited answers)',
+    missed_by = '{hunter}'
+WHERE lead_id = 2;
+UPDATE lead_enrichment SET status = 'unreachable', next_attempt_at = :now + interval '1 day', negative_cache_until = :now + interval '1 day',
+    provider = 'millionverifier', found_email = 'ada@co3.example', found_by = 'findymail',
+    last_error = 'verify pending: ada@co3.example (found by findymail) waits for its verifier: millionverifier: quota_exhausted'
+WHERE lead_id = 3;`, fixedNow)
+	ctx := context.Background()
+	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(x.Summary, "held back: waiting until 2026-06-05 05:57:00Z: findymail throttled until 05:57:00 UTC, Retry-After 120 s") ||
+		strings.Contains(x.Summary, "quota or auth") || len(x.MissedBy) != 1 || x.MissedBy[0] != "hunter" {
+		t.Errorf("throttled lead: summary %q, missed_by %v", x.Summary, x.MissedBy)
+	}
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := status.HoldCodes(x.Holds); !strings.HasPrefix(got, "negative_cache,verify_pending") || x.FoundEmail != "ada@co3.example" || x.FoundBy != "findymail" {
+		t.Errorf("verify pending lead: holds %s, %+v", got, x)
 	}
 }
 

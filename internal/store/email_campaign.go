@@ -24,8 +24,12 @@ type CampaignRecord struct {
 	WindowEnd      string
 	UnsubscribeURL string
 	FollowUpsFirst bool
-	Steps          []StepRecord
-	Mailboxes      []MailboxRecord
+	// BounceRateMax and BounceStreakMax are the bounce-rate guard's limits
+	// for the campaign's mailboxes; 0 turns one off.
+	BounceRateMax   float64
+	BounceStreakMax int
+	Steps           []StepRecord
+	Mailboxes       []MailboxRecord
 }
 
 // StepRecord is one sequence step; Step is 1-based.
@@ -53,6 +57,10 @@ type MailboxRecord struct {
 	PausedUntil                  *time.Time
 	// CapToday is the cap in force: DailyCap lowered by the ramp; 0 = none.
 	CapToday int
+	// VERP: each message gets its own return path, authenticated with
+	// VERPSecret (made by the database, read only, never logged).
+	VERP       bool
+	VERPSecret []byte
 }
 
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
@@ -79,6 +87,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	c, err := q.EmailCampaignUpsert(ctx, sqlcdb.EmailCampaignUpsertParams{
 		WorkspaceID: wsID, Name: rec.Name, WindowTimezone: tz, WindowDays: days, WindowStart: start, WindowEnd: end,
 		UnsubscribeUrl: unsub, FollowUpsFirst: rec.FollowUpsFirst,
+		BounceRateMax: rec.BounceRateMax, BounceStreakMax: int32(rec.BounceStreakMax),
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("campaign %s: %w", rec.Name, err)
@@ -102,7 +111,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 		mbID, err := q.EmailMailboxUpsert(ctx, sqlcdb.EmailMailboxUpsertParams{
 			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
 			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
-			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax,
+			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax, Verp: mb.VERP,
 		})
 		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
@@ -151,6 +160,7 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 		ID: c.ID, WorkspaceID: c.WorkspaceID, Workspace: c.Workspace, Name: c.Name, Status: c.Status,
 		WindowTimezone: c.WindowTimezone, WindowDays: c.WindowDays, WindowStart: c.WindowStart, WindowEnd: c.WindowEnd,
 		UnsubscribeURL: c.UnsubscribeUrl, FollowUpsFirst: c.FollowUpsFirst,
+		BounceRateMax: c.BounceRateMax, BounceStreakMax: int(c.BounceStreakMax),
 	}
 	steps, err := q.EmailStepsList(ctx, id)
 	if err != nil {
@@ -180,7 +190,7 @@ func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, erro
 			ID: r.ID, Address: r.Address, DisplayName: r.DisplayName, SMTPURL: r.SmtpUrl, PasswordEnv: r.PasswordEnv,
 			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
-			GapMin: r.GapMin, GapMax: r.GapMax,
+			GapMin: r.GapMin, GapMax: r.GapMax, VERP: r.Verp, VERPSecret: r.VerpSecret,
 		}
 		if r.CapToday != nil {
 			mb.CapToday = int(*r.CapToday)

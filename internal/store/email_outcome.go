@@ -8,7 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -18,7 +20,7 @@ type SendStart struct {
 	Step         int
 	MailboxID    int64
 	MessageID    string
-	// CampaignID and Email (normalised, as the claim returns it) claim the
+	// CampaignID and Email (canonical, as leads store it) claim the
 	// address for the enrollment.
 	CampaignID int64
 	Email      string
@@ -96,6 +98,8 @@ type SendResult struct {
 	SentAt       time.Time
 	Error        string
 	Metric       string
+	// Bounced: the server refused the address for good (a hard bounce).
+	Bounced bool
 }
 
 // EnrollmentUpdate is an enrollment's state after a tick worked on it.
@@ -109,7 +113,8 @@ type EnrollmentUpdate struct {
 	LastError   string
 }
 
-// Suppression is an address that must not be mailed again.
+// Suppression is an address that must not be mailed again, in any
+// spelling: it is stored canonical (address.Key).
 type Suppression struct {
 	WorkspaceID int64
 	Email       string
@@ -131,25 +136,27 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	}
 	n := len(s.Sends)
 	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
+	fBounced := make([]bool, n)
 	for i, r := range s.Sends {
-		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), string(r.Status), r.SentAt, r.Error, r.Metric
+		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), string(r.Status), r.SentAt, redact.Stored(r.Error), r.Metric
+		fBounced[i] = r.Bounced
 	}
 	n = len(s.Enrollments)
 	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
 	uMB, uAttempts, uErr := make([]int64, n), make([]int32, n), make([]string, n)
 	for i, u := range s.Enrollments {
 		uID[i], uStatus[i], uStep[i], uNext[i] = u.ID, string(u.Status), int32(u.CurrentStep), u.NextSendAt
-		uMB[i], uAttempts[i], uErr[i] = u.MailboxID, int32(u.Attempts), u.LastError
+		uMB[i], uAttempts[i], uErr[i] = u.MailboxID, int32(u.Attempts), redact.Stored(u.LastError)
 	}
 	n = len(s.Suppressions)
 	sWS, sEmail, sReason := make([]int64, n), make([]string, n), make([]string, n)
 	for i, sp := range s.Suppressions {
-		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, sp.Email, sp.Reason
+		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
 	args := []any{tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
-		sWS, sEmail, sReason, fMetric}
+		sWS, sEmail, sReason, fMetric, fBounced}
 	if err := withoutSeqScans(ctx, db, query("email_settle"), args...); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
@@ -179,6 +186,7 @@ func withoutSeqScans(ctx context.Context, db Batcher, sql string, args ...any) e
 // PauseMailbox pauses a mailbox until until, or disables it when until is
 // nil, and returns its workspace and address.
 func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until *time.Time, reason string) (workspaceID int64, address string, err error) {
+	reason = redact.Stored(reason)
 	r, err := sqlcdb.New(tx).EmailMailboxPause(ctx, sqlcdb.EmailMailboxPauseParams{ID: mailboxID, PausedUntil: until, PauseReason: &reason})
 	if err != nil {
 		return 0, "", fmt.Errorf("pause mailbox %d: %w", mailboxID, err)
@@ -192,6 +200,13 @@ func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailb
 	p, err := json.Marshal(payload)
 	if err != nil {
 		return fmt.Errorf("event %s payload: %w", kind, err)
+	}
+	if clean := redact.String(string(p)); clean != string(p) {
+		// A hidden secret's marker sits inside a JSON string; should it
+		// break the document, the payload says so rather than leak.
+		if p = []byte(clean); !json.Valid(p) {
+			p = []byte(`{"redacted":true}`)
+		}
 	}
 	err = sqlcdb.New(tx).EmailEventInsert(ctx, sqlcdb.EmailEventInsertParams{
 		Kind: kind, WorkspaceID: &workspaceID, MailboxID: &mailboxID, DedupeKey: dedupeKey, Payload: p,

@@ -61,7 +61,7 @@ func TestEmailPerSendPlansReachRowsByKey(t *testing.T) {
 	}{
 		{"email_settle", strings.Join([]string{"'plan-test'", idArr, arr("1"), arr("sent"), arr("2026-12-03 10:00+00"), arr(`""`),
 			idArr, arr("completed"), arr("2"), arr("2026-12-03 10:00+00"), arr("0"), arr("1"), arr(`""`),
-			"'{}'", "'{}'", "'{}'", arr("sent")}, ", "), "enrollments"},
+			"'{}'", "'{}'", "'{}'", arr("sent"), arr("false")}, ", "), "enrollments"},
 		{"email_sends_begin", strings.Join([]string{idArr, arr("1"), arr("1"), "'{" + strings.Join(ids, "x,") + "x}'",
 			arr(fmt.Sprint(campaign)), arr("p1@x.example"), arr("0")}, ", "), "campaign_recipients"},
 	}

@@ -39,6 +39,11 @@ type ClaimedLead struct {
 	Domain     string
 	// Email is "" unless the lead got an address since it was queued.
 	Email string
+	// FoundEmail is an address FoundBy found (and billed) that awaits
+	// verification; "" when none. MissedBy are the finders that already
+	// answered without an address. Neither is asked again.
+	FoundEmail, FoundBy string
+	MissedBy            []string
 }
 
 // ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
@@ -63,7 +68,7 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	leads, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedLead, error) {
 		var l ClaimedLead
 		err := r.Scan(&l.LeadID, &l.WorkspaceID, &l.Attempts, &l.PrevStatus, &l.PrevDue,
-			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email)
+			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email, &l.FoundEmail, &l.FoundBy, &l.MissedBy)
 		return l, err
 	})
 	if err != nil {

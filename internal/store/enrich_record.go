@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // EnrichOutcome is the new state of one claimed lead.
@@ -26,6 +28,12 @@ type EnrichOutcome struct {
 	LastError string
 	// Email is the found address ("" for none).
 	Email string
+	// Held is an address HeldBy found that awaits verification ("" for
+	// none); MissedBy the finders that answered without an address.
+	// KeepFound leaves what the row already holds of both (a release).
+	Held, HeldBy string
+	MissedBy     []string
+	KeepFound    bool
 }
 
 // RecordEnrichment writes a group of outcomes for tickID in one statement
@@ -42,6 +50,10 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		provs    = make([]*string, n)
 		errs     = make([]*string, n)
 		emails   = make([]*string, n)
+		held     = make([]*string, n)
+		heldBy   = make([]*string, n)
+		missed   = make([]string, n)
+		keep     = make([]int32, n)
 	)
 	for i, o := range outs {
 		ids[i], statuses[i], delays[i] = o.LeadID, string(o.Status), o.Delay.Milliseconds()
@@ -51,10 +63,15 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		if o.Refund {
 			refunds[i] = 1
 		}
-		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(o.LastError), nullText(o.Email)
+		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(redact.Stored(o.LastError)), nullText(o.Email)
+		held[i], heldBy[i], missed[i] = nullText(o.Held), nullText(o.HeldBy), strings.Join(o.MissedBy, ",")
+		if o.KeepFound {
+			keep[i] = 1
+		}
 	}
 	var updated int
-	err := db.QueryRow(ctx, query("enrich_record"), tickID, ids, statuses, dues, delays, refunds, provs, errs, emails).Scan(&updated)
+	err := db.QueryRow(ctx, query("enrich_record"), tickID, ids, statuses, dues, delays, refunds, provs, errs, emails,
+		held, heldBy, missed, keep).Scan(&updated)
 	if err != nil {
 		return 0, fmt.Errorf("%d outcomes: %w", n, err)
 	}

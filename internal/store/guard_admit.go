@@ -32,9 +32,13 @@ type GuardAdmitParams struct {
 // GuardAdmitRow is the admit statement's answer. Breaker is "closed",
 // "probe" (this call claimed the half-open probe) or "open".
 type GuardAdmitRow struct {
-	Breaker      string
-	OpenUntil    *time.Time
-	ProbeUntil   *time.Time
+	Breaker    string
+	OpenUntil  *time.Time
+	ProbeUntil *time.Time
+	// Reason is what opened the breaker (an error kind or an operator's
+	// words); RetryAfter the provider's Retry-After behind its window.
+	Reason       *string
+	RetryAfter   *time.Duration
 	UnderCeiling *bool
 	TAT          *time.Time
 	Granted      *bool
@@ -51,7 +55,7 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 	err := db.QueryRow(ctx, query("guard_admit"),
 		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
 		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
-	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
+	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
 	if err != nil {
 		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
@@ -79,4 +83,13 @@ func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome stri
 	}
 	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
 	return r.Count == 1, nil
+}
+
+// GuardKeepFound keeps email, found and billed by provider, with lead
+// leadID until it is verified (unless the lead holds one already).
+func GuardKeepFound(ctx context.Context, db DBTX, leadID int64, provider, email string) error {
+	if _, err := sqlcdb.New(db).GuardKeepFound(ctx, sqlcdb.GuardKeepFoundParams{LeadID: leadID, Provider: &provider, Email: &email}); err != nil {
+		return fmt.Errorf("keep %s's find for lead %d: %w", provider, leadID, err)
+	}
+	return nil
 }

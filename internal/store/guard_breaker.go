@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -27,10 +28,11 @@ type BreakerRow struct {
 
 // BreakerTrip opens the (workspace, provider) breaker for openFor and
 // writes the event kinds for its episode in the same statement. exact
-// replaces a longer window instead of keeping it.
-func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool) (episode int64, until time.Time, err error) {
+// replaces a longer window instead of keeping it; retryAfter is the
+// provider's Retry-After behind the window (0: none).
+func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool, retryAfter time.Duration) (episode int64, until time.Time, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerTrip(ctx, sqlcdb.GuardBreakerTripParams{
-		Column1: workspaceID, Column2: provider, Column3: openFor, Column4: reason, Column5: kinds, Column6: exact,
+		Column1: workspaceID, Column2: provider, Column3: openFor, Column4: redact.Stored(reason), Column5: kinds, Column6: exact, Column7: retryAfter,
 	})
 	if err == nil && r.OpenUntil == nil {
 		err = errors.New("no open_until")
@@ -42,10 +44,11 @@ func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider strin
 }
 
 // BreakerFailure counts one transient failure; the threshold-th in a row
-// opens a closed breaker for openFor. It returns the breaker's state.
-func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string) (state string, failures int, err error) {
+// opens a closed breaker for openFor, remembering the provider's
+// retryAfter behind that window (0: none). It returns the breaker's state.
+func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string, retryAfter time.Duration) (state string, failures int, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerFailure(ctx, sqlcdb.GuardBreakerFailureParams{
-		Column1: workspaceID, Column2: provider, Column3: int32(threshold), Column4: openFor, Column5: reason,
+		Column1: workspaceID, Column2: provider, Column3: int32(threshold), Column4: openFor, Column5: redact.Stored(reason), Column6: retryAfter,
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", provider, workspaceID, err)
@@ -57,7 +60,7 @@ func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider st
 // it whoever holds it) and writes breaker_closed. It reports whether a row
 // changed.
 func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner, reason string) (bool, error) {
-	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{Column1: workspaceID, Column2: provider, Column3: probeOwner, Column4: reason})
+	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{Column1: workspaceID, Column2: provider, Column3: probeOwner, Column4: redact.Stored(reason)})
 	if err != nil {
 		return false, fmt.Errorf("close %s breaker for workspace %d: %w", provider, workspaceID, err)
 	}

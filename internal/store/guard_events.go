@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -71,7 +72,7 @@ func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time)
 
 // MarkEventFailed records a failed delivery to be retried after retryIn.
 func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, retryIn time.Duration, reason string) error {
-	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{Column1: id, Column2: lease, Column3: retryIn, Column4: reason})
+	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{Column1: id, Column2: lease, Column3: retryIn, Column4: redact.Stored(reason)})
 	if err != nil {
 		return fmt.Errorf("mark event %d failed: %w", id, err)
 	}

@@ -19,7 +19,12 @@ type WorkspaceSpend struct {
 	Name              string   `json:"name"`
 	MonthlyUSDCeiling *float64 `json:"monthly_usd_ceiling"`
 	MonthSpentUSD     float64  `json:"month_spent_usd"`
-	MonthCalls        int64    `json:"month_calls"`
+	// MonthCallsMade counts this month's provider calls that went out;
+	// MonthCallsBilled those whose cost the ledger keeps. MonthCalls is
+	// the billed count under its older name.
+	MonthCallsMade   int64 `json:"month_calls_made"`
+	MonthCallsBilled int64 `json:"month_calls_billed"`
+	MonthCalls       int64 `json:"month_calls"`
 }
 
 // WorkspaceID looks a workspace up by name; a name that matches none is
@@ -39,7 +44,8 @@ func WorkspaceID(ctx context.Context, db DBTX, name string) (int64, error) {
 func WorkspaceSpends(ctx context.Context, db DBTX) ([]WorkspaceSpend, error) {
 	rows, err := sqlcdb.New(db).GuardWorkspaceList(ctx)
 	return convertRows(rows, err, "list workspaces", func(r sqlcdb.GuardWorkspaceListRow) WorkspaceSpend {
-		return WorkspaceSpend{ID: r.ID, Name: r.Name, MonthlyUSDCeiling: r.MonthlyUsdCeiling, MonthSpentUSD: r.SpentUsd, MonthCalls: r.Count}
+		return WorkspaceSpend{ID: r.ID, Name: r.Name, MonthlyUSDCeiling: r.MonthlyUsdCeiling, MonthSpentUSD: r.SpentUsd,
+			MonthCallsMade: r.CallsMade, MonthCallsBilled: r.CallsBilled, MonthCalls: r.CallsBilled}
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -36,32 +38,97 @@ func ClaimInbox(ctx context.Context, db DBTX, tickStarted time.Time, lease time.
 	return InboxCheckpoint{MailboxID: r.MailboxID, WorkspaceID: r.WorkspaceID, UIDValidity: uint32(r.UidValidity), LastUID: uint32(r.LastUid)}, true, nil
 }
 
+// ErrInboxLeaseLost says a tick's lease on a mailbox ran out (or another
+// tick holds it): what it read must not be recorded.
+var ErrInboxLeaseLost = errors.New("the mailbox's lease ran out before its progress was recorded; the next tick reads those messages again")
+
 // SaveInboxCheckpoint records progress, and ends the lease when release.
+// Progress without release is recorded only while tickID's lease lasts,
+// else ErrInboxLeaseLost; a release after the lease ran out records nothing.
 func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastError, tickID string, release bool) error {
-	err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
+	n, err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
 		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID),
-		Column4: lastError, Column5: tickID, Column6: release,
+		LastError: redact.Stored(lastError), TickID: tickID, Release: release,
 	})
 	if err != nil {
 		return fmt.Errorf("save inbox checkpoint: %w", err)
 	}
+	if n == 0 && !release {
+		return ErrInboxLeaseLost
+	}
 	return nil
 }
 
-// InboxEnrollments finds the enrollments an inbox message is about: by the
-// Message-IDs it names, else (a bounce) by the failed recipients.
-func InboxEnrollments(ctx context.Context, db DBTX, mailboxID int64, messageIDs, recipients []string) ([]int64, error) {
-	q := sqlcdb.New(db)
-	ids, err := q.InboxMatchMessageIds(ctx, sqlcdb.InboxMatchMessageIdsParams{MailboxID: &mailboxID, Column2: messageIDs})
+// InboxSend is one of our sends an inbox message is about.
+type InboxSend struct {
+	SendID, EnrollmentID, WorkspaceID int64
+	// Email is the address it went to (canonical, as leads store it).
+	Email string
+}
+
+// InboxSendsByMessageID finds the mailbox's sends with these Message-IDs.
+func InboxSendsByMessageID(ctx context.Context, db DBTX, mailboxID int64, messageIDs []string) ([]InboxSend, error) {
+	if len(messageIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := sqlcdb.New(db).InboxSendsByMessageId(ctx, sqlcdb.InboxSendsByMessageIdParams{MailboxID: mailboxID, MessageIds: messageIDs})
+	return convertRows(rows, err, "inbox sends by Message-ID", func(r sqlcdb.InboxSendsByMessageIdRow) InboxSend {
+		return InboxSend{SendID: r.SendID, EnrollmentID: r.EnrollmentID, WorkspaceID: r.WorkspaceID, Email: r.Email}
+	})
+}
+
+// InboxSendsToRecipients finds, for each of the addresses, the mailbox's
+// latest send to it since since that its server did not refuse; an
+// address the mailbox did not mail has none.
+func InboxSendsToRecipients(ctx context.Context, db DBTX, mailboxID int64, recipients []string, since time.Time) ([]InboxSend, error) {
+	if len(recipients) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(recipients))
+	for i, r := range recipients {
+		keys[i] = address.Key(r) // as leads store it
+	}
+	rows, err := sqlcdb.New(db).InboxSendsToRecipients(ctx, sqlcdb.InboxSendsToRecipientsParams{MailboxID: mailboxID, Since: since, Recipients: keys})
+	return convertRows(rows, err, "inbox sends to recipients", func(r sqlcdb.InboxSendsToRecipientsRow) InboxSend {
+		return InboxSend{SendID: r.SendID, EnrollmentID: r.EnrollmentID, WorkspaceID: r.WorkspaceID, Email: r.Email}
+	})
+}
+
+// MarkSendsBounced records a hard bounce on these sends.
+func MarkSendsBounced(ctx context.Context, db DBTX, sendIDs []int64) error {
+	if len(sendIDs) == 0 {
+		return nil
+	}
+	if _, err := sqlcdb.New(db).InboxSendsBounced(ctx, sendIDs); err != nil {
+		return fmt.Errorf("record bounced sends: %w", err)
+	}
+	return nil
+}
+
+// InboxSkip is a message the inbox tick could not process.
+type InboxSkip struct {
+	UIDValidity uint32    `json:"uid_validity"`
+	UID         uint32    `json:"uid"`
+	Reason      string    `json:"reason"`
+	TickID      string    `json:"tick_id"`
+	SkippedAt   time.Time `json:"skipped_at"`
+}
+
+// SkipInboxMessage records that message uid of the mailbox was skipped.
+func SkipInboxMessage(ctx context.Context, db DBTX, mailboxID int64, s InboxSkip) error {
+	err := sqlcdb.New(db).InboxSkipInsert(ctx, sqlcdb.InboxSkipInsertParams{
+		MailboxID: mailboxID, UidValidity: int64(s.UIDValidity), Uid: int64(s.UID), Reason: s.Reason, TickID: s.TickID,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("inbox_match_message_ids: %w", err)
+		return fmt.Errorf("record skipped message UID %d: %w", s.UID, err)
 	}
-	if len(ids) > 0 || len(recipients) == 0 {
-		return ids, nil
-	}
-	ids, err = q.InboxMatchRecipients(ctx, sqlcdb.InboxMatchRecipientsParams{MailboxID: &mailboxID, Column2: recipients})
-	if err != nil {
-		return nil, fmt.Errorf("inbox_match_recipients: %w", err)
-	}
-	return ids, nil
+	return nil
+}
+
+// InboxSkipped lists the mailbox's most recently skipped messages.
+func InboxSkipped(ctx context.Context, db DBTX, mailboxID int64, limit int) ([]InboxSkip, error) {
+	rows, err := sqlcdb.New(db).InboxSkippedRecent(ctx, sqlcdb.InboxSkippedRecentParams{MailboxID: mailboxID, MaxRows: int32(limit)})
+	return convertRows(rows, err, "skipped inbox messages", func(r sqlcdb.InboxSkippedRecentRow) InboxSkip {
+		return InboxSkip{UIDValidity: uint32(r.UidValidity), UID: uint32(r.Uid), Reason: r.Reason, TickID: r.TickID, SkippedAt: r.SkippedAt}
+	})
 }

@@ -37,7 +37,11 @@ func migrator(pool *pgxpool.Pool) (*goose.Provider, *sql.DB, error) {
 		return nil, nil, err
 	}
 	db := stdlib.OpenDBFromPool(pool)
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations, goose.WithSessionLocker(locker))
+	opts := []goose.ProviderOption{goose.WithSessionLocker(locker)}
+	for _, m := range goMigrations {
+		opts = append(opts, goose.WithGoMigrations(goMigration(m.version, m.up)))
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations, opts...)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -97,8 +101,11 @@ func Pending(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 }
 
 func sourceName(s *goose.Source) string {
-	if s == nil {
+	switch {
+	case s == nil:
 		return ""
+	case s.Path == "":
+		return goMigrationName(s.Version)
 	}
 	return path.Base(s.Path)
 }

@@ -17,9 +17,24 @@ type EnrollmentMarks struct {
 }
 
 // MarkEnrollments ends the given enrollments as replied, unsubscribed or
-// bounced in one statement, and suppresses their addresses with the
-// reason suppress unless it is empty; see queries/ops_enrollment_mark.sql.
+// bounced, and suppresses their leads' addresses with the reason suppress
+// unless it is empty (through Suppress); see queries/ops_enrollment_mark.sql.
 func MarkEnrollments(ctx context.Context, db DBTX, ids []int64, status enrollment.Status, suppress string) (EnrollmentMarks, error) {
-	r, err := sqlcdb.New(db).OpsEnrollmentMark(ctx, sqlcdb.OpsEnrollmentMarkParams{Ids: ids, Status: string(status), Suppress: suppress})
-	return EnrollmentMarks{Found: r.Found, Marked: r.Marked, Suppressed: r.Suppressed}, err
+	rows, err := sqlcdb.New(db).OpsEnrollmentMark(ctx, sqlcdb.OpsEnrollmentMarkParams{Ids: ids, Status: string(status)})
+	if err != nil {
+		return EnrollmentMarks{}, err
+	}
+	var m EnrollmentMarks
+	var sups []Suppression
+	for _, r := range rows {
+		m.Found++
+		if r.Marked {
+			m.Marked++
+		}
+		if suppress != "" && r.Email != "" {
+			sups = append(sups, Suppression{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: suppress})
+		}
+	}
+	m.Suppressed, err = Suppress(ctx, db, sups)
+	return m, err
 }

@@ -17,6 +17,9 @@ type OpsRequeueFilter struct {
 	CampaignID *int64
 	// OlderThan keeps rows untouched (updated_at) for longer than this.
 	OlderThan *time.Duration
+	// Refind (leads) forgets what finders already answered: an address
+	// awaiting verification and the finders that found nothing.
+	Refind bool
 }
 
 // OpsRequeueGroup counts requeued (or matching) rows per workspace and
@@ -44,6 +47,7 @@ func OpsCountRequeueLeads(ctx context.Context, db DBTX, status lead.Status, f Op
 func OpsRequeueLeadsBatch(ctx context.Context, db DBTX, status lead.Status, f OpsRequeueFilter, limit int) ([]OpsRequeueGroup, error) {
 	rows, err := sqlcdb.New(db).OpsRequeueLeadsBatch(ctx, sqlcdb.OpsRequeueLeadsBatchParams{
 		Status: string(status), WorkspaceID: f.WorkspaceID, Provider: f.Provider, OlderThan: f.OlderThan, Batch: int32(limit),
+		Refind: f.Refind,
 	})
 	return convertRows(rows, err, "requeue", func(r sqlcdb.OpsRequeueLeadsBatchRow) OpsRequeueGroup {
 		return OpsRequeueGroup{Workspace: r.Workspace, Key: r.Provider, Count: r.Count}

@@ -234,6 +234,9 @@ type OpsMailbox struct {
 	// and rows claimed but not yet sending.
 	Sent24h int64
 	Ramp    OpsRamp
+	// RecentSends are its last sends that reached a server (at most the
+	// bounce window), RecentBounces the hard bounces among them.
+	RecentSends, RecentBounces int64
 }
 
 // OpsRamp is a mailbox's warm-up ramp as stored (Start 0: none): its cap is
@@ -246,14 +249,15 @@ type OpsRamp struct {
 }
 
 // OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
-// campaigns they serve.
-func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsMailbox, error) {
-	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID})
+// campaigns they serve, with their bounces over their last bounceWindow
+// sends.
+func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, bounceWindow int, workspaceID, campaignID *int64) ([]OpsMailbox, error) {
+	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, BounceWindow: int32(bounceWindow), WorkspaceID: workspaceID, CampaignID: campaignID})
 	return convertRows(rows, err, "mailboxes", func(r sqlcdb.OpsMailboxesRow) OpsMailbox {
 		return OpsMailbox{
 			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status, DailyCap: int(r.DailyCap),
 			PausedUntil: r.PausedUntil, PauseReason: r.PauseReason, CapToday: int(r.CapToday), RampNextAt: r.RampNextAt,
-			Sent24h: r.Sent24h,
+			Sent24h: r.Sent24h, RecentSends: r.RecentSends, RecentBounces: r.RecentBounces,
 			Ramp: OpsRamp{Start: int(r.RampStart), Step: int(r.RampStep), Max: int(r.RampMax), Level: int(r.RampLevel),
 				Every: r.RampEvery, DueAt: r.RampDueAt},
 		}

@@ -34,6 +34,10 @@ type OpsLead struct {
 	LastError          string
 	Provider           string
 	UpdatedAt          *time.Time
+	// FoundEmail is an address FoundBy found that awaits verification;
+	// MissedBy the finders that answered without one.
+	FoundEmail, FoundBy string
+	MissedBy            []string
 }
 
 // OpsFindLeads finds leads by id (when ref is a number) or external id,
@@ -51,6 +55,7 @@ func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) 
 			Status: lead.Status(r.Status), Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
 			LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, NegativeCacheUntil: r.NegativeCacheUntil,
 			LastError: r.LastError, Provider: r.Provider, UpdatedAt: r.UpdatedAt,
+			FoundEmail: r.FoundEmail, FoundBy: r.FoundBy, MissedBy: r.MissedBy,
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -79,7 +80,7 @@ func (r *Run) Finish(ctx context.Context, res Result) error {
 	}
 	var errText *string
 	if res.Err != nil {
-		s := res.Err.Error()
+		s := redact.Stored(res.Err.Error())
 		errText = &s
 	}
 	exit := int32(res.ExitStatus)

@@ -15,6 +15,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 )
 
@@ -52,11 +53,32 @@ func names(role providerspec.Role) []string {
 // Option adjusts how a provider is built beyond the environment.
 type Option func(*options)
 
-type options struct{ log *slog.Logger }
+type options struct {
+	log    *slog.Logger
+	apiKey string
+}
 
 // WithLogger sends the adapter's log lines (one warn line per deliberate
 // block: provider, endpoint, status, retry_after_ms, max_retries) to log.
 func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
+// WithAPIKey builds the adapter with key (a workspace's own) instead of
+// RINDA_<PROVIDER>_API_KEY; the other variables still apply.
+func WithAPIKey(key string) Option { return func(o *options) { o.apiKey = key } }
+
+// env is getenv with the key option applied for provider name.
+func (o options) env(name string, getenv func(string) string) func(string) string {
+	if o.apiKey == "" {
+		return getenv
+	}
+	keyVar := providerhttp.KeyEnv(name)
+	return func(k string) string {
+		if k == keyVar {
+			return o.apiKey
+		}
+		return getenv(k)
+	}
+}
 
 // NewFinder configures the named finder from the environment (getenv is
 // os.Getenv in production). A missing API key is not an error here: the
@@ -65,7 +87,8 @@ func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log
 // A malformed RINDA_<PROVIDER>_BASE_URL or _TIMEOUT is an error.
 func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.Finder, error) {
 	if d, ok := Lookup(strings.ToLower(strings.TrimSpace(name))); ok && d.Role == providerspec.Finder {
-		return d.NewFinder(getenv, collect(opts).log)
+		o := collect(opts)
+		return d.NewFinder(o.env(d.Name, getenv), o.log)
 	}
 	return nil, unknown(name, "finder", Finders())
 }
@@ -74,7 +97,8 @@ func NewFinder(name string, getenv func(string) string, opts ...Option) (enrich.
 // same rules as NewFinder.
 func NewVerifier(name string, getenv func(string) string, opts ...Option) (enrich.Verifier, error) {
 	if d, ok := Lookup(strings.ToLower(strings.TrimSpace(name))); ok && d.Role == providerspec.Verifier {
-		return d.NewVerifier(getenv, collect(opts).log)
+		o := collect(opts)
+		return d.NewVerifier(o.env(d.Name, getenv), o.log)
 	}
 	return nil, unknown(name, "verifier", Verifiers())
 }
@@ -93,4 +117,36 @@ func unknown(name, role string, known []string) error {
 		return fmt.Errorf("provider %q is not a %s; %ss are: %s", name, role, role, strings.Join(known, ", "))
 	}
 	return fmt.Errorf("unknown %s %q; known %ss: %s", role, name, role, strings.Join(known, ", "))
+}
+
+// OwnAdapters builds, for every workspace with its own keys (keys:
+// workspace id → provider → key), the adapters of the named finders and
+// verifier ("" for none) it has a key for, for enrich.TickConfig's
+// OwnFinders and OwnVerifiers. Keys of other providers are ignored.
+func OwnAdapters(keys map[int64]map[string]string, finders []string, verifier string, getenv func(string) string, opts ...Option) (map[int64]map[string]enrich.Finder, map[int64]enrich.Verifier, error) {
+	ownF, ownV := map[int64]map[string]enrich.Finder{}, map[int64]enrich.Verifier{}
+	for ws, byProvider := range keys {
+		for _, name := range finders {
+			key, ok := byProvider[name]
+			if !ok {
+				continue
+			}
+			f, err := NewFinder(name, getenv, append(opts, WithAPIKey(key))...)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ownF[ws] == nil {
+				ownF[ws] = map[string]enrich.Finder{}
+			}
+			ownF[ws][name] = f
+		}
+		if key, ok := byProvider[verifier]; ok && verifier != "" {
+			v, err := NewVerifier(verifier, getenv, append(opts, WithAPIKey(key))...)
+			if err != nil {
+				return nil, nil, err
+			}
+			ownV[ws] = v
+		}
+	}
+	return ownF, ownV, nil
 }

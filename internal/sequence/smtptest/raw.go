@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/mail"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +52,24 @@ type RawOptions struct {
 	AfterDot AfterDot
 	// TLS, when set, speaks TLS from the first byte (smtps://).
 	TLS *tls.Config
+	// Flood, when set, answers its stage with a reply that does not end
+	// (a hostile or broken server).
+	Flood *Flood
+	// AuthEcho answers AUTH with a 535 that repeats what the client sent:
+	// the base64 blob, and the password decoded from it, literal,
+	// URL-encoded and JSON-escaped (servers that log credentials back).
+	AuthEcho bool
+}
+
+// Flood is a reply that goes on: Line repeated (each time with CRLF) until
+// Bytes were written, then Last, if the client still listens; Delay
+// between lines. StageData floods the answer to the final dot.
+type Flood struct {
+	Stage Stage
+	Line  string
+	Bytes int64
+	Last  string
+	Delay time.Duration
 }
 
 // Raw is a hand-written SMTP server on 127.0.0.1 for the behaviours a real
@@ -62,6 +83,7 @@ type Raw struct {
 	wg       sync.WaitGroup
 
 	tally
+	written  int64 // bytes sent to clients
 	conns    map[net.Conn]bool
 	received []Message
 	refused  map[int]bool // indexes into received answered 4xx/5xx
@@ -133,6 +155,14 @@ func (s *Raw) Delivered() []Message {
 	return out
 }
 
+// Written counts the bytes the server has sent to clients: what a client
+// that reads a flooding reply to its end would hold.
+func (s *Raw) Written() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written
+}
+
 // Auths counts AUTH commands.
 func (s *Raw) Auths() int {
 	s.mu.Lock()
@@ -168,7 +198,10 @@ func (s *Raw) serve() {
 func (s *Raw) write(c net.Conn, line string) bool {
 	b := []byte(line + "\r\n")
 	if s.opts.ByteDelay <= 0 {
-		_, err := c.Write(b)
+		n, err := c.Write(b)
+		s.mu.Lock()
+		s.written += int64(n)
+		s.mu.Unlock()
 		return err == nil
 	}
 	for i := range b {
@@ -182,6 +215,47 @@ func (s *Raw) write(c net.Conn, line string) bool {
 		}
 	}
 	return true
+}
+
+// flood writes the Flood reply; false when the client went away.
+func (s *Raw) flood(c net.Conn) bool {
+	f := s.opts.Flood
+	// Lines go out in chunks: one write per line would make the flood
+	// slower than the client's reading.
+	chunk := strings.Repeat(f.Line+"\r\n", max(1, 64<<10/(len(f.Line)+2)))
+	if f.Delay > 0 {
+		chunk = f.Line + "\r\n"
+	}
+	for sent := int64(0); sent < f.Bytes; sent += int64(len(chunk)) {
+		select {
+		case <-s.quit:
+			return false
+		case <-time.After(f.Delay):
+		}
+		if !s.write(c, strings.TrimSuffix(chunk, "\r\n")) {
+			return false
+		}
+	}
+	return s.write(c, f.Last)
+}
+
+// reply answers stage: its Flood, its scripted reply or ok.
+func (s *Raw) answer(c net.Conn, stage Stage, ok string) bool {
+	if s.opts.Flood != nil && s.opts.Flood.Stage == stage {
+		return s.flood(c)
+	}
+	return s.reply(c, stage, ok)
+}
+
+// authEcho is the 535 of a server that repeats the credentials it got.
+func authEcho(arg string) string {
+	_, blob, _ := strings.Cut(arg, " ")
+	b, _ := base64.StdEncoding.DecodeString(blob)
+	parts := strings.Split(string(b), "\x00")
+	password := parts[len(parts)-1]
+	j, _ := json.Marshal(password)
+	return fmt.Sprintf("535 5.7.8 Authentication failed for %s: password %s (%s, %s, %s) rejected",
+		blob, password, url.QueryEscape(password), url.PathEscape(password), j)
 }
 
 // hang waits until the server closes.
@@ -223,24 +297,28 @@ func (s *Raw) session(c net.Conn) {
 				caps = append(caps, "250-ENHANCEDSTATUSCODES")
 			}
 			caps = append(caps, "250 PIPELINING")
-			if !s.write(c, strings.Join(caps, "\r\n")) {
+			if !s.answer(c, StageEHLO, strings.Join(caps, "\r\n")) {
 				return
 			}
 		case "AUTH":
 			s.mu.Lock()
 			s.auths++
 			s.mu.Unlock()
-			if !s.reply(c, StageAuth, "235 2.7.0 Authentication successful") {
+			ok := "235 2.7.0 Authentication successful"
+			if s.opts.AuthEcho {
+				ok = authEcho(arg)
+			}
+			if !s.answer(c, StageAuth, ok) {
 				return
 			}
 		case "MAIL":
 			from, to = addrArg(arg), nil
-			if !s.reply(c, StageMail, "250 2.1.0 Ok") {
+			if !s.answer(c, StageMail, "250 2.1.0 Ok") {
 				return
 			}
 		case "RCPT":
 			to = append(to, addrArg(arg))
-			if !s.reply(c, StageRcpt, "250 2.1.5 Ok") {
+			if !s.answer(c, StageRcpt, "250 2.1.5 Ok") {
 				return
 			}
 		case "DATA":
@@ -265,6 +343,15 @@ func (s *Raw) session(c net.Conn) {
 			case AfterDotHang:
 				s.hang()
 				return
+			}
+			if s.opts.Flood != nil && s.opts.Flood.Stage == StageData {
+				s.mu.Lock()
+				s.refused[index] = true
+				s.mu.Unlock()
+				if !s.flood(c) {
+					return
+				}
+				continue
 			}
 			answer, scripted := s.opts.Replies[StageData]
 			if !scripted {

@@ -26,6 +26,7 @@ import (
 type Stage string
 
 const (
+	StageEHLO Stage = "ehlo" // Raw only
 	StageAuth Stage = "auth"
 	StageMail Stage = "mail"
 	StageRcpt Stage = "rcpt"
@@ -86,6 +87,8 @@ type Options struct {
 	// OnAccept, when set, runs after the n-th message is accepted and
 	// before the client gets its answer (tests cut a dependency there).
 	OnAccept func(n int)
+	// SMTPUTF8 offers SMTPUTF8 (RFC 6531): addresses with UTF-8 local parts.
+	SMTPUTF8 bool
 }
 
 // Server is a running SMTP server on 127.0.0.1.
@@ -113,6 +116,7 @@ func Start(opts Options) (*Server, error) {
 	s.srv = smtp.NewServer(smtp.BackendFunc(s.newSession))
 	s.srv.Domain = "smtptest.local"
 	s.srv.AllowInsecureAuth = true
+	s.srv.EnableSMTPUTF8 = opts.SMTPUTF8
 	s.srv.ErrorLog = discardLogger{}
 	go func() { _ = s.srv.Serve(l) }()
 	return s, nil

@@ -1,7 +1,8 @@
 -- name: EmailCampaignUpsert :one
 -- Creates or updates a campaign; created is false on update.
-INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first,
+                       bounce_rate_max, bounce_streak_max)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (workspace_id, name) DO UPDATE
 SET window_timezone  = EXCLUDED.window_timezone,
     window_days      = EXCLUDED.window_days,
@@ -9,5 +10,7 @@ SET window_timezone  = EXCLUDED.window_timezone,
     window_end       = EXCLUDED.window_end,
     unsubscribe_url  = EXCLUDED.unsubscribe_url,
     follow_ups_first = EXCLUDED.follow_ups_first,
+    bounce_rate_max   = EXCLUDED.bounce_rate_max,
+    bounce_streak_max = EXCLUDED.bounce_streak_max,
     updated_at       = now()
 RETURNING id, (xmax = 0) AS created;

@@ -1,13 +1,15 @@
 -- name: EmailMailboxUpsert :one
 -- Creates or updates a workspace mailbox by address. Pause and disable state
 -- is left alone: re-importing a file does not un-pause a limited mailbox.
+-- The VERP secret is made once, with the row, and never changes: return
+-- paths already out keep verifying.
 -- A ramp starts (level 0, first growth one period away) when the mailbox
 -- first gets one; re-importing the same ramp keeps its progress.
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
-                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max)
+                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp)
 VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
         NULLIF($7::text, ''), $8, $9, $10::interval, $11,
-        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval)
+        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14)
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
@@ -24,5 +26,6 @@ SET display_name = EXCLUDED.display_name,
                         ELSE mailboxes.ramp_next_at END,
     gap_min      = EXCLUDED.gap_min,
     gap_max      = EXCLUDED.gap_max,
+    verp         = EXCLUDED.verp,
     updated_at   = now()
 RETURNING id;

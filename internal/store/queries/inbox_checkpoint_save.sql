@@ -1,11 +1,15 @@
--- name: InboxCheckpointSave :exec
--- Records how far tick $5 read mailbox $1 (UIDVALIDITY $2, last UID $3) and
--- its error ($4, empty for none); $6 ends the lease.
+-- name: InboxCheckpointSave :execrows
+-- Records how far tick tick_id read mailbox mailbox_id (uid_validity,
+-- last_uid) and its error (empty for none); release ends the lease. Only
+-- the lease holder writes, and progress (release false) only while the
+-- lease lasts: a tick whose lease ran out changes nothing, so no other tick
+-- can have read the same messages meanwhile.
 UPDATE inbox_checkpoints
-SET uid_validity = $2,
-    last_uid     = $3,
+SET uid_validity = sqlc.arg(uid_validity)::bigint,
+    last_uid     = sqlc.arg(last_uid)::bigint,
     checked_at   = now(),
-    last_error   = NULLIF($4::text, ''),
-    locked_until = CASE WHEN $6::boolean THEN NULL ELSE locked_until END,
-    locked_by    = CASE WHEN $6::boolean THEN NULL ELSE locked_by END
-WHERE mailbox_id = $1 AND locked_by = $5::text;
+    last_error   = NULLIF(sqlc.arg(last_error)::text, ''),
+    locked_until = CASE WHEN sqlc.arg(release)::boolean THEN NULL ELSE locked_until END,
+    locked_by    = CASE WHEN sqlc.arg(release)::boolean THEN NULL ELSE locked_by END
+WHERE mailbox_id = sqlc.arg(mailbox_id)::bigint AND locked_by = sqlc.arg(tick_id)::text
+  AND (sqlc.arg(release)::boolean OR locked_until > now());

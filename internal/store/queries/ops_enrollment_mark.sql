@@ -1,10 +1,11 @@
--- name: OpsEnrollmentMark :one
+-- name: OpsEnrollmentMark :many
 -- Ends sequences because a lead replied, unsubscribed or bounced (status), for
 -- the enrollments ids. Only active enrollments change; a tick that holds one
 -- keeps its lease, and its settle keeps this status (email_settle.sql), so
--- the reply wins over the send in flight. A non-empty suppress (unsubscribed, a
--- hard bounce) also suppresses the lead's address in its workspace (every
--- campaign) with that reason, whatever state the enrollment was in.
+-- the reply wins over the send in flight. Returns every enrollment found
+-- with its workspace, its lead's address and whether it changed, so the
+-- caller can suppress the addresses (store.Suppress) whatever state the
+-- enrollments were in.
 WITH target AS (
     SELECT e.id, e.workspace_id, e.status, l.email
     FROM enrollments e
@@ -17,15 +18,8 @@ marked AS (
     FROM target t
     WHERE e.id = t.id AND t.status = 'active'
     RETURNING e.id
-),
-suppressed AS (
-    INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT DISTINCT t.workspace_id, lower(t.email), sqlc.arg(suppress)::text
-    FROM target t
-    WHERE sqlc.arg(suppress)::text <> '' AND t.email IS NOT NULL
-    ON CONFLICT DO NOTHING
-    RETURNING 1
 )
-SELECT (SELECT count(*) FROM target) AS found,
-       (SELECT count(*) FROM marked) AS marked,
-       (SELECT count(*) FROM suppressed) AS suppressed;
+SELECT t.id, t.workspace_id, coalesce(t.email, '')::text AS email, (m.id IS NOT NULL)::boolean AS marked
+FROM target t
+LEFT JOIN marked m ON m.id = t.id
+ORDER BY t.id;

@@ -12,24 +12,27 @@ import (
 const emailCampaignGet = `-- name: EmailCampaignGet :one
 SELECT c.id, c.workspace_id, w.name AS workspace, c.name, coalesce(c.window_timezone, '')::text AS window_timezone, coalesce(c.window_days, '{}')::text[] AS window_days,
        coalesce(to_char(c.window_start, 'HH24:MI'), '')::text AS window_start, coalesce(to_char(c.window_end, 'HH24:MI'), '')::text AS window_end,
-       coalesce(c.unsubscribe_url, '')::text AS unsubscribe_url, c.status, c.follow_ups_first
+       coalesce(c.unsubscribe_url, '')::text AS unsubscribe_url, c.status, c.follow_ups_first,
+       c.bounce_rate_max::float8 AS bounce_rate_max, c.bounce_streak_max
 FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
 WHERE c.id = $1
 `
 
 type EmailCampaignGetRow struct {
-	ID             int64
-	WorkspaceID    int64
-	Workspace      string
-	Name           string
-	WindowTimezone string
-	WindowDays     []string
-	WindowStart    string
-	WindowEnd      string
-	UnsubscribeUrl string
-	Status         string
-	FollowUpsFirst bool
+	ID              int64
+	WorkspaceID     int64
+	Workspace       string
+	Name            string
+	WindowTimezone  string
+	WindowDays      []string
+	WindowStart     string
+	WindowEnd       string
+	UnsubscribeUrl  string
+	Status          string
+	FollowUpsFirst  bool
+	BounceRateMax   float64
+	BounceStreakMax int32
 }
 
 func (q *Queries) EmailCampaignGet(ctx context.Context, id int64) (EmailCampaignGetRow, error) {
@@ -47,6 +50,8 @@ func (q *Queries) EmailCampaignGet(ctx context.Context, id int64) (EmailCampaign
 		&i.UnsubscribeUrl,
 		&i.Status,
 		&i.FollowUpsFirst,
+		&i.BounceRateMax,
+		&i.BounceStreakMax,
 	)
 	return i, err
 }

@@ -10,8 +10,9 @@ import (
 )
 
 const emailCampaignUpsert = `-- name: EmailCampaignUpsert :one
-INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO campaigns (workspace_id, name, window_timezone, window_days, window_start, window_end, unsubscribe_url, follow_ups_first,
+                       bounce_rate_max, bounce_streak_max)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (workspace_id, name) DO UPDATE
 SET window_timezone  = EXCLUDED.window_timezone,
     window_days      = EXCLUDED.window_days,
@@ -19,19 +20,23 @@ SET window_timezone  = EXCLUDED.window_timezone,
     window_end       = EXCLUDED.window_end,
     unsubscribe_url  = EXCLUDED.unsubscribe_url,
     follow_ups_first = EXCLUDED.follow_ups_first,
+    bounce_rate_max   = EXCLUDED.bounce_rate_max,
+    bounce_streak_max = EXCLUDED.bounce_streak_max,
     updated_at       = now()
 RETURNING id, (xmax = 0) AS created
 `
 
 type EmailCampaignUpsertParams struct {
-	WorkspaceID    int64
-	Name           string
-	WindowTimezone *string
-	WindowDays     []string
-	WindowStart    *string
-	WindowEnd      *string
-	UnsubscribeUrl *string
-	FollowUpsFirst bool
+	WorkspaceID     int64
+	Name            string
+	WindowTimezone  *string
+	WindowDays      []string
+	WindowStart     *string
+	WindowEnd       *string
+	UnsubscribeUrl  *string
+	FollowUpsFirst  bool
+	BounceRateMax   float64
+	BounceStreakMax int32
 }
 
 type EmailCampaignUpsertRow struct {
@@ -50,6 +55,8 @@ func (q *Queries) EmailCampaignUpsert(ctx context.Context, arg EmailCampaignUpse
 		arg.WindowEnd,
 		arg.UnsubscribeUrl,
 		arg.FollowUpsFirst,
+		arg.BounceRateMax,
+		arg.BounceStreakMax,
 	)
 	var i EmailCampaignUpsertRow
 	err := row.Scan(&i.ID, &i.Created)

@@ -11,17 +11,17 @@ import (
 
 const emailEnrollCandidates = `-- name: EmailEnrollCandidates :many
 WITH enrolled AS (
-    SELECT DISTINCT lower(btrim(l.email)) AS email
+    SELECT DISTINCT l.email AS email
     FROM enrollments e
     JOIN leads l ON l.id = e.lead_id
-    WHERE e.campaign_id = $2 AND btrim(coalesce(l.email, '')) <> ''
+    WHERE e.campaign_id = $2 AND coalesce(l.email, '') <> ''
 ),
 candidates AS (
-    SELECT l.id, coalesce(l.timezone, '') AS timezone, nullif(lower(btrim(l.email)), '') AS email
+    SELECT l.id, coalesce(l.timezone, '') AS timezone, nullif(l.email, '') AS email
     FROM leads l
     WHERE l.workspace_id = $1
       AND NOT EXISTS (SELECT 1 FROM enrollments e WHERE e.campaign_id = $2 AND e.lead_id = l.id)
-      AND ($3::text[] IS NULL OR l.external_id = ANY ($3) OR lower(btrim(l.email)) = ANY ($3))
+      AND ($3::text[] IS NULL OR l.external_id = ANY ($3) OR l.email = ANY ($3))
 )
 SELECT c.id, c.timezone,
        (c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
@@ -43,8 +43,9 @@ type EmailEnrollCandidatesRow struct {
 }
 
 // Leads of the workspace not yet in the campaign: all of them when $3 is
-// NULL, else those whose external id or (normalised) email is listed. A
-// lead whose normalised address is already enrolled in the campaign through
+// NULL, else those whose external id or email (canonical, as leads store
+// it: address.Canonical) is listed. A lead whose address is already
+// enrolled in the campaign through
 // another lead, or repeats an earlier candidate's, comes back with
 // duplicate set: one campaign mails one address once. Leads without an
 // address yet are never duplicates here (the email tick checks again when

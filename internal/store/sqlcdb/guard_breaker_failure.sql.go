@@ -12,19 +12,21 @@ import (
 
 const guardBreakerFailure = `-- name: GuardBreakerFailure :one
 WITH up AS (
-    INSERT INTO breakers AS b (workspace_id, provider, state, consecutive_failures, open_until, reason, opened_at, episode)
+    INSERT INTO breakers AS b (workspace_id, provider, state, consecutive_failures, open_until, reason, opened_at, episode, retry_after)
     VALUES ($1::bigint, $2::text,
             CASE WHEN $3::int <= 1 THEN 'open' ELSE 'closed' END, 1,
             CASE WHEN $3::int <= 1 THEN now() + $4::interval END,
             CASE WHEN $3::int <= 1 THEN $5::text END,
             CASE WHEN $3::int <= 1 THEN now() END,
-            CASE WHEN $3::int <= 1 THEN 1 ELSE 0 END)
+            CASE WHEN $3::int <= 1 THEN 1 ELSE 0 END,
+            CASE WHEN $3::int <= 1 THEN nullif($6::interval, '0') END)
     ON CONFLICT (workspace_id, provider) DO UPDATE SET
         consecutive_failures = b.consecutive_failures + 1,
         state      = CASE WHEN b.state = 'closed' AND b.consecutive_failures + 1 >= $3::int THEN 'open' ELSE b.state END,
         open_until = CASE WHEN b.state = 'closed' AND b.consecutive_failures + 1 >= $3::int THEN now() + $4::interval ELSE b.open_until END,
         reason     = CASE WHEN b.state = 'closed' AND b.consecutive_failures + 1 >= $3::int THEN $5::text ELSE b.reason END,
         opened_at  = CASE WHEN b.state = 'closed' AND b.consecutive_failures + 1 >= $3::int THEN now() ELSE b.opened_at END,
+        retry_after = CASE WHEN b.state = 'closed' AND b.consecutive_failures + 1 >= $3::int THEN nullif($6::interval, '0') ELSE b.retry_after END,
         episode    = b.episode + (b.state = 'closed' AND b.consecutive_failures + 1 >= $3::int)::int,
         updated_at = now()
     RETURNING workspace_id, provider, state, episode, open_until, reason, consecutive_failures,
@@ -50,6 +52,7 @@ type GuardBreakerFailureParams struct {
 	Column3 int32
 	Column4 time.Duration
 	Column5 string
+	Column6 time.Duration
 }
 
 type GuardBreakerFailureRow struct {
@@ -62,7 +65,8 @@ type GuardBreakerFailureRow struct {
 // closed breaker for the short window (a new episode, with breaker_opened
 // written in the same statement).
 //
-// $1 workspace_id, $2 provider, $3 threshold, $4 open for, $5 reason.
+// $1 workspace_id, $2 provider, $3 threshold, $4 open for, $5 reason,
+// $6 the Retry-After behind the window ('0' = none), kept while it is open.
 func (q *Queries) GuardBreakerFailure(ctx context.Context, arg GuardBreakerFailureParams) (GuardBreakerFailureRow, error) {
 	row := q.db.QueryRow(ctx, guardBreakerFailure,
 		arg.Column1,
@@ -70,6 +74,7 @@ func (q *Queries) GuardBreakerFailure(ctx context.Context, arg GuardBreakerFailu
 		arg.Column3,
 		arg.Column4,
 		arg.Column5,
+		arg.Column6,
 	)
 	var i GuardBreakerFailureRow
 	err := row.Scan(&i.State, &i.OpenUntil, &i.ConsecutiveFailures)

@@ -12,14 +12,15 @@ import (
 
 const guardBreakerTrip = `-- name: GuardBreakerTrip :one
 WITH up AS (
-    INSERT INTO breakers AS b (workspace_id, provider, state, open_until, reason, opened_at, episode)
-    VALUES ($1::bigint, $2::text, 'open', now() + $3::interval, $4::text, now(), 1)
+    INSERT INTO breakers AS b (workspace_id, provider, state, open_until, reason, opened_at, episode, retry_after)
+    VALUES ($1::bigint, $2::text, 'open', now() + $3::interval, $4::text, now(), 1, nullif($7::interval, '0'))
     ON CONFLICT (workspace_id, provider) DO UPDATE SET
         state                = 'open',
         open_until           = CASE WHEN b.state = 'open' AND NOT $6::boolean
                                     THEN greatest(b.open_until, excluded.open_until)
                                     ELSE excluded.open_until END,
         reason               = excluded.reason,
+        retry_after          = excluded.retry_after,
         episode              = b.episode + (b.state = 'closed')::int,
         opened_at            = CASE WHEN b.state = 'closed' THEN now() ELSE b.opened_at END,
         probe_owner          = NULL,
@@ -50,6 +51,7 @@ type GuardBreakerTripParams struct {
 	Column4 string
 	Column5 []string
 	Column6 bool
+	Column7 time.Duration
 }
 
 type GuardBreakerTripRow struct {
@@ -67,7 +69,8 @@ type GuardBreakerTripRow struct {
 // others stay in the outbox unposted: one incident, one message.
 //
 // $1 workspace_id, $2 provider, $3 open for, $4 reason, $5 event kinds,
-// $6 exact (an operator's window replaces a longer one).
+// $6 exact (an operator's window replaces a longer one), $7 the Retry-After
+// behind the window ('0' = none).
 func (q *Queries) GuardBreakerTrip(ctx context.Context, arg GuardBreakerTripParams) (GuardBreakerTripRow, error) {
 	row := q.db.QueryRow(ctx, guardBreakerTrip,
 		arg.Column1,
@@ -76,6 +79,7 @@ func (q *Queries) GuardBreakerTrip(ctx context.Context, arg GuardBreakerTripPara
 		arg.Column4,
 		arg.Column5,
 		arg.Column6,
+		arg.Column7,
 	)
 	var i GuardBreakerTripRow
 	err := row.Scan(&i.Episode, &i.OpenUntil, &i.Count)

@@ -9,36 +9,43 @@ import (
 	"context"
 )
 
-const inboxCheckpointSave = `-- name: InboxCheckpointSave :exec
+const inboxCheckpointSave = `-- name: InboxCheckpointSave :execrows
 UPDATE inbox_checkpoints
-SET uid_validity = $2,
-    last_uid     = $3,
+SET uid_validity = $1::bigint,
+    last_uid     = $2::bigint,
     checked_at   = now(),
-    last_error   = NULLIF($4::text, ''),
-    locked_until = CASE WHEN $6::boolean THEN NULL ELSE locked_until END,
-    locked_by    = CASE WHEN $6::boolean THEN NULL ELSE locked_by END
-WHERE mailbox_id = $1 AND locked_by = $5::text
+    last_error   = NULLIF($3::text, ''),
+    locked_until = CASE WHEN $4::boolean THEN NULL ELSE locked_until END,
+    locked_by    = CASE WHEN $4::boolean THEN NULL ELSE locked_by END
+WHERE mailbox_id = $5::bigint AND locked_by = $6::text
+  AND ($4::boolean OR locked_until > now())
 `
 
 type InboxCheckpointSaveParams struct {
-	MailboxID   int64
 	UidValidity int64
 	LastUid     int64
-	Column4     string
-	Column5     string
-	Column6     bool
+	LastError   string
+	Release     bool
+	MailboxID   int64
+	TickID      string
 }
 
-// Records how far tick $5 read mailbox $1 (UIDVALIDITY $2, last UID $3) and
-// its error ($4, empty for none); $6 ends the lease.
-func (q *Queries) InboxCheckpointSave(ctx context.Context, arg InboxCheckpointSaveParams) error {
-	_, err := q.db.Exec(ctx, inboxCheckpointSave,
-		arg.MailboxID,
+// Records how far tick tick_id read mailbox mailbox_id (uid_validity,
+// last_uid) and its error (empty for none); release ends the lease. Only
+// the lease holder writes, and progress (release false) only while the
+// lease lasts: a tick whose lease ran out changes nothing, so no other tick
+// can have read the same messages meanwhile.
+func (q *Queries) InboxCheckpointSave(ctx context.Context, arg InboxCheckpointSaveParams) (int64, error) {
+	result, err := q.db.Exec(ctx, inboxCheckpointSave,
 		arg.UidValidity,
 		arg.LastUid,
-		arg.Column4,
-		arg.Column5,
-		arg.Column6,
+		arg.LastError,
+		arg.Release,
+		arg.MailboxID,
+		arg.TickID,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -13,7 +13,7 @@ const inboxMatchRecipients = `-- name: InboxMatchRecipients :many
 SELECT e.id
 FROM enrollments e
 JOIN leads l ON l.id = e.lead_id
-WHERE e.mailbox_id = $1 AND e.status = 'active' AND lower(btrim(l.email)) = ANY ($2::text[])
+WHERE e.mailbox_id = $1 AND e.status = 'active' AND l.email = ANY ($2::text[])
 ORDER BY 1
 `
 
@@ -24,7 +24,7 @@ type InboxMatchRecipientsParams struct {
 
 // Active enrollments of mailbox $1 to the addresses $2: for a bounce that
 // does not return the original's Message-ID.
-// The address is normalised as the claim and campaign_recipients do it.
+// $2 holds canonical addresses (address.Canonical), as leads store them.
 func (q *Queries) InboxMatchRecipients(ctx context.Context, arg InboxMatchRecipientsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, inboxMatchRecipients, arg.MailboxID, arg.Column2)
 	if err != nil {

@@ -31,21 +31,24 @@ type Breaker struct {
 	OpenedAt            *time.Time
 	Episode             int64
 	UpdatedAt           time.Time
+	RetryAfter          *time.Duration
 }
 
 type Campaign struct {
-	ID             int64
-	WorkspaceID    int64
-	Name           string
-	WindowTimezone *string
-	WindowDays     []string
-	WindowStart    *string
-	WindowEnd      *string
-	UnsubscribeUrl *string
-	Status         string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	FollowUpsFirst bool
+	ID              int64
+	WorkspaceID     int64
+	Name            string
+	WindowTimezone  *string
+	WindowDays      []string
+	WindowStart     *string
+	WindowEnd       *string
+	UnsubscribeUrl  *string
+	Status          string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	FollowUpsFirst  bool
+	BounceRateMax   float64
+	BounceStreakMax int32
 }
 
 type CampaignMailbox struct {
@@ -113,6 +116,15 @@ type InboxCheckpoint struct {
 	LockedBy    *string
 }
 
+type InboxSkipped struct {
+	MailboxID   int64
+	UidValidity int64
+	Uid         int64
+	Reason      string
+	TickID      string
+	SkippedAt   time.Time
+}
+
 type Lead struct {
 	ID            int64
 	WorkspaceID   int64
@@ -140,6 +152,9 @@ type LeadEnrichment struct {
 	LastError          *string
 	Provider           *string
 	UpdatedAt          time.Time
+	FoundEmail         *string
+	FoundBy            *string
+	MissedBy           []string
 }
 
 type Mailbox struct {
@@ -166,6 +181,8 @@ type Mailbox struct {
 	GapMin            time.Duration
 	GapMax            time.Duration
 	NextSendNotBefore time.Time
+	Verp              bool
+	VerpSecret        []byte
 }
 
 type ProviderCall struct {
@@ -179,6 +196,20 @@ type ProviderCall struct {
 	TickID      *string
 	CreatedAt   time.Time
 	SettledAt   *time.Time
+}
+
+type ProviderCredit struct {
+	Account         string
+	Provider        string
+	WorkspaceID     *int64
+	Credits         *int64
+	ResetAt         *time.Time
+	ReadAt          *time.Time
+	ReadError       *string
+	RefreshingUntil *time.Time
+	Low             bool
+	Episode         int64
+	UpdatedAt       time.Time
 }
 
 type RateLimit struct {
@@ -198,6 +229,7 @@ type Send struct {
 	Error        *string
 	CreatedAt    time.Time
 	SentAt       *time.Time
+	BouncedAt    *time.Time
 }
 
 type SequenceStep struct {
@@ -235,6 +267,15 @@ type Workspace struct {
 	MonthlyUsdCeiling *float64
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+}
+
+type WorkspaceProviderKey struct {
+	WorkspaceID int64
+	Provider    string
+	Ciphertext  []byte
+	MasterKeyID string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 type WorkspaceSpend struct {

@@ -9,7 +9,7 @@ import (
 	"context"
 )
 
-const opsEnrollmentMark = `-- name: OpsEnrollmentMark :one
+const opsEnrollmentMark = `-- name: OpsEnrollmentMark :many
 WITH target AS (
     SELECT e.id, e.workspace_id, e.status, l.email
     FROM enrollments e
@@ -22,41 +22,53 @@ marked AS (
     FROM target t
     WHERE e.id = t.id AND t.status = 'active'
     RETURNING e.id
-),
-suppressed AS (
-    INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT DISTINCT t.workspace_id, lower(t.email), $3::text
-    FROM target t
-    WHERE $3::text <> '' AND t.email IS NOT NULL
-    ON CONFLICT DO NOTHING
-    RETURNING 1
 )
-SELECT (SELECT count(*) FROM target) AS found,
-       (SELECT count(*) FROM marked) AS marked,
-       (SELECT count(*) FROM suppressed) AS suppressed
+SELECT t.id, t.workspace_id, coalesce(t.email, '')::text AS email, (m.id IS NOT NULL)::boolean AS marked
+FROM target t
+LEFT JOIN marked m ON m.id = t.id
+ORDER BY t.id
 `
 
 type OpsEnrollmentMarkParams struct {
-	Ids      []int64
-	Status   string
-	Suppress string
+	Ids    []int64
+	Status string
 }
 
 type OpsEnrollmentMarkRow struct {
-	Found      int64
-	Marked     int64
-	Suppressed int64
+	ID          int64
+	WorkspaceID int64
+	Email       string
+	Marked      bool
 }
 
 // Ends sequences because a lead replied, unsubscribed or bounced (status), for
 // the enrollments ids. Only active enrollments change; a tick that holds one
 // keeps its lease, and its settle keeps this status (email_settle.sql), so
-// the reply wins over the send in flight. A non-empty suppress (unsubscribed, a
-// hard bounce) also suppresses the lead's address in its workspace (every
-// campaign) with that reason, whatever state the enrollment was in.
-func (q *Queries) OpsEnrollmentMark(ctx context.Context, arg OpsEnrollmentMarkParams) (OpsEnrollmentMarkRow, error) {
-	row := q.db.QueryRow(ctx, opsEnrollmentMark, arg.Ids, arg.Status, arg.Suppress)
-	var i OpsEnrollmentMarkRow
-	err := row.Scan(&i.Found, &i.Marked, &i.Suppressed)
-	return i, err
+// the reply wins over the send in flight. Returns every enrollment found
+// with its workspace, its lead's address and whether it changed, so the
+// caller can suppress the addresses (store.Suppress) whatever state the
+// enrollments were in.
+func (q *Queries) OpsEnrollmentMark(ctx context.Context, arg OpsEnrollmentMarkParams) ([]OpsEnrollmentMarkRow, error) {
+	rows, err := q.db.Query(ctx, opsEnrollmentMark, arg.Ids, arg.Status)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OpsEnrollmentMarkRow
+	for rows.Next() {
+		var i OpsEnrollmentMarkRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.WorkspaceID,
+			&i.Email,
+			&i.Marked,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

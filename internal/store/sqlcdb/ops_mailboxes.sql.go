@@ -20,38 +20,50 @@ SELECT m.id, w.name AS workspace, m.address, m.status, m.daily_cap, m.paused_unt
           AND r.cap_today < CASE WHEN r.daily_cap = 0 THEN r.ramp_max ELSE least(r.ramp_max, r.daily_cap) END) AS ramp_next_at,
        (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(m.id, $1::timestamptz) c)::bigint AS sent_24h,
        m.ramp_start, m.ramp_step, m.ramp_every, m.ramp_max, m.ramp_level,
-       m.ramp_next_at AS ramp_due_at
+       m.ramp_next_at AS ramp_due_at,
+       b.sends AS recent_sends, b.bounces AS recent_bounces
 FROM mailboxes m
 JOIN workspaces w ON w.id = m.workspace_id
-WHERE ($2::bigint IS NULL OR m.workspace_id = $2)
-  AND ($3::bigint IS NULL OR EXISTS (SELECT 1 FROM campaign_mailboxes cm
-                                     WHERE cm.mailbox_id = m.id AND cm.campaign_id = $3))
+CROSS JOIN LATERAL (
+    SELECT count(*) AS sends, count(*) FILTER (WHERE r.bounced) AS bounces
+    FROM (SELECT (s.bounced_at IS NOT NULL) AS bounced
+          FROM sends s
+          WHERE s.mailbox_id = m.id
+            AND (s.status IN ('sent', 'delivery_unknown') OR s.bounced_at IS NOT NULL)
+          ORDER BY s.created_at DESC, s.id DESC
+          LIMIT $2::int) r) b
+WHERE ($3::bigint IS NULL OR m.workspace_id = $3)
+  AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM campaign_mailboxes cm
+                                     WHERE cm.mailbox_id = m.id AND cm.campaign_id = $4))
 ORDER BY w.name, m.address
 `
 
 type OpsMailboxesParams struct {
-	Now         time.Time
-	WorkspaceID *int64
-	CampaignID  *int64
+	Now          time.Time
+	BounceWindow int32
+	WorkspaceID  *int64
+	CampaignID   *int64
 }
 
 type OpsMailboxesRow struct {
-	ID          int64
-	Workspace   string
-	Address     string
-	Status      string
-	DailyCap    int32
-	PausedUntil *time.Time
-	PauseReason string
-	CapToday    int32
-	RampNextAt  *time.Time
-	Sent24h     int64
-	RampStart   int32
-	RampStep    int32
-	RampEvery   time.Duration
-	RampMax     int32
-	RampLevel   int32
-	RampDueAt   *time.Time
+	ID            int64
+	Workspace     string
+	Address       string
+	Status        string
+	DailyCap      int32
+	PausedUntil   *time.Time
+	PauseReason   string
+	CapToday      int32
+	RampNextAt    *time.Time
+	Sent24h       int64
+	RampStart     int32
+	RampStep      int32
+	RampEvery     time.Duration
+	RampMax       int32
+	RampLevel     int32
+	RampDueAt     *time.Time
+	RecentSends   int64
+	RecentBounces int64
 }
 
 // Mailboxes with the slots of their cap taken at now, counted as the email
@@ -60,9 +72,17 @@ type OpsMailboxesRow struct {
 // workspace or one campaign. cap_today is the cap in force (the daily cap
 // lowered by a warm-up ramp); the ramp's next growth shows while the ramp,
 // not the daily cap or its max, holds the cap. The ramp's settings are
-// there for the drain estimate, which follows its growth.
+// there for the drain estimate, which follows its growth. recent_sends
+// and recent_bounces are the bounce-rate guard's window: its last
+// bounce_window sends that reached a server, and the hard bounces among
+// them (counted as email_mailbox_bounces.sql counts them).
 func (q *Queries) OpsMailboxes(ctx context.Context, arg OpsMailboxesParams) ([]OpsMailboxesRow, error) {
-	rows, err := q.db.Query(ctx, opsMailboxes, arg.Now, arg.WorkspaceID, arg.CampaignID)
+	rows, err := q.db.Query(ctx, opsMailboxes,
+		arg.Now,
+		arg.BounceWindow,
+		arg.WorkspaceID,
+		arg.CampaignID,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +107,8 @@ func (q *Queries) OpsMailboxes(ctx context.Context, arg OpsMailboxesParams) ([]O
 			&i.RampMax,
 			&i.RampLevel,
 			&i.RampDueAt,
+			&i.RecentSends,
+			&i.RecentBounces,
 		); err != nil {
 			return nil, err
 		}

@@ -31,6 +31,9 @@ moved AS (
         locked_until         = NULL,
         locked_by            = NULL,
         last_error           = NULL,
+        found_email          = CASE WHEN $6::boolean THEN NULL ELSE le.found_email END,
+        found_by             = CASE WHEN $6::boolean THEN NULL ELSE le.found_by END,
+        missed_by            = CASE WHEN $6::boolean THEN '{}' ELSE le.missed_by END,
         updated_at           = now()
     FROM picked p
     WHERE le.lead_id = p.lead_id
@@ -48,6 +51,7 @@ type OpsRequeueLeadsBatchParams struct {
 	Provider    *string
 	OlderThan   *time.Duration
 	Batch       int32
+	Refind      bool
 }
 
 type OpsRequeueLeadsBatchRow struct {
@@ -60,6 +64,9 @@ type OpsRequeueLeadsBatchRow struct {
 // (SKIP LOCKED, so a row a tick holds is left alone and no tick waits on us
 // for longer than this statement), and makes them pending and due now with a
 // clean slate: attempts, lease, negative cache and last error cleared.
+// What providers already answered stays (an address paid for and awaiting
+// verification, the finders that found nothing), so no finder is asked or
+// paid again, unless refind asks to forget it.
 // Moved rows leave the status, so the next batch finds the next ones.
 func (q *Queries) OpsRequeueLeadsBatch(ctx context.Context, arg OpsRequeueLeadsBatchParams) ([]OpsRequeueLeadsBatchRow, error) {
 	rows, err := q.db.Query(ctx, opsRequeueLeadsBatch,
@@ -68,6 +75,7 @@ func (q *Queries) OpsRequeueLeadsBatch(ctx context.Context, arg OpsRequeueLeadsB
 		arg.Provider,
 		arg.OlderThan,
 		arg.Batch,
+		arg.Refind,
 	)
 	if err != nil {
 		return nil, err

@@ -188,6 +188,9 @@ func migrationsHash() string {
 		return nil
 	})
 	h.Write([]byte(schema.Roles))
+	for _, name := range store.GoMigrationNames() {
+		h.Write([]byte(name))
+	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 

@@ -44,8 +44,9 @@ const (
 // It bills found addresses only.
 var Descriptor = providerspec.Descriptor{
 	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(Name, BaseURLDefault, New),
-	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 20, Per: time.Second}, Burst: 20, CostUSD: 0.049},
-	StandIn: standIn{providerspec.Endpoint{Method: http.MethodPost, Path: SearchPath}},
+	Limits: providerspec.Limits{Rate: providerspec.Rate{Count: 20, Per: time.Second}, Burst: 20, CostUSD: 0.049},
+	StandIn: standIn{Endpoint: providerspec.Endpoint{Method: http.MethodPost, Path: SearchPath},
+		credits: providerspec.Endpoint{Method: http.MethodGet, Path: CreditsPath}},
 }
 
 // Finder finds addresses with Findymail's name search.

@@ -12,7 +12,10 @@ import (
 // standIn speaks Findymail's Laravel API: Bearer auth,
 // {"message":"Unauthenticated."}, 402 {"error":"Not enough credits"},
 // Laravel's throttle answer and validation errors.
-type standIn struct{ providerspec.Endpoint }
+type standIn struct {
+	providerspec.Endpoint
+	credits providerspec.Endpoint
+}
 
 func (standIn) Read(r *http.Request) providerspec.Lookup {
 	var body SearchRequest
@@ -70,5 +73,13 @@ func (standIn) Answer(w http.ResponseWriter, req providerspec.Lookup, dir provid
 		"id": 1, "name": strings.TrimSpace(req.FirstName + " " + req.LastName), "email": email,
 		"domain": req.Domain, "company": nil, "linkedin_url": nil, "job_title": nil,
 	}})
+	providerspec.WriteRaw(w, http.StatusOK, "application/json", string(body))
+}
+
+func (s standIn) CreditsRoute(r *http.Request) bool { return s.credits.Route(r) }
+
+// Credits answers /api/credits: the finder credits and the verifier's pot.
+func (standIn) Credits(w http.ResponseWriter, _ providerspec.Lookup, remaining, _ int) {
+	body, _ := json.Marshal(map[string]any{"credits": remaining, "verifier_credits": 0})
 	providerspec.WriteRaw(w, http.StatusOK, "application/json", string(body))
 }

@@ -41,8 +41,9 @@ const (
 // keeps both. It bills found addresses only.
 var Descriptor = providerspec.Descriptor{
 	Name: Name, Role: providerspec.Finder, NewFinder: providerspec.FinderFromEnv(Name, BaseURLDefault, New),
-	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 8, Per: time.Second}, Burst: 7, CostUSD: 0.0245},
-	StandIn: standIn{providerspec.Endpoint{Method: http.MethodGet, Path: FinderPath}},
+	Limits: providerspec.Limits{Rate: providerspec.Rate{Count: 8, Per: time.Second}, Burst: 7, CostUSD: 0.0245},
+	StandIn: standIn{Endpoint: providerspec.Endpoint{Method: http.MethodGet, Path: FinderPath},
+		credits: providerspec.Endpoint{Method: http.MethodGet, Path: AccountPath}},
 }
 
 // Finder finds addresses with Hunter's Email Finder.

@@ -10,7 +10,10 @@ import (
 // standIn speaks Hunter v2's Email Finder: errors are
 // {"errors":[{"id","code","details"}]}, 429 is the billing-period quota and
 // 403 the per-second/minute rate limit.
-type standIn struct{ providerspec.Endpoint }
+type standIn struct {
+	providerspec.Endpoint
+	credits providerspec.Endpoint
+}
 
 func (standIn) Read(r *http.Request) providerspec.Lookup {
 	q := r.URL.Query()
@@ -71,5 +74,20 @@ func (standIn) Answer(w http.ResponseWriter, req providerspec.Lookup, dir provid
 			"domain": req.Domain, "company": nil, "max_duration": nil,
 		}},
 	})
+	providerspec.WriteRaw(w, http.StatusOK, "application/json; charset=utf-8", string(body))
+}
+
+func (s standIn) CreditsRoute(r *http.Request) bool { return s.credits.Route(r) }
+
+// Credits answers /v2/account: the plan's searches, used and available in
+// the billing period (Hunter's available is the period's allowance).
+func (standIn) Credits(w http.ResponseWriter, _ providerspec.Lookup, remaining, used int) {
+	counter := map[string]any{"used": used, "available": used + remaining}
+	body, _ := json.Marshal(map[string]any{"data": map[string]any{
+		"first_name": "Ada", "last_name": "Lovelace", "email": "ada@stand-in.example",
+		"plan_name": "Starter", "plan_level": 1, "reset_date": "2026-07-01", "team_id": 1,
+		"calls":    counter,
+		"requests": map[string]any{"searches": counter, "verifications": map[string]any{"used": 0, "available": 1000}},
+	}})
 	providerspec.WriteRaw(w, http.StatusOK, "application/json; charset=utf-8", string(body))
 }

@@ -48,8 +48,9 @@ const ResultError = "error"
 // is a conservative default. It bills every verdict.
 var Descriptor = providerspec.Descriptor{
 	Name: Name, Role: providerspec.Verifier, NewVerifier: providerspec.VerifierFromEnv(Name, BaseURLDefault, New),
-	Limits:  providerspec.Limits{Rate: providerspec.Rate{Count: 50, Per: time.Second}, Burst: 50, CostUSD: 0.0037, BillMisses: true},
-	StandIn: standIn{providerspec.Endpoint{Method: http.MethodGet, Path: VerifyPath}},
+	Limits: providerspec.Limits{Rate: providerspec.Rate{Count: 50, Per: time.Second}, Burst: 50, CostUSD: 0.0037, BillMisses: true},
+	StandIn: standIn{Endpoint: providerspec.Endpoint{Method: http.MethodGet, Path: VerifyPath},
+		credits: providerspec.Endpoint{Method: http.MethodGet, Path: CreditsPath}},
 }
 
 // Verifier checks addresses with MillionVerifier.

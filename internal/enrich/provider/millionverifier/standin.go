@@ -10,7 +10,10 @@ import (
 
 // standIn speaks MillionVerifier's v3 single API, whose errors
 // arrive as HTTP 200 with result "error", resultcode 4 and an error string.
-type standIn struct{ providerspec.Endpoint }
+type standIn struct {
+	providerspec.Endpoint
+	credits providerspec.Endpoint
+}
 
 var resultCodes = map[enrich.Verdict]int{
 	enrich.VerdictOK: 1, enrich.VerdictCatchAll: 2, enrich.VerdictUnknown: 3,
@@ -54,5 +57,13 @@ func (standIn) RateLimited(w http.ResponseWriter, retryAfter string) {
 
 func (standIn) Answer(w http.ResponseWriter, req providerspec.Lookup, dir providerspec.Directory) {
 	v := dir.Verdict(req.Email)
-	mvAnswer(w, req.Email, string(v), resultCodes[v], 10000, "")
+	mvAnswer(w, req.Email, string(v), resultCodes[v], dir.Credits(), "")
+}
+
+func (s standIn) CreditsRoute(r *http.Request) bool { return s.credits.Route(r) }
+
+// Credits answers /api/v3/credits.
+func (standIn) Credits(w http.ResponseWriter, _ providerspec.Lookup, remaining, _ int) {
+	body, _ := json.Marshal(map[string]any{"credits": remaining, "bulk_credits": 0, "renewing_credits": 0, "plan": 1})
+	providerspec.WriteRaw(w, http.StatusOK, "application/json", string(body))
 }

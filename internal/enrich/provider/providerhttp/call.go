@@ -48,10 +48,25 @@ func Do[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 			if tick.Sleep(ctx, pe.RetryAfter) == nil {
 				continue
 			}
+			// The tick ended the wait: the retry was due, so the call is
+			// the tick's cut, not the provider's failure.
+			pe = enrich.CancelledByTick(ctx, c.cfg.Provider)
 		}
-		c.log(ctx, "provider call blocked", pe, start, op.Endpoint, op.LogAttrs)
+		c.log(ctx, answerMessage[pe.Kind], pe, start, op.Endpoint, op.LogAttrs)
 		return zero, pe
 	}
+}
+
+// answerMessage is the adapter's log line for a call that ended in an
+// error of each kind: what the provider said (not "blocked" for a 402),
+// or that the tick cut the call.
+var answerMessage = map[enrich.ErrorKind]string{
+	enrich.KindQuota:       "provider answered: quota exhausted",
+	enrich.KindRateLimited: "provider answered: throttled",
+	enrich.KindAuth:        "provider refused the key or the endpoint",
+	enrich.KindInvalidLead: "provider rejected the lead's input",
+	enrich.KindUnavailable: "provider call failed",
+	enrich.KindCancelled:   "call cancelled by the tick",
 }
 
 // once is a single attempt: send, then parse.
@@ -66,6 +81,12 @@ func once[T any](ctx context.Context, c *Client, op Op[T]) (T, error) {
 
 // log writes the first link of the log chain (adapter, waterfall, tick).
 func (c *Client) log(ctx context.Context, msg string, pe *enrich.ProviderError, start time.Time, endpoint string, attrs []slog.Attr, extra ...slog.Attr) {
+	level := slog.LevelWarn
+	if pe.Kind == enrich.KindCancelled {
+		// The tick stopping is no provider trouble: nothing to act on.
+		level = slog.LevelInfo
+		extra = append(extra, slog.String("cause", pe.Err.Error()))
+	}
 	all := append([]slog.Attr{
 		slog.String("component", "adapter"),
 		slog.String("provider", c.cfg.Provider),
@@ -78,5 +99,5 @@ func (c *Client) log(ctx context.Context, msg string, pe *enrich.ProviderError, 
 		slog.Int64("duration_ms", time.Since(start).Milliseconds()),
 		slog.String("error", pe.Error()),
 	}, attrs...)
-	c.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, msg, append(all, extra...)...)
+	c.cfg.Logger.LogAttrs(ctx, level, msg, append(all, extra...)...)
 }

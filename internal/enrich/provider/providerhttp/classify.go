@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // maxTextLen caps provider-supplied text copied into errors and logs.
@@ -112,12 +113,9 @@ func (c *Client) Text(s string) string {
 	return s
 }
 
-func (c *Client) redact(s string) string {
-	if c.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[REDACTED]")
-}
+// redact hides the key in every form a provider may echo it in (the
+// URL-encoded form of a key with /+= above all), and any other credential.
+func (c *Client) redact(s string) string { return redact.String(s, c.cfg.APIKey) }
 
 // redacted carries a cause whose text had the key removed; Unwrap keeps
 // errors.Is working on the original (net.Error timeouts and the like).

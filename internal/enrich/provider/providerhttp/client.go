@@ -114,6 +114,9 @@ func (c *Client) attempt(ctx context.Context, newRequest func(context.Context) (
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
 	if err != nil {
 		pe := c.transportError(ctx, err)
+		if pe.Kind == enrich.KindCancelled {
+			return nil, pe
+		}
 		pe.Status = resp.StatusCode
 		pe.Message = "reading response body: " + pe.Message
 		return nil, pe
@@ -125,9 +128,11 @@ func (c *Client) attempt(ctx context.Context, newRequest func(context.Context) (
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
-// transportError classifies a failure before a full answer arrived. It never
-// uses *url.Error's text, which carries the request URL and so, for Hunter
-// and MillionVerifier, the key.
+// transportError classifies a failure before a full answer arrived: ctx is
+// the caller's (the tick's) context, so its end is the tick cutting the
+// call, while the per-attempt timeout firing with ctx alive is the
+// provider's slowness. It never uses *url.Error's text, which carries the
+// request URL and so, for Hunter and MillionVerifier, the key.
 func (c *Client) transportError(ctx context.Context, err error) *enrich.ProviderError {
 	cause := err
 	var uerr *url.Error
@@ -138,7 +143,7 @@ func (c *Client) transportError(ctx context.Context, err error) *enrich.Provider
 	case errors.Is(err, errOffHostRedirect):
 		return c.Error(enrich.KindAuth, nil, "provider redirected to another host; refused to follow with the key, check "+BaseURLEnv(c.cfg.Provider), errOffHostRedirect)
 	case ctx.Err() != nil:
-		return c.Error(enrich.KindUnavailable, nil, "call cancelled", ctx.Err())
+		return enrich.CancelledByTick(ctx, c.cfg.Provider)
 	case errors.Is(err, context.DeadlineExceeded):
 		return c.Error(enrich.KindUnavailable, nil, fmt.Sprintf("no answer within %s", c.cfg.Timeout), context.DeadlineExceeded)
 	}

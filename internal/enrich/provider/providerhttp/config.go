@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 const (
@@ -98,9 +100,11 @@ func ConfigFromEnv(provider, defaultBaseURL string, getenv func(string) string) 
 	if err != nil {
 		return Config{}, err
 	}
+	key := strings.TrimSpace(getenv(KeyEnv(provider)))
+	redact.Register(key) // hidden from every log line and stored text
 	return Config{
 		Provider: provider,
-		APIKey:   strings.TrimSpace(getenv(KeyEnv(provider))),
+		APIKey:   key,
 		BaseURL:  base,
 		Timeout:  timeout,
 	}, nil

@@ -2,8 +2,11 @@ package providerhttp_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 const secret = "sk-live-SECRET-0123456789"
@@ -138,12 +142,50 @@ func TestDoCallerCancelled(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(errors.New("terminated signal received"))
 	_, err := get(ctx, newClient(t, srv, nil))
-	requireKind(t, err, enrich.KindUnavailable)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v; want it to wrap context.Canceled", err)
+	pe := requireKind(t, err, enrich.KindCancelled)
+	if pe.Transient() || pe.Error() != "test: cancelled: call cancelled by the tick: terminated signal received" {
+		t.Errorf("err = %v; want the tick's cancellation naming its cause, not transient", err)
+	}
+}
+
+// Issue 29: the adapter's line says what ended the call: the provider
+// refusing it (quota, throttle), failing it, or the tick cutting it (with the
+// cause, at info: nothing for an operator to fix).
+func TestDoLogLineNamesWhatEndedTheCall(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status int
+		cut    bool
+		level  string
+		msg    string
+	}{
+		{http.StatusTooManyRequests, false, "WARN", "provider answered: throttled"}, // issue 24: what the provider said
+		{http.StatusBadGateway, false, "WARN", "provider call failed"},
+		{http.StatusOK, true, "INFO", "call cancelled by the tick"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tc.cut {
+				<-r.Context().Done()
+				return
+			}
+			w.WriteHeader(tc.status)
+		}))
+		t.Cleanup(srv.Close)
+		var logs testkit.Buffer
+		ctx, cancel := context.WithCancelCause(t.Context())
+		if tc.cut {
+			cancel(errors.New("terminated signal received"))
+		}
+		_, err := get(ctx, newClient(t, srv, func(c *providerhttp.Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) }))
+		cancel(nil)
+		var rec struct{ Level, Msg, Cause string }
+		if err == nil || json.Unmarshal([]byte(logs.String()), &rec) != nil || rec.Level != tc.level || rec.Msg != tc.msg ||
+			(tc.cut != (rec.Cause == "terminated signal received")) {
+			t.Errorf("HTTP %d (cut %v): logged %q, want one %s line %q, with the cause when cut", tc.status, tc.cut, logs.String(), tc.level, tc.msg)
+		}
 	}
 }
 
@@ -280,9 +322,10 @@ func TestDoRetryHonoursContext(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	_, err := get(ctx, newClient(t, srv, func(c *providerhttp.Config) { c.MaxRetries = 2 }))
-	requireKind(t, err, enrich.KindRateLimited)
-	if hits.Load() != 1 {
-		t.Fatalf("%d requests; want 1", hits.Load())
+	// The retry was due: the tick cut the call, the provider did not fail it.
+	requireKind(t, err, enrich.KindCancelled)
+	if hits.Load() != 1 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%d requests, error %v; want 1 and the tick's deadline as cause", hits.Load(), err)
 	}
 }
 
@@ -322,5 +365,30 @@ func TestMalformedNamesHTML(t *testing.T) {
 	pe := requireKind(t, err, enrich.KindUnavailable)
 	if !strings.Contains(pe.Message, "text/html") {
 		t.Errorf("message %q should name the content type", pe.Message)
+	}
+}
+
+// Issue 25: a key with /+= echoed back by a provider, in the forms it was
+// sent in (URL-encoded in the query) or stored in (JSON), is hidden from
+// the error in each; only the literal form was before.
+func TestDoHidesAnEchoedKeyInEveryForm(t *testing.T) {
+	t.Parallel()
+	const key = "k3y/with+plus=and/slash=="
+	for name, echo := range map[string]func(r *http.Request) string{
+		"raw query":    func(r *http.Request) string { return "bad request: " + r.URL.RawQuery },
+		"path escaped": func(r *http.Request) string { return "bad key " + url.PathEscape(key) },
+		"json":         func(r *http.Request) string { return `{"error":"invalid api_key","key":"k3y\/with+plus=and\/slash=="}` },
+		"base64":       func(r *http.Request) string { return "auth " + base64.StdEncoding.EncodeToString([]byte("user:"+key)) },
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, echo(r))
+		}))
+		c := newClient(t, srv, func(cfg *providerhttp.Config) { cfg.APIKey = key })
+		_, err := get(t.Context(), c)
+		srv.Close()
+		if err == nil || providerhttp.LeaksSecret(err, key) {
+			t.Errorf("%s: error %v carries the key", name, err)
+		}
 	}
 }

@@ -3,17 +3,19 @@ package providerhttp
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
-// LeaksSecret reports whether secret appears in the text of err or of any
-// error it wraps.
+// LeaksSecret reports whether secret appears, in any form redact hides
+// (literal, URL-encoded, JSON-escaped, base64), in the text of err or of
+// any error it wraps.
 func LeaksSecret(err error, secret string) bool {
 	if secret == "" {
 		return false
 	}
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if strings.Contains(e.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", e), secret) {
+		if redact.Contains(e.Error(), secret) || redact.Contains(fmt.Sprintf("%+v", e), secret) {
 			return true
 		}
 	}

@@ -22,6 +22,11 @@ type StandIn interface {
 	Quota(w http.ResponseWriter, req Lookup, incident bool)
 	RateLimited(w http.ResponseWriter, retryAfter string)
 	Answer(w http.ResponseWriter, req Lookup, dir Directory)
+	// CreditsRoute reports whether r targets the provider's free account
+	// (credits) endpoint; Credits answers it for req.Key's account, which
+	// has remaining credits left after used billed calls.
+	CreditsRoute(r *http.Request) bool
+	Credits(w http.ResponseWriter, req Lookup, remaining, used int)
 }
 
 // Endpoint is the method and path a stand-in answers on; a StandIn embeds
@@ -51,6 +56,8 @@ type Lookup struct {
 type Directory interface {
 	Find(first, last, domain string) (email string, found bool)
 	Verdict(email string) enrich.Verdict
+	// Credits is what the request's key has left after this answer.
+	Credits() int
 }
 
 // WriteRaw writes a response with exactly this status, type and body.

@@ -19,21 +19,62 @@ func (s *Server) standIn() providerspec.StandIn {
 	return d.StandIn
 }
 
-// directory gives a stand-in this server's data.
-type directory struct{ s *Server }
+// directory gives a stand-in this server's data, and bills key for what
+// the provider bills.
+type directory struct {
+	s   *Server
+	key string
+}
 
 func (d directory) Find(first, last, domain string) (string, bool) {
-	return d.s.find(first, last, domain)
+	email, found := d.s.find(first, last, domain)
+	if found || d.s.billsMisses() {
+		d.s.bill(d.key)
+	}
+	return email, found
 }
 
 func (d directory) Verdict(email string) enrich.Verdict {
 	d.s.mu.Lock()
-	defer d.s.mu.Unlock()
-	return d.s.verdicts(email)
+	v := d.s.verdicts(email)
+	d.s.mu.Unlock()
+	d.s.bill(d.key) // every verdict costs a credit
+	return v
+}
+
+func (d directory) Credits() int { return d.s.Credits(d.key) }
+
+// billsMisses reports whether the provider bills an answer without a
+// result, from its descriptor.
+func (s *Server) billsMisses() bool {
+	d, _ := provider.Lookup(s.provider)
+	return d.Limits.BillMisses
+}
+
+// serveCredits answers the free account endpoint: what the key has left
+// and has been billed. It is not a request of Requests.
+func (s *Server) serveCredits(w http.ResponseWriter, r *http.Request, wr providerspec.StandIn) {
+	l := wr.Read(r)
+	s.mu.Lock()
+	s.creditReads++
+	mode, keys, left, used := s.mode, s.keys, s.remaining(l.Key), s.used[l.Key]
+	s.mu.Unlock()
+	switch {
+	case mode == ModeServerError:
+		writeHTML(w, http.StatusBadGateway, "502 Bad Gateway")
+	case l.Key == "" || (keys != nil && !keys[l.Key]):
+		wr.Unauthorized(w, l)
+	default:
+		wr.Credits(w, l, max(left, 0), used)
+	}
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	wr := s.standIn()
+	if wr.CreditsRoute(r) {
+		s.serveCredits(w, r, wr)
+		return
+	}
 	if !wr.Route(r) {
 		writeHTML(w, http.StatusNotFound, "404 Not Found")
 		return
@@ -44,7 +85,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	mode, retryAfter, latency, slowDelay, keys := s.mode, s.retryAfter, s.latency, s.slowDelay, s.keys
+	hold := s.holdAfter >= 0 && len(s.requests) > s.holdAfter
+	if hold {
+		s.held++
+	}
 	s.mu.Unlock()
+	if hold {
+		s.wait(r.Context(), holdLimit)
+		s.locked(func() { s.held-- })
+		return
+	}
 
 	s.wait(r.Context(), latency)
 	switch mode {
@@ -86,11 +136,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if wr.Invalid(w, l) {
 		return
 	}
-	if !s.serveWithinQuota() {
+	if s.Credits(l.Key) <= 0 || !s.serveWithinQuota() {
 		wr.Quota(w, l, false)
 		return
 	}
-	wr.Answer(w, l, directory{s})
+	wr.Answer(w, l, directory{s, l.Key})
 }
 
 // serveWithinQuota counts a normal answer, or reports that QuotaAfter's

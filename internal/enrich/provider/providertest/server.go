@@ -55,6 +55,10 @@ const (
 // SlowDelayDefault is how long ModeSlow holds a request.
 const SlowDelayDefault = 30 * time.Second
 
+// holdLimit bounds how long HoldAfter holds a request whose client never
+// leaves; Close releases it sooner.
+const holdLimit = 10 * time.Minute
+
 // Directory decides who is findable: the address for a lead, or false for a
 // clean miss.
 type Directory func(first, last, domain string) (email string, found bool)
@@ -88,12 +92,24 @@ type Server struct {
 	slowDelay    time.Duration
 	quotaAfter   int
 	served       int
+	holdAfter    int
+	held         int
 	directory    Directory
 	verdicts     Verdicts
 	keys         map[string]bool
 	requests     []Request
 	redirectHits int
+	// Credits per API key: what each key has left (creditsDefault until
+	// set), what it has been billed, and how often the account endpoint
+	// was read.
+	creditsDefault int
+	balance        map[string]int
+	used           map[string]int
+	creditReads    int
 }
+
+// CreditsDefault is what a key has before SetCredits says otherwise.
+const CreditsDefault = 1_000_000
 
 // NewHunter starts a Hunter stand-in.
 func NewHunter() *Server { return Start(hunter.Name) }
@@ -111,13 +127,17 @@ func Start(name string) *Server {
 		panic("providertest: no descriptor for provider " + name)
 	}
 	s := &Server{
-		provider:   name,
-		closing:    make(chan struct{}),
-		mode:       ModeHealthy,
-		slowDelay:  SlowDelayDefault,
-		quotaAfter: -1,
-		directory:  DefaultDirectory,
-		verdicts:   func(string) enrich.Verdict { return enrich.VerdictOK },
+		provider:       name,
+		closing:        make(chan struct{}),
+		mode:           ModeHealthy,
+		slowDelay:      SlowDelayDefault,
+		quotaAfter:     -1,
+		holdAfter:      -1,
+		directory:      DefaultDirectory,
+		creditsDefault: CreditsDefault,
+		balance:        map[string]int{},
+		used:           map[string]int{},
+		verdicts:       func(string) enrich.Verdict { return enrich.VerdictOK },
 	}
 	s.elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -172,7 +192,28 @@ func (s *Server) SetSlowDelay(d time.Duration) { s.locked(func() { s.slowDelay =
 
 // QuotaAfter makes a healthy server answer with its quota error once n
 // calls have been answered normally (found or missed); n < 0 disables.
+// Until then the account endpoint reports the answers left as credits.
 func (s *Server) QuotaAfter(n int) { s.locked(func() { s.quotaAfter, s.served = n, 0 }) }
+
+// HoldAfter makes the server answer the first n requests from now as
+// usual and hold every later one until its client leaves (or the server
+// closes), answering nothing: a provider that hangs once a tick has seen
+// it answer and fanned out. n < 0 disables. Held counts the requests held.
+func (s *Server) HoldAfter(n int) {
+	s.locked(func() {
+		s.holdAfter = -1
+		if n >= 0 {
+			s.holdAfter = len(s.requests) + n
+		}
+	})
+}
+
+// Held is the number of requests being held now (HoldAfter).
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
 
 // SetDirectory replaces who is findable (finders only).
 func (s *Server) SetDirectory(d Directory) { s.locked(func() { s.directory = d }) }
@@ -264,4 +305,52 @@ func (s *Server) wait(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-s.closing:
 	}
+}
+
+// SetCredits gives key n credits left. Each billed answer (a found
+// address; for a provider that bills misses, every answer) takes one; at 0
+// the key gets the provider's quota answer, and the account endpoint
+// reports what is left.
+func (s *Server) SetCredits(key string, n int) { s.locked(func() { s.balance[key] = n }) }
+
+// SetCreditsDefault gives every key not set by SetCredits n credits.
+func (s *Server) SetCreditsDefault(n int) { s.locked(func() { s.creditsDefault = n }) }
+
+// Credits is what key has left.
+func (s *Server) Credits(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.remaining(key)
+}
+
+// CreditReads counts the requests to the account (credits) endpoint.
+func (s *Server) CreditReads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.creditReads
+}
+
+// remaining is key's balance, or what QuotaAfter still allows when that
+// is less; the caller holds mu.
+func (s *Server) remaining(key string) int {
+	n, ok := s.balance[key]
+	if !ok {
+		n = s.creditsDefault
+	}
+	if s.quotaAfter >= 0 {
+		n = min(n, s.quotaAfter-s.served)
+	}
+	return n
+}
+
+// bill takes one credit from key.
+func (s *Server) bill(key string) {
+	s.locked(func() {
+		n, ok := s.balance[key]
+		if !ok {
+			n = s.creditsDefault
+		}
+		s.balance[key] = n - 1
+		s.used[key]++
+	})
 }

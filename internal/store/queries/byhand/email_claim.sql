@@ -138,7 +138,7 @@ SET next_send_at = now() + $2::interval,
 FROM claimed p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
 RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
-          l.first_name, l.last_name, l.company, l.company_domain, lower(btrim(l.email)), coalesce(l.timezone, ''),
+          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),
           -- A first step has no thread: no lookup.
           CASE WHEN e.current_step > 1
                THEN ARRAY(SELECT s.message_id FROM sends s
@@ -148,9 +148,9 @@ RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.curren
           (SELECT s.status FROM sends s
            WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
           (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email = lower(btrim(l.email))) AS suppressed,
+           WHERE sp.workspace_id = e.workspace_id AND sp.email = l.email) AS suppressed,
           -- The address's holder in the campaign, looked up here (planned
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.
           (SELECT r.enrollment_id FROM campaign_recipients r
-           WHERE r.campaign_id = e.campaign_id AND r.email = lower(btrim(l.email))) AS holder;
+           WHERE r.campaign_id = e.campaign_id AND r.email = l.email) AS holder;

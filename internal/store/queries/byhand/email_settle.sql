@@ -3,16 +3,19 @@
 --   sends:       'sending' rows become 'sent', 'failed' when the server
 --                refused the message (a failed row means: not delivered), or
 --                'delivery_unknown' (with a delivery_unknown event); each
---                adds its metric ($17) to its mailbox's running totals;
+--                adds its metric ($17) to its mailbox's running totals; a
+--                hard bounce ($18) gets bounced_at, which the bounce-rate
+--                guard counts;
 --   enrollments: outcomes applied to the rows the tick still holds, which are
 --                released; a mailbox of 0 keeps the current one (it may have
 --                been rebound);
 --   suppressions: addresses that must not be mailed again.
 WITH finished AS (
     UPDATE sends s
-    SET status = u.status, sent_at = u.sent_at, error = NULLIF(u.error, '')
-    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $17::text[])
-        AS u (enrollment_id, step, status, sent_at, error, metric)
+    SET status = u.status, sent_at = u.sent_at, error = NULLIF(u.error, ''),
+        bounced_at = CASE WHEN u.bounced THEN now() ELSE s.bounced_at END
+    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $17::text[], $18::boolean[])
+        AS u (enrollment_id, step, status, sent_at, error, metric, bounced)
     WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
     RETURNING s.enrollment_id, s.step, s.mailbox_id, s.message_id, s.status, s.error, u.metric
 ),
@@ -76,7 +79,7 @@ settled AS (
 ),
 suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
-    SELECT u.workspace_id, lower(u.email), u.reason
+    SELECT u.workspace_id, u.email, u.reason
     FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
     ON CONFLICT (workspace_id, email) DO NOTHING
     RETURNING 1

@@ -4,10 +4,17 @@
 --   due_at   absolute next_attempt_at, or NULL to use now() + delay_ms
 --   refund   1 gives back the attempt the claim charged (blocks, releases)
 --   email    the found address, written to leads unless it has one already
+--   held, held_by  an address a finder found that awaits verification, and
+--            that finder (NULL: none)
+--   missed   the finders that answered without an address, comma-separated
+--   keep     1 leaves found_email, found_by and missed_by as they are (a
+--            lead given back unworked: an address the guard kept when the
+--            call was billed stays)
 WITH o AS (
     SELECT o.*, coalesce(o.due_at, now() + o.delay_ms * interval '1 millisecond') AS next_at
-    FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[])
-        AS o(lead_id, status, due_at, delay_ms, refund, provider, last_error, email)
+    FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[],
+                $10::text[], $11::text[], $12::text[], $13::int[])
+        AS o(lead_id, status, due_at, delay_ms, refund, provider, last_error, email, held, held_by, missed, keep)
 ),
 e AS (
     UPDATE lead_enrichment e
@@ -19,6 +26,9 @@ e AS (
         attempts             = greatest(e.attempts - o.refund, 0),
         provider             = coalesce(o.provider, e.provider),
         last_error           = o.last_error,
+        found_email          = CASE WHEN o.keep = 1 THEN e.found_email ELSE o.held END,
+        found_by             = CASE WHEN o.keep = 1 THEN e.found_by ELSE o.held_by END,
+        missed_by            = CASE WHEN o.keep = 1 THEN e.missed_by ELSE coalesce(string_to_array(o.missed, ','), '{}') END,
         updated_at           = now()
     FROM o
     WHERE e.lead_id = o.lead_id AND e.status = 'in_progress' AND e.locked_by = $1

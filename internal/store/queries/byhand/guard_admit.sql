@@ -10,7 +10,7 @@
 -- $8 emission interval, $9 admission horizon (burst*interval + max wait),
 -- $10 cost_usd.
 WITH brk AS (
-    SELECT state, open_until, probe_until
+    SELECT state, open_until, probe_until, reason, retry_after
     FROM breakers
     WHERE workspace_id = $1::bigint AND provider = $2::text
 ), probe AS (
@@ -86,6 +86,8 @@ WITH brk AS (
 SELECT gate.breaker,
        (SELECT open_until FROM brk),
        (SELECT probe_until FROM brk),
+       (SELECT reason FROM brk),
+       (SELECT retry_after FROM brk),
        gate.under_ceiling,
        (SELECT tat FROM tok),
        (SELECT granted FROM tok),

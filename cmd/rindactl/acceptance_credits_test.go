@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+)
+
+type providersJSON struct {
+	Providers []struct {
+		Workspace     string `json:"workspace"`
+		Provider      string `json:"provider"`
+		Key           string `json:"key"`
+		Credits       *int64 `json:"credits_remaining"`
+		CallsLastHour int64  `json:"calls_last_hour"`
+		AccountBilled int64  `json:"account_billed_last_hour"`
+		RunwaySeconds *int64 `json:"runway_seconds"`
+		Runway        string `json:"runway"`
+		Low           bool   `json:"credits_low"`
+	} `json:"providers"`
+}
+
+func runProviders(t *testing.T, env map[string]string, args ...string) providersJSON {
+	t.Helper()
+	res := runCLI(t, env, append([]string{"providers", "--output", "json"}, args...)...)
+	var p providersJSON
+	if res.code != exitOK || json.Unmarshal([]byte(res.stdout), &p) != nil {
+		t.Fatalf("providers: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	return p
+}
+
+// Issue 24: `rindactl providers` against the stand-ins at a known pace:
+// Findymail's account has 600 credits and the workspace was billed a
+// steady 120 calls an hour for the last two hours, so the credits last
+// 5 hours; the printed runway is within 10% of that. Credits are read
+// from the account endpoint once, however often the command runs, and
+// the reading costs no credit.
+func TestAcceptanceProvidersRunwayAtAKnownPace(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	db, set, env := a.db, a.set, a.env
+	importAcceptanceLeads(t, env, "acme", "pace", 1)
+	set.Findymail.SetCredits(providertest.KeyDefault, 600)
+	// Two hours of billed Findymail calls, one every 30 s: 120 an hour.
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO provider_calls (workspace_id, provider, state, cost_usd, outcome, created_at, settled_at)
+		SELECT 1, 'findymail', 'settled', 0.049, 'found', now() - g * interval '30 seconds', now() - g * interval '30 seconds'
+		FROM generate_series(1, 240) g`); err != nil {
+		t.Fatal(err)
+	}
+	const trueRunway = 5 * time.Hour
+
+	p := runProviders(t, env)
+	found := false
+	for _, r := range p.Providers {
+		if r.Workspace != "acme" || r.Provider != "findymail" {
+			continue
+		}
+		found = true
+		if r.Key != "host" || r.Credits == nil || *r.Credits != 600 || r.RunwaySeconds == nil {
+			t.Fatalf("acme/findymail row %+v: want the host key's 600 credits and a runway", r)
+		}
+		got := time.Duration(*r.RunwaySeconds) * time.Second
+		if math.Abs(float64(got-trueRunway)) > 0.1*float64(trueRunway) {
+			t.Errorf("runway %s (%s) at %d billed calls in the last hour; want within 10%% of %s", got, r.Runway, r.AccountBilled, trueRunway)
+		}
+	}
+	if !found {
+		t.Fatalf("no acme/findymail row: %+v", p)
+	}
+	res := runCLI(t, env, "providers")
+	if res.code != exitOK || !strings.Contains(res.stdout, "about 5 h") || !strings.Contains(res.stdout, "600") {
+		t.Errorf("providers table does not show the runway:\n%s%s", res.stdout, res.stderr)
+	}
+	if n := set.Findymail.CreditReads(); n != 1 {
+		t.Errorf("findymail's account endpoint was read %d times by two runs, want once (RINDA_CREDITS_REFRESH)", n)
+	}
+	if set.Findymail.Count() != 0 || set.Findymail.Credits(providertest.KeyDefault) != 600 {
+		t.Errorf("reading credits made %d calls and left %d credits; it must cost nothing", set.Findymail.Count(), set.Findymail.Credits(providertest.KeyDefault))
+	}
+	if res := runCLI(t, env, "providers", "--output", "yaml"); res.code != exitUsage {
+		t.Errorf("--output yaml: exit %d, want 2", res.code)
+	}
+}
+
+// Issue 24: a credits_low Slack message once per episode. Findymail's
+// account runs low while ticks work at the shipped pace: the first tick
+// that reads the credits alerts; later readings while still low do not;
+// a top-up ends the episode, and running low again starts a new one with
+// its own message. The tick's metrics carry the credits.
+func TestAcceptanceCreditsLowOncePerEpisode(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
+	hook := newSlackHook(t)
+	tickEnv["RINDA_SLACK_WEBHOOK_URL"] = hook.URL + "/services/T000/B000/s3cret"
+	metrics := filepath.Join(t.TempDir(), "rindactl_enrich.prom")
+	set.Findymail.SetCredits(providertest.KeyDefault, 100)
+	ctx := context.Background()
+	// Time passing: the last reading is older than RINDA_CREDITS_REFRESH.
+	due := func() {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `UPDATE provider_credits SET read_at = now() - interval '1 hour'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick := func(prefix string) {
+		t.Helper()
+		importAcceptanceLeads(t, env, "acme", prefix, 20)
+		if res := runCLI(t, tickEnv, "enrich", "tick", "--providers", "findymail", "--metrics-file", metrics); res.code != exitOK {
+			t.Fatalf("tick %s: exit %d\n%s", prefix, res.code, res.stderr)
+		}
+	}
+
+	tick("one") // ~16 billed: 84 left at ~16 an hour, a runway of ~5 h < 6 h
+	if n := hook.count("credits_low"); n != 1 {
+		t.Fatalf("after the first low reading: %d credits_low messages, want 1 (all: %v)", n, hook.kinds)
+	}
+	fam := readMetricsFile(t, metrics)["rindactl_provider_credits_remaining"]
+	if fam == nil || len(fam.GetMetric()) != 1 || fam.GetMetric()[0].GetGauge().GetValue() != float64(set.Findymail.Credits(providertest.KeyDefault)) {
+		t.Fatalf("metrics: rindactl_provider_credits_remaining = %v, want findymail's %d", fam, set.Findymail.Credits(providertest.KeyDefault))
+	}
+	due()
+	tick("two") // still low: same episode, no message
+	if n := hook.count("credits_low"); n != 1 {
+		t.Fatalf("a second low reading in the same episode posted again: %d messages", n)
+	}
+	set.Findymail.SetCredits(providertest.KeyDefault, 100000) // topped up: the episode ends
+	due()
+	tick("three")
+	set.Findymail.SetCredits(providertest.KeyDefault, 30) // low again: a new episode
+	due()
+	tick("four")
+	if n := hook.count("credits_low"); n != 2 {
+		t.Fatalf("%d credits_low messages over two episodes, want 2", n)
+	}
+	var episodes int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE kind = 'credits_low'`).Scan(&episodes); err != nil || episodes != 2 {
+		t.Fatalf("%d credits_low events (%v), want one per episode (2)", episodes, err)
+	}
+}

@@ -1,0 +1,12 @@
+-- name: CreditsRecord :exec
+-- Record a reading of an account's credits and free its claim. A failed
+-- reading keeps the last credits known and says why (read_error); either
+-- way the account is not read again before its next turn.
+UPDATE provider_credits
+SET credits          = coalesce(sqlc.narg(credits), credits),
+    reset_at         = CASE WHEN sqlc.narg(credits)::bigint IS NULL THEN reset_at ELSE sqlc.narg(reset_at) END,
+    read_error       = sqlc.narg(read_error),
+    read_at          = now(),
+    refreshing_until = NULL,
+    updated_at       = now()
+WHERE account = sqlc.arg(account);
