@@ -39,15 +39,9 @@ func TestMain(m *testing.M) {
 func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
-	// 18 mailboxes and 1,000 overdue steps: the inbox act's email tick then
-	// meets a full first claim over more mailboxes than --concurrency, as
-	// make demo's does, so it claims again while the fresh mailbox waits
-	// for a slot. At 4 mailboxes and 100 steps it never did, and the ramp
-	// line held even when caps were charged only at the record; at this
-	// size that code sent 4 to 6 of the ramp's 3.
 	rep, err := demo.Run(context.Background(), demo.Config{
 		Binary: binary, ServerURL: os.Getenv("DATABASE_URL"),
-		Leads: 300, Overdue: 1000, Mailboxes: 18, Rounds: 3, Interval: 2 * time.Second,
+		Leads: 300, Overdue: 100, Mailboxes: 4, Rounds: 3, Interval: 2 * time.Second,
 		TempDir: work, Log: t.Logf,
 	})
 	if err != nil {
@@ -78,8 +72,8 @@ func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 	if rep.EnrichedBy["hunter"] == 0 {
 		t.Errorf("no lead enriched through the fallback provider: %v", rep.EnrichedBy)
 	}
-	if len(rep.Spread.ByMailbox) != 18 || rep.Spread.Min == 0 {
-		t.Errorf("sends per mailbox %v: want all 18 mailboxes used", rep.Spread.ByMailbox)
+	if len(rep.Spread.ByMailbox) != 4 || rep.Spread.Min == 0 {
+		t.Errorf("sends per mailbox %v: want all 4 mailboxes used", rep.Spread.ByMailbox)
 	}
 	in := rep.Inbox
 	if in.RampCapToday != 3 || in.RampSent != 3 || in.RampDue <= 3 || in.RampDue+in.SeasonedSent != 16 {
@@ -116,5 +110,29 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	}
 	if err := (demo.Config{Binary: "x", Leads: 1, Mailboxes: 18, Rounds: 6}).Validate(); err != nil {
 		t.Errorf("defaults rejected: %v", err)
+	}
+}
+
+// make demo printed "sent 6 of its 9 due first steps (cap today 3)": its
+// inbox act's email tick met a full first claim (the main act's due
+// follow-ups) over more mailboxes than --concurrency, claimed again while
+// the fresh mailbox waited for a slot, and caps were charged only at the
+// record. The demo above is too small for that (4 mailboxes, 100 steps);
+// at 18 mailboxes and 1,000 overdue steps over three rounds the ramp line
+// sent 4 to 6 of 3 in 3 of 4 runs before caps were charged at the claim
+// (issue 23). Only the ramp line is checked: the rounds' pace at this size
+// depends on the machine's load.
+func TestDemoRampLineHoldsItsCap(t *testing.T) {
+	t.Parallel()
+	rep, err := demo.Run(context.Background(), demo.Config{
+		Binary: binary, ServerURL: os.Getenv("DATABASE_URL"),
+		Leads: 300, Overdue: 1000, Mailboxes: 18, Rounds: 3, Interval: 2 * time.Second,
+		TempDir: t.TempDir(), Log: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := rep.Inbox; in.RampCapToday != 3 || in.RampSent != 3 || in.RampDue <= 3 {
+		t.Errorf("ramp act = %+v: want the fresh mailbox held to its cap of 3", in)
 	}
 }
