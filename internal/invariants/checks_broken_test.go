@@ -151,7 +151,10 @@ func TestChecksFailOnBrokenWorlds(t *testing.T) {
 	}
 	t.Run("a world that keeps them all", func(t *testing.T) {
 		t.Parallel()
-		ev := brokenFixture(t, recordSend("lead2@example.test", "m2@acme.test", 1, "delivery_unknown"),
+		// lead 3 parked while both providers were out of credits.
+		ev := brokenFixture(t, recordSend("lead2@example.test", "m2@acme.test", 1, "delivery_unknown")+`;
+			INSERT INTO lead_enrichment (lead_id, workspace_id, status, negative_cache_until, provider)
+			SELECT l.id, l.workspace_id, 'unreachable', now() + interval '1 day', 'findymail' FROM leads l WHERE l.email = 'lead3@example.test'`,
 			sent(16*time.Hour, "lead2@example.test", "m2@acme.test", 1))
 		ev.providerModes = []providerModeChange{{at: day, provider: "findymail", mode: "quota_exhausted"}, {at: day, provider: "hunter", mode: "quota_exhausted"}}
 		for _, c := range append(checks, enrichmentChecks...) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 )
 
 // check is one invariant: it reads the evidence and lists what broke it.
@@ -188,22 +190,33 @@ func checkSpend(ev *evidence) []string {
 }
 
 // checkParkedWhileServable (issue 24): no lead parked unreachable while a
-// provider it could use was healthy or only rate limited for less than 10
-// minutes (the stand-ins' Retry-After is 2 s) when it was parked.
+// provider could have served it within 10 minutes: one whose directory has
+// the lead (the stand-ins miss some names for good), with the workspace
+// under its ceiling (reaching it blocks calls for the month), and which
+// was healthy, slow or only rate limited (Retry-After 2 s) without a quota
+// answer in the quota breaker's window (5 minutes, a verdict) before the
+// lead was parked, allowing a tick's time for the decision to be written.
 func checkParkedWhileServable(ev *evidence) []string {
+	const (
+		quotaBreaker = 5 * time.Minute
+		decision     = 3 * time.Second
+	)
 	var out []string
 	for _, p := range ev.unreachable {
-		modes := map[string]string{}
-		for _, c := range ev.providerModes {
-			if c.at.After(p.at) {
-				break
-			}
-			modes[c.provider] = c.mode
+		if providertest.IsDefaultMiss(p.first, p.last, p.domain) || p.ceiling >= 0 && p.spent+callCost > p.ceiling {
+			continue
 		}
 		for _, prov := range []string{"findymail", "hunter"} {
-			m, ok := modes[prov]
-			if !ok || m == "healthy" || m == "rate_limited" || m == "slow" {
-				out = append(out, fmt.Sprintf("lead %d parked unreachable at %s while %s could serve it", p.lead, p.at.Format(time.RFC3339), prov))
+			mode, quota := "healthy", false
+			for _, c := range ev.providerModes {
+				if c.provider != prov || c.at.After(p.at) {
+					continue
+				}
+				mode = c.mode
+				quota = quota || c.mode == string(providertest.ModeQuotaExhausted) && c.at.After(p.at.Add(-quotaBreaker-decision))
+			}
+			if !quota && (mode == "healthy" || mode == "rate_limited" || mode == "slow") {
+				out = append(out, fmt.Sprintf("lead %d parked unreachable at %s while %s could serve it (%s)", p.lead, p.at.Format(time.RFC3339), prov, mode))
 				break
 			}
 		}

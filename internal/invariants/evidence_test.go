@@ -68,6 +68,11 @@ type parkedLead struct {
 	lead     int64
 	at       time.Time
 	provider string
+	// What decides whether a provider could have served it: its name at
+	// its domain (the stand-ins' directory misses some), and the
+	// workspace's spend by then against its ceiling (negative: none).
+	first, last, domain string
+	spent, ceiling      float64
 }
 
 // collect reads the evidence of world w after its recovery.
@@ -194,13 +199,18 @@ func (ev *evidence) read(ctx context.Context, db *pgxpool.Pool, c *clock) error 
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	rows, err = db.Query(ctx, `SELECT lead_id, updated_at, coalesce(provider, '') FROM lead_enrichment WHERE status = 'unreachable'`)
+	rows, err = db.Query(ctx, `SELECT le.lead_id, le.updated_at, coalesce(le.provider, ''), l.first_name, l.last_name, l.company_domain,
+			(SELECT coalesce(sum(c.cost_usd), 0) FROM provider_calls c
+			 WHERE c.workspace_id = le.workspace_id AND c.state <> 'refunded' AND c.created_at <= le.updated_at)::float8,
+			coalesce(w.monthly_usd_ceiling, -1)::float8
+		FROM lead_enrichment le JOIN leads l ON l.id = le.lead_id JOIN workspaces w ON w.id = le.workspace_id
+		WHERE le.status = 'unreachable'`)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
 		var p parkedLead
-		if err := rows.Scan(&p.lead, &p.at, &p.provider); err != nil {
+		if err := rows.Scan(&p.lead, &p.at, &p.provider, &p.first, &p.last, &p.domain, &p.spent, &p.ceiling); err != nil {
 			return err
 		}
 		p.at = c.harness(p.at)

@@ -79,6 +79,7 @@ const (
 	// callCostUSD, so a run reaches it.
 	ceilingUSD  = "0.30"
 	callCostUSD = "0.01"
+	callCost    = 0.01
 )
 
 // newWorld sets up one run: a database, the fake servers, a campaign over
