@@ -57,11 +57,10 @@ type fakeSMTP struct {
 	srv      *smtp.Server
 	listener net.Listener
 
-	mu    sync.Mutex
-	mode  smtpMode
-	log   []delivery
-	quit  chan struct{}
-	conns int
+	mu   sync.Mutex
+	mode smtpMode
+	log  []delivery
+	quit chan struct{}
 }
 
 func startSMTP(c *clock) (*fakeSMTP, error) {
@@ -71,9 +70,6 @@ func startSMTP(c *clock) (*fakeSMTP, error) {
 	}
 	f := &fakeSMTP{clock: c, listener: l, mode: smtpOK, quit: make(chan struct{})}
 	f.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		f.mu.Lock()
-		f.conns++
-		f.mu.Unlock()
 		return &smtpSession{f: f, conn: c}, nil
 	}))
 	f.srv.Domain = "invariants.local"
