@@ -168,6 +168,14 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 			s.Add(o)
 			continue
 		}
+		// The window may have shut since the claim: checked again at the
+		// last moment before SMTP.
+		if o, shut := windowOutcome(t.campaign(cur.r.CampaignID).Window, cur.r, t.opts.Now(), func() []store.SendResult {
+			return unsentBecause(cur, "not sent: the lead's sending window shut before its turn")
+		}); shut {
+			s.Add(o)
+			continue
+		}
 		if done, err := t.deliver(ctx, sendCtx, s, mbs, queue[i:], cur, next); done {
 			return err
 		}
@@ -281,6 +289,11 @@ func duplicateError(holder int64, email string) string {
 // unsent settles a prepared message that will not go out after all: its
 // 'sending' row becomes 'failed' (not delivered), so a retry takes it over.
 func unsent(p *prepared) []store.SendResult {
+	return unsentBecause(p, "not sent: the tick stopped this mailbox first")
+}
+
+// unsentBecause is unsent with the reason recorded on the sends row.
+func unsentBecause(p *prepared, why string) []store.SendResult {
 	if p == nil {
 		return nil
 	}
@@ -288,5 +301,5 @@ func unsent(p *prepared) []store.SendResult {
 	if !p.recorded {
 		return nil
 	}
-	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: enrollment.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
+	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: enrollment.SendFailed, Error: why}}
 }

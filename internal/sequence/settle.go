@@ -114,6 +114,9 @@ func failedOutcome(r store.ClaimedEnrollment, de *DeliveryError, now time.Time) 
 		u.Status, u.NextSendAt = enrollment.DeliveryUnknown, now
 		u.LastError = fmt.Sprintf("step %d delivery unknown: %v; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, de.Err)
 		res.Status, res.Metric, o.kind = enrollment.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
+		// The server may have had it until now: the daily cap counts it
+		// from here (email_claim.sql).
+		res.SentAt = now
 	case DeliveryBounced:
 		u.Status, u.NextSendAt = enrollment.Bounced, now
 		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: string(enrollment.Bounced)}}

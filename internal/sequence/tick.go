@@ -42,7 +42,10 @@ const (
 	OutcomeTransient     = "transient"
 	OutcomeMailboxPaused = "mailbox_paused"
 	OutcomeReleased      = "released" // not attempted: mailbox paused in this tick, or time is up
-	OutcomeUnknown       = "unknown"  // a crash left the step 'sending': not resent
+	// OutcomeOutsideWindow: not attempted, the lead's sending window was
+	// shut at its turn; due again when the window opens.
+	OutcomeOutsideWindow = "outside_window"
+	OutcomeUnknown       = "unknown" // a crash left the step 'sending': not resent
 	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
 	// the enrollment is delivery_unknown and the step is never resent.
 	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
@@ -215,24 +218,31 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	var g errgroup.Group
 
 	var loopErr error
-	for seq := 0; ; {
+	for seq, retries := 0, 0; ; {
 		if wctx.Err() != nil || settler.Err() != nil || !t.opts.Now().Before(deadline) {
 			break
 		}
 		mark := book.mark()
-		rows, inTime, err := t.claim(ctx, book, seq, deadline)
+		claim, inTime, err := t.claim(ctx, book, seq, deadline)
 		if !inTime {
 			loopErr = err
 			break
 		}
+		rows := claim.Rows
 		if len(rows) > 0 {
-			seq++
+			seq, retries = seq+1, 0
 			if err := t.dispatch(wctx, stop, &g, settler, recorder, book, seq, rows, deadline); err != nil {
 				loopErr = err
 				break
 			}
 		} else if book.idle() {
-			break // nothing due, nothing sending
+			// Nothing due, nothing sending; unless another tick's claim
+			// held some mailboxes this time: they may have rows for us.
+			if !claim.Contended || retries == claimRetriesMax || tick.Sleep(wctx, claimRetryWait) != nil {
+				break
+			}
+			retries++
+			continue
 		}
 		if !book.waitReady(wctx, deadline, seq, mark, len(rows) == t.opts.Batch) {
 			break
@@ -244,19 +254,27 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	return errors.Join(loopErr, g.Wait(), settler.Close())
 }
 
+// A claim that found nothing because other ticks' claims held mailboxes
+// (their locks last a claim's few milliseconds) is tried again after
+// claimRetryWait, at most claimRetriesMax times in a row.
+const (
+	claimRetryWait  = 20 * time.Millisecond
+	claimRetriesMax = 10
+)
+
 // claim leases the next batch, none of it on mailboxes still busy with a
 // batch before seq. inTime is false when the claim failed (err) or the
 // deadline passed meanwhile: then the rows went back untouched.
-func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline time.Time) (rows []store.ClaimedEnrollment, inTime bool, err error) {
+func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline time.Time) (claim store.EmailClaim, inTime bool, err error) {
 	// Never cancelled mid-statement: a claim committed but not read
 	// would strand its rows until their lease runs out.
-	rows, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
+	claim, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
 	if err != nil {
-		return nil, false, err
+		return store.EmailClaim{}, false, err
 	}
-	t.report.Claimed += len(rows)
+	t.report.Claimed += len(claim.Rows)
 	if !t.opts.Now().Before(deadline) {
-		return nil, false, t.releaseAll(ctx, rows)
+		return store.EmailClaim{}, false, t.releaseAll(ctx, claim.Rows)
 	}
-	return rows, true, nil
+	return claim, true, nil
 }

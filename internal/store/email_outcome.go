@@ -42,7 +42,13 @@ type SendBegun struct {
 // sent, claiming each lead's address for its campaign. An enrollment
 // absent from the result, or not Written, must not be sent: its step
 // already has a row, or another enrollment mails the address.
-func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
+//
+// The commit is durable whatever the server's synchronous_commit: a
+// 'sending' row lost in a Postgres crash after its message went out would
+// let the step be sent again (the invariant harness found it on a server
+// run with synchronous_commit=off). One round trip: BEGIN, SET LOCAL, the
+// statement, COMMIT (without BEGIN and COMMIT inside a transaction).
+func BeginSends(ctx context.Context, db Batcher, starts []SendStart) (map[int64]SendBegun, error) {
 	n := len(starts)
 	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
 	camps, emails, holders := make([]int64, n), make([]string, n), make([]int64, n)
@@ -50,18 +56,26 @@ func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]Sen
 		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
 		camps[i], emails[i], holders[i] = s.CampaignID, s.Email, s.Holder
 	}
-	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders)
-	if err != nil {
-		return nil, fmt.Errorf("record sending: %w", err)
-	}
 	out := make(map[int64]SendBegun, n)
-	var id, dup int64
-	var written bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
-		out[id] = SendBegun{Written: written, Duplicate: dup}
-		return nil
+	_, inTx := db.(pgx.Tx)
+	b := &pgx.Batch{}
+	if !inTx {
+		b.Queue("BEGIN")
+	}
+	b.Queue("SET LOCAL synchronous_commit = on")
+	b.Queue(query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders).Query(func(rows pgx.Rows) error {
+		var id, dup int64
+		var written bool
+		_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
+			out[id] = SendBegun{Written: written, Duplicate: dup}
+			return nil
+		})
+		return err
 	})
-	if err != nil {
+	if !inTx {
+		b.Queue("COMMIT")
+	}
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
 	return out, nil
