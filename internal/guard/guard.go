@@ -93,26 +93,31 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 }
 
 // Settle records how an admitted call ended: the ledger row is settled or
-// refunded, and the breaker learns about quota, auth and transient
-// failures (or closes after a successful probe). A call the tick cut
-// (CallCancelled) is refunded and teaches the breaker nothing.
+// refunded, a billed find is kept with its lead in the same statement, and
+// the breaker learns about quota, auth and transient failures (or closes
+// after a successful probe). A call the tick cut (CallCancelled) is
+// refunded and teaches the breaker nothing. It may be called again after
+// an error (the tick retries while its database is away): the ledger row
+// is settled once, and the breaker's lesson is repeated only if it was
+// not learnt.
 func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
 	if !a.Allowed {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	ctx, cancel := settleContext(ctx)
 	defer cancel()
 	call := a.Call
-	if res.Outcome == enrich.CallCancelled {
-		// Made, then cut by the tick: a request, but settled as never made.
-		g.metrics.ProviderRequest(call.Provider, string(res.Outcome))
-	}
 	if res.Outcome == enrich.CallSkipped || res.Outcome == enrich.CallCancelled {
 		// Never made, or cut by the tick: refund the reservation; the
 		// breaker learns nothing, but a probe it held is freed for the
 		// next caller.
-		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false); err != nil {
+		first, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false, "")
+		if err != nil {
 			return err
+		}
+		if first && res.Outcome == enrich.CallCancelled {
+			// Made, then cut by the tick: a request, but settled as never made.
+			g.metrics.ProviderRequest(call.Provider, string(res.Outcome))
 		}
 		if a.Probe {
 			return store.BreakerReleaseProbe(ctx, g.db, call.WorkspaceID, call.Provider, probeOwner(call))
@@ -121,22 +126,35 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	}
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
-	g.metrics.ProviderRequest(call.Provider, class)
 	state := ledgerState(res, lim)
-	if _, err := store.GuardSettle(ctx, g.db, a.Ref, state, class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
+	found := ""
+	if state == ledgerSettled && call.LeadID != 0 {
+		found = res.Found
+	}
+	first, err := store.GuardSettle(ctx, g.db, a.Ref, state, class, call.WorkspaceID, call.Provider, answered(res), found)
+	if err != nil {
 		return err
 	}
-	if state == ledgerSettled && res.Found != "" && call.LeadID != 0 {
-		// Billed: the address is kept with its lead right away (a crash
-		// before the tick records the lead must not lose what was paid).
-		if err := store.GuardKeepFound(ctx, g.db, call.LeadID, call.Provider, res.Found); err != nil {
-			return err
-		}
+	if first {
+		g.metrics.ProviderRequest(call.Provider, class)
 	}
 	if err := g.updateBreaker(ctx, a, res); err != nil {
 		return fmt.Errorf("%s breaker for workspace %d: %w", call.Provider, call.WorkspaceID, err)
 	}
 	return nil
+}
+
+// settleContext bounds Settle's bookkeeping by settleTimeout, or by the
+// caller's deadline when that comes first: the tick's deadline ends before
+// its leases do, so no settle lands after another tick took the lead.
+// Cancellation does not stop it: a tick shutting down still records its
+// calls.
+func settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(settleTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) && time.Until(d) > 0 {
+		deadline = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }
 
 // callClass names a call's result for the ledger and metrics: found,

@@ -224,12 +224,14 @@ func checkParkedWhileServable(ev *evidence) []string {
 	return out
 }
 
-// checkPaidFindTwice (issue 24): no lead's find paid twice at a provider.
+// checkPaidFindTwice (issue 24): no lead's find paid twice at a provider,
+// counting a call whose answer was lost (admitted, never settled, or
+// settled in doubt) as a find: the provider may have billed it.
 func checkPaidFindTwice(ev *evidence) []string {
 	var out []string
 	for k, n := range ev.paidFinds {
 		if n > 1 {
-			out = append(out, fmt.Sprintf("find %s paid %d times", k, n))
+			out = append(out, fmt.Sprintf("find %s paid %d times (found or in doubt)", k, n))
 		}
 	}
 	slices.Sort(out)

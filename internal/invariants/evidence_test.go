@@ -30,7 +30,7 @@ type evidence struct {
 	// For the enrichment checks (issue 24).
 	providerModes []providerModeChange
 	unreachable   []parkedLead
-	paidFinds     map[string]int // "lead/provider" → found answers paid
+	paidFinds     map[string]int // "lead/provider" → found answers paid, or maybe paid (in doubt)
 }
 
 type sendRow struct {
@@ -219,8 +219,12 @@ func (ev *evidence) read(ctx context.Context, db *pgxpool.Pool, c *clock) error 
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	// A find is paid when the provider answered it, or may have: a call
+	// admitted and never settled (its answer lost to a kill or a lost
+	// database) or settled in doubt by a later claim.
 	rows, err = db.Query(ctx, `SELECT lead_id::text || '/' || provider, count(*) FROM provider_calls
-		WHERE outcome = 'found' AND state <> 'refunded' AND cost_usd > 0 AND lead_id IS NOT NULL GROUP BY 1`)
+		WHERE (outcome IS NULL OR outcome IN ('found', 'in_doubt')) AND state <> 'refunded' AND cost_usd > 0 AND lead_id IS NOT NULL
+		GROUP BY 1`)
 	if err != nil {
 		return err
 	}

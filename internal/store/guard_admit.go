@@ -52,10 +52,11 @@ type GuardAdmitRow struct {
 func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow, error) {
 	var r GuardAdmitRow
 	var next *time.Time
+	var durable string
 	err := db.QueryRow(ctx, query("guard_admit"),
 		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
 		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
-	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
+	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &durable)
 	if err != nil {
 		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
@@ -68,28 +69,24 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 
 // GuardSettle settles (state "settled") or refunds (state "refunded") the
 // ledger row callID and, after a clean answer, clears the breaker's failure
-// streak. It reports whether the row was still reserved.
+// streak. A settled call's found address (a finder's find; "" for none) is
+// kept with its lead in the same statement, so a paid find is never
+// recorded without its address. The commit is durable whatever the
+// server's synchronous_commit. It reports whether the row was still
+// reserved: false when an earlier try or a claim settled it already.
 //
 // It is planned on every run: the ledger grows a row per call, and a plan
 // cached while it was small (a young install's first ticks) scanned all of
 // it for every call. A call waits on its provider for far longer than
 // planning takes.
-func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
+func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool, found string) (bool, error) {
 	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
-		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
+		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean, Column7: found,
 	})
 	if err != nil {
 		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
 	}
-	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
+	// Count is the settled rows; Count_2, Count_3 and Count_4 the
+	// refunded, healed and kept.
 	return r.Count == 1, nil
-}
-
-// GuardKeepFound keeps email, found and billed by provider, with lead
-// leadID until it is verified (unless the lead holds one already).
-func GuardKeepFound(ctx context.Context, db DBTX, leadID int64, provider, email string) error {
-	if _, err := sqlcdb.New(db).GuardKeepFound(ctx, sqlcdb.GuardKeepFoundParams{LeadID: leadID, Provider: &provider, Email: &email}); err != nil {
-		return fmt.Errorf("keep %s's find for lead %d: %w", provider, leadID, err)
-	}
-	return nil
 }

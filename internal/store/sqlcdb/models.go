@@ -155,6 +155,7 @@ type LeadEnrichment struct {
 	FoundEmail         *string
 	FoundBy            *string
 	MissedBy           []string
+	DoubtedBy          []string
 }
 
 type Mailbox struct {

@@ -5,6 +5,12 @@
 -- nothing; a refused reservation at the ceiling writes ceiling_reached once
 -- per workspace, month and ceiling value.
 --
+-- The commit is durable whatever the server's synchronous_commit
+-- (set_config(..., true) holds until this statement's transaction commits):
+-- a ledger row lost in a crash while its call is in flight would let the
+-- next tick buy the same find again, unseen (issue 24). It costs nothing on
+-- a server at the default (on).
+--
 -- $1 workspace_id, $2 provider, $3 lead_id (0 = none), $4 tick_id,
 -- $5 probe owner, $6 probe lease, $7 bucket key ('' = no bucket),
 -- $8 emission interval, $9 admission horizon (burst*interval + max wait),
@@ -93,5 +99,6 @@ SELECT gate.breaker,
        (SELECT granted FROM tok),
        (SELECT id FROM call),
        ((SELECT month FROM ws) + interval '1 month')::timestamp AT TIME ZONE 'UTC',
-       now()
+       now(),
+       set_config('synchronous_commit', 'on', true)
 FROM gate;
