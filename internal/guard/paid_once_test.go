@@ -251,6 +251,13 @@ func TestPaidFindInDoubtIsNotBoughtAgain(t *testing.T) {
 	if calls := w.ledger(t); len(calls) != 1 || calls[0] != "settled/in_doubt" {
 		t.Errorf("ledger %v, want the one call settled/in_doubt (billed: its answer may have been)", calls)
 	}
+	var doubted []string
+	if err := w.db.Pool.QueryRow(ctx, `SELECT doubted_by FROM lead_enrichment WHERE lead_id = $1`, w.lead).Scan(&doubted); err != nil {
+		t.Fatal(err)
+	}
+	if len(doubted) != 1 || doubted[0] != "findymail" {
+		t.Errorf("doubted_by %v, want [findymail]", doubted)
+	}
 	status, _, lastError := w.state(t)
 	if status != "enrichment_failed" || !strings.Contains(lastError, "findymail") || !strings.Contains(lastError, "--refind") {
 		t.Errorf("lead %s (%q), want enrichment_failed naming findymail and requeue --refind", status, lastError)
