@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +14,9 @@ import (
 
 // TestDoctorTickHistory seeds tick_runs and checks which histories doctor
 // calls problems (exit 1, one stderr line each) and which only notes.
+// agoSeconds matches the seconds of an "ago" duration in doctor's lines.
+var agoSeconds = regexp.MustCompile(`(\d+m)\d+(\.\d+)?s ago`)
+
 func TestDoctorTickHistory(t *testing.T) {
 	t.Parallel()
 	// Each seed row: kind, tick_id, started and finished ages, exit status.
@@ -29,6 +33,9 @@ func TestDoctorTickHistory(t *testing.T) {
 		eventsOK     = `('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
 		eventsOld    = `('events', 'v-old', now() - interval '10 minutes', now() - interval '10 minutes', 0)`
 		inboxOK      = `('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
+		pruneOK      = `('prune', 'p-ok', now() - interval '50 minutes', now() - interval '49 minutes', 0)`
+		pruneOld     = `('prune', 'p-old', now() - interval '4 hours', now() - interval '4 hours', 0)`
+		pruneLong    = `('prune', 'p-long', now() - interval '30 minutes', NULL, NULL)`
 	)
 	// eventsFailing are the recent runs of an events tick that keeps failing.
 	eventsFailing := []string{
@@ -43,7 +50,13 @@ func TestDoctorTickHistory(t *testing.T) {
 		problems []string // substrings, one per expected problem line
 		notes    []string
 	}{
-		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran"}},
+		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran", "prune tick never ran"}},
+		// prune runs hourly: judged by its spec, and a run that
+		// takes half an hour has not crashed.
+		{name: "an hourly prune, one run under way", rows: []string{enrichOK, emailOK, pruneOK, pruneLong}},
+		{name: "a prune that stopped running", rows: []string{enrichOK, emailOK, pruneOld},
+			problems: []string{`prune tick: last success 4h0m0s ago, more than 3 × its interval 1h0m0s (--prune "17 * * * *")`}},
+		{name: "a prune scheduled every 2h", rows: []string{enrichOK, emailOK, pruneOld}, args: []string{"--prune", "0 */2 * * *"}},
 		{name: "an events tick that keeps failing", rows: append([]string{enrichOK, emailOK, eventsOld}, eventsFailing...),
 			problems: []string{"events tick: last success 10m0s ago, more than 3 × --interval 1m0s (newest failure: cannot connect to Postgres)"}},
 		{name: "fresh successes", rows: []string{enrichOK, emailOK}},
@@ -71,6 +84,9 @@ func TestDoctorTickHistory(t *testing.T) {
 					rows = append(rows, eventsOK)
 				}
 				rows = append(rows, inboxOK)
+				if !strings.Contains(strings.Join(rows, ""), "'prune'") {
+					rows = append(rows, pruneOK)
+				}
 				for i, r := range rows {
 					if strings.Count(r, ",") == 4 {
 						rows[i] = strings.TrimSuffix(r, ")") + ", NULL)"
@@ -91,6 +107,10 @@ func TestDoctorTickHistory(t *testing.T) {
 			if res.code != want {
 				t.Fatalf("exit %d, want %d\n%s%s", res.code, want, res.stdout, res.stderr)
 			}
+			// A busy machine runs doctor seconds after the rows were
+			// written: "4h0m4s ago" is the "4h0m0s ago" the case means.
+			res.stderr = agoSeconds.ReplaceAllString(res.stderr, "${1}0s ago")
+			res.stdout = agoSeconds.ReplaceAllString(res.stdout, "${1}0s ago")
 			problemLines := 0
 			for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {
 				if strings.HasPrefix(line, "problem  ") {
@@ -123,14 +143,83 @@ func TestDoctorTickHistory(t *testing.T) {
 	}
 }
 
-// goodEnvFile is an env file in the format sh and systemd read alike.
+// goodEnvFile is an env file in the format sh and systemd read alike, with
+// what every unit needs to start (a database and a finder's key).
 func goodEnvFile(t *testing.T) string {
 	t.Helper()
+	return envFile(t, "# test\nDATABASE_URL=\"postgres://u@h/db?a=1&b=2\"\nRINDA_HUNTER_API_KEY=hk-test\n")
+}
+
+func envFile(t *testing.T, content string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "env")
-	if err := os.WriteFile(path, []byte("# test\nDATABASE_URL=\"postgres://u@h/db?a=1&b=2\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Issue 27: doctor exited 0 on a host with no provider key while the
+// generated enrich unit then failed every minute ("no finder is usable on
+// this host"). It now checks that each scheduled kind can start with the
+// environment its unit gets, and names the unit that would fail.
+func TestDoctorNamesTheUnitThatWouldFail(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	recent := `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid)
+		SELECT k, k || '-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1
+		FROM unnest(ARRAY['enrich', 'email', 'events', 'inbox']) AS k`
+	if _, err := db.Pool.Exec(context.Background(), recent); err != nil {
+		t.Fatal(err)
+	}
+	keyless := envFile(t, "DATABASE_URL=\"postgres://u@h/db\"\n")
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		code    int
+		problem string
+		units   map[string]string
+	}{
+		{name: "no key in the env file", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_HUNTER_API_KEY": "only-in-this-shell"},
+			args: []string{"--env-file", keyless}, code: exitError,
+			problem: "rindactl-enrich unit (enrich tick) would fail on this host with " + keyless + ": no finder is usable on this host: RINDA_FINDYMAIL_API_KEY is not set",
+			units:   map[string]string{"email": "ok", "events": "ok", "inbox": "ok"}},
+		{name: "enrichment not scheduled here", env: map[string]string{"DATABASE_URL": db.URL},
+			args: []string{"--env-file", keyless, "--enrich", "off"}, code: exitOK,
+			units: map[string]string{"enrich": "off", "email": "ok"}},
+		// No --env-file: the default path is absent here (Kubernetes,
+		// rindactl run), so the units get this environment.
+		{name: "no env file: this environment", env: map[string]string{"DATABASE_URL": db.URL}, code: exitError,
+			problem: "rindactl-enrich unit (enrich tick) would fail on this host with this host's environment: no finder is usable"},
+		{name: "a key in this environment and no env file", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_FINDYMAIL_API_KEY": "fm"},
+			code: exitOK, units: map[string]string{"enrich": "ok"}},
+		{name: "env file without DATABASE_URL", env: map[string]string{"DATABASE_URL": db.URL},
+			args: []string{"--env-file", envFile(t, "RINDA_HUNTER_API_KEY=hk\n")}, code: exitError,
+			problem: "rindactl-email unit (email tick) would fail on this host with", units: map[string]string{"email": "no DATABASE_URL"}},
+	} {
+		args := tc.args
+		res := runCLI(t, tc.env, append([]string{"doctor"}, args...)...)
+		if res.code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, res.code, tc.code, res.stdout, res.stderr)
+		}
+		if tc.problem != "" && !strings.Contains(res.stderr, "problem  "+tc.problem) {
+			t.Errorf("%s: stderr lacks %q:\n%s", tc.name, tc.problem, res.stderr)
+		}
+		if strings.Contains(res.stdout+res.stderr, "only-in-this-shell") {
+			t.Errorf("%s: doctor printed a key", tc.name)
+		}
+		res = runCLI(t, tc.env, append([]string{"doctor", "--output", "json"}, args...)...)
+		var rep doctorReport
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, res.stdout)
+		}
+		for kind, want := range tc.units {
+			if rep.Units[kind] != want {
+				t.Errorf("%s: units[%s] = %q, want %q", tc.name, kind, rep.Units[kind], want)
+			}
+		}
+	}
 }
 
 // Issue 16: doctor checks the env file the crontab and systemd units load;
@@ -166,5 +255,32 @@ func TestDoctorRejectsNonPositiveDurations(t *testing.T) {
 		if res.code != exitUsage || !strings.Contains(res.stderr, "--interval and --lease must be positive") {
 			t.Errorf("%v: exit %d %q, want 2 with the fix", args, res.code, res.stderr)
 		}
+	}
+}
+
+// Issue 27: on a schedule more than 5 minutes apart, ticks run up to its
+// --max-duration with a lease grown to fit (tick.FitLease); doctor judged
+// them by --interval 1m and --lease 5m and called a running */10 email tick
+// crashed and its last success stale. Given the kind's spec, doctor judges
+// it by that spec's interval and lease.
+func TestDoctorJudgesAKindByItsSpec(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid) VALUES
+		('email', 'm-ok', now() - interval '20 minutes', now() - interval '19 minutes', 0, 'h', 1),
+		('email', 'm-running', now() - interval '8 minutes', NULL, NULL, 'h', 1),
+		('enrich', 'e-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1),
+		('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1),
+		('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": db.URL}
+	res := runCLI(t, env, "doctor", "--env-file", goodEnvFile(t))
+	if res.code != exitError || !strings.Contains(res.stderr, "email tick: last success 19m") || !strings.Contains(res.stderr, "newest m-running") {
+		t.Fatalf("by the every-minute defaults: exit %d\n%s", res.code, res.stderr)
+	}
+	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t), "--email", "*/10 * * * *")
+	if res.code != exitOK || strings.Contains(res.stderr, "problem") {
+		t.Errorf("by the email spec */10 (30 minutes stale, lease 651s): exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }

@@ -11,30 +11,28 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/status"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
 	return groupCommand("email", "Sequence email: run one bounded sending tick",
-		"Sequence email sends due campaign steps through the campaign's mailboxes.",
-		newCmdEmailTick(f))
+		"Sequence email sends due campaign steps through the campaign's mailboxes.")
 }
 
-// EmailTickOptions holds the flags of `rindactl email tick`.
-type EmailTickOptions struct {
-	f *Factory
-	tickBounds
-	// Concurrency: mailboxes sending at once.
-	Concurrency int
-	tickOutputs
-}
-
-func newCmdEmailTick(f *Factory) *cobra.Command {
-	opts := &EmailTickOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "tick",
-		Short: "Claim a bounded batch of due sequence steps, send them, schedule the next, exit",
-		Long: `Claim due sequence steps (FOR UPDATE SKIP LOCKED, with a lease), send them
+// emailTick is the sending tick kind: due sequence steps over each
+// mailbox's SMTP connection.
+func emailTick() tickCommand {
+	// unsubscribeBase is RINDA_UNSUBSCRIBE_BASE_URL, checked ("": unset).
+	var unsubscribeBase string
+	return &tickSpec[sequence.TickReport]{
+		kind: tickkind.Email,
+		cmd: &cobra.Command{
+			Use:   "tick",
+			Short: "Claim a bounded batch of due sequence steps, send them, schedule the next, exit",
+			Long: `Claim due sequence steps (FOR UPDATE SKIP LOCKED, with a lease), send them
 over one SMTP connection per mailbox, record every outcome and schedule the
 next step inside the sending window, then exit. Run it every minute from
 cron or a systemd timer; any number may run at once.
@@ -43,6 +41,14 @@ A mailbox its provider limits (quota, throttling, failed login) is paused or
 disabled at its first refusal, with a mailbox_paused event: it is not tried
 again this tick, and its unsent step-1 leads move to healthy mailboxes. A
 paused mailbox is a deliberate block, not a failure: the exit code is 0.
+So is a session the server refuses (a 5xx to the greeting, EHLO/HELO,
+STARTTLS or AUTH) or a certificate this host does not trust: the mailbox
+pauses an hour, no lead fails.
+
+The greeting name (EHLO/HELO) is the mailbox's helo from the campaign
+file, else RINDA_SMTP_HELO, else this host's fully qualified name, else an
+address literal of the connection ([192.0.2.10]); never a bare host name,
+which servers enforcing RFC 5321 refuse.
 
 Each step is sent at most once: when the final dot of a message got no
 answer, the step is delivery_unknown (status, why, events list) and no tick
@@ -51,59 +57,72 @@ checked the mailbox's Sent folder. Every SMTP phase (dial, greeting, each
 command, DATA) has its own deadline and none runs past --max-duration plus
 one second, so a hung server holds only its own mailbox. With
 --metrics-file, per-mailbox sent/failed/deferred/delivery_unknown totals and
-a paused gauge are written. See docs/email.md.`,
-		Example: `  rindactl email tick
+a paused gauge are written.
+
+Every message carries List-Unsubscribe: a mailto: to its own mailbox
+(which 'rindactl inbox tick' reads), and with RINDA_UNSUBSCRIBE_BASE_URL
+set (where 'rindactl unsubscribe serve' is reached over https) an RFC 8058
+one-click URL first; templates may show it as {{.UnsubscribeURL}}. See
+docs/email.md.`,
+			Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 {
-				return usageError("--batch, --concurrency and --max-duration must be positive")
-			}
-			// A message may be on the wire until the deadline plus the SMTP
-			// grace; a lease ending earlier would let another tick take the
-			// row and call a delivered step unknown.
-			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
-				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
-					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
-			}
-			return emailTickRun(cmd.Context(), opts)
 		},
-	}
-	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
-	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
-	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
-	opts.tickOutputs.register(cmd)
-	return cmd
-}
-
-func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
-	m := metrics.NewMetrics()
-	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
-		mailer := sequence.NewMailer(sequence.MailerOptions{
-			LookupEnv: opts.f.LookupEnv,
-		})
-		defer mailer.Close()
-		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
-			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
-			Mailer: mailer, Logger: opts.f.Logger(),
-		})
-		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
-			// Running totals from Postgres: counters that grow across ticks.
-			if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
-				opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
-			} else {
-				m.Registry.MustRegister(em)
+		bounds: tickBoundSpecs{
+			Batch:       &intBound{Default: sequence.TickBatchDefault, Max: tickBatchMax, Help: "rows claimed per claim"},
+			Concurrency: &intBound{Default: sequence.TickConcurrencyDefault, Max: tickConcurrencyMax, Help: "mailboxes sending at once"},
+			MaxDuration: durationBound{Default: sequence.TickMaxDurationDefault, Help: "stop claiming after this long"},
+			// A message may be on the wire until the deadline plus the
+			// SMTP grace; a lease ending earlier would let another tick
+			// take the row and call a delivered step unknown.
+			Lease: &leaseBound{Default: sequence.TickLeaseDefault, Grace: tick.Grace{
+				Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}},
+		},
+		prepare: func(t *tickEnv) error {
+			if helo := t.f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
+				return fmt.Errorf("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
 			}
-		}
-		return rep, err
-	}, func(rep *sequence.TickReport) { printTickReport(opts.f, rep) })
+			if raw, ok := t.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
+				base, err := unsubscribe.ParseBaseURL(raw)
+				if err != nil {
+					return err
+				}
+				unsubscribeBase = base
+			}
+			return nil
+		},
+		work: func(ctx context.Context, t *tickEnv) (*sequence.TickReport, error) {
+			mailer := sequence.NewMailer(sequence.MailerOptions{LookupEnv: t.f.LookupEnv, HELO: t.f.Getenv(sequence.HELOEnv)})
+			defer mailer.Close()
+			return sequence.RunTick(ctx, t.Pool, sequence.TickOptions{
+				Batch: t.Batch, Concurrency: t.Concurrency, MaxDuration: t.MaxDuration, Lease: t.Lease,
+				Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: t.f.Logger(),
+			})
+		},
+		counts: func(rep *sequence.TickReport) map[string]int { return rep.Outcomes },
+		shared: addEmailMetrics,
+		text:   printEmailReport,
+	}
 }
 
-func printTickReport(f *Factory, rep *sequence.TickReport) {
-	fmt.Fprintf(f.IO.Out, "claimed %s, sent %s in %dms\n", cliio.Thousands(rep.Claimed), cliio.Thousands(rep.Sent), rep.DurationMS)
-	fmt.Fprintf(f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
+// addEmailMetrics adds the email tick's database-wide series to m: the
+// per-mailbox running totals and paused gauges, and the overdue steps.
+func addEmailMetrics(ctx context.Context, pool *pgxpool.Pool, m *metrics.Metrics) error {
+	em, err := metrics.LoadEmail(ctx, pool)
+	if err != nil {
+		return err
+	}
+	steps, oldest, err := status.EmailOverdue(ctx, pool, time.Now())
+	if err != nil {
+		return err
+	}
+	em.SetOverdue(steps, oldest)
+	return m.AddShared(em)
+}
+
+func printEmailReport(ios *cliio.IO, rep *sequence.TickReport) {
+	fmt.Fprintf(ios.Out, "claimed %s, sent %s in %dms\n", cliio.Thousands(rep.Claimed), cliio.Thousands(rep.Sent), rep.DurationMS)
+	fmt.Fprintf(ios.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 	if len(rep.ByMailbox) > 0 {
-		fmt.Fprintf(f.IO.Out, "by mailbox: %s\n", cliio.Counts(rep.ByMailbox, "=", " "))
+		fmt.Fprintf(ios.Out, "by mailbox: %s\n", cliio.Counts(rep.ByMailbox, "=", " "))
 	}
 }

@@ -133,6 +133,9 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdEnrich(f),
 		newCmdEmail(f),
 		newCmdInbox(f),
+		newCmdUnsubscribe(f),
+		newCmdSuppressions(f),
+		newCmdLead(f),
 		newCmdStatus(f),
 		newCmdRequeue(f),
 		newCmdWhy(f),
@@ -147,6 +150,7 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdBench(f),
 		newCmdDoctor(f),
 	)
+	addTickCommands(root, f)
 	return root
 }
 

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/wneessen/go-mail"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Defaults of `rindactl bench email`: the incident's 30,339 overdue steps
@@ -97,16 +98,8 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
 	cpu0 := SampleCPU(pm)
 	start := time.Now()
-	sent := 0
-	for sent < cfg.Steps {
-		rep, err := sequence.RunTick(ctx, s.Pool, sequence.TickOptions{Concurrency: cfg.Mailboxes, MaxDuration: time.Hour, Mailer: mailer})
-		if err != nil {
-			return res, errors.Join(err, mailer.Close())
-		}
-		if rep.Claimed == 0 {
-			return res, errors.Join(fmt.Errorf("bench email: the queue stopped with %d of %d steps sent (outcomes %v)", sent, cfg.Steps, rep.Outcomes), mailer.Close())
-		}
-		sent += rep.Sent
+	if err := drainEmail(ctx, s.Pool, mailer, cfg.Mailboxes, cfg.Steps); err != nil {
+		return res, errors.Join(err, mailer.Close())
 	}
 	if err := mailer.Close(); err != nil {
 		return res, err
@@ -131,35 +124,59 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	return res, nil
 }
 
+// drainEmail runs email ticks (concurrency mailboxes at once) until n
+// steps are sent.
+func drainEmail(ctx context.Context, pool *pgxpool.Pool, mailer *sequence.Mailer, concurrency, n int) error {
+	for sent := 0; sent < n; {
+		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{Concurrency: concurrency, MaxDuration: time.Hour, Mailer: mailer})
+		if err != nil {
+			return err
+		}
+		if rep.Claimed == 0 {
+			return fmt.Errorf("bench: the email queue stopped with %d of %d steps sent (outcomes %v)", sent, n, rep.Outcomes)
+		}
+		sent += rep.Sent
+	}
+	return nil
+}
+
 func mailboxAddress(i int) string { return fmt.Sprintf("sdr%02d@bench.example", i) }
 
 // loadDueSteps imports a one-step campaign through the real import and
 // enrollment code, loads the leads server-side, and makes every step due.
 func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConfig) (*sequence.Campaign, error) {
-	var y strings.Builder
-	fmt.Fprintf(&y, "workspace: bench\nname: bench\nmailboxes:\n")
-	for i := 1; i <= cfg.Mailboxes; i++ {
-		fmt.Fprintf(&y, "  - address: %s\n    smtp_url: %s\n", mailboxAddress(i), smtpURL)
-	}
-	fmt.Fprintf(&y, "steps:\n  - delay: 0s\n    subject: %q\n    body: %q\n", benchSubject, benchBody)
-	c, err := sequence.ParseCampaign(strings.NewReader(y.String()))
+	c, _, err := importCampaign(ctx, s, "bench", smtpURL, cfg.Mailboxes)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sequence.ImportCampaign(ctx, s.Pool, c); err != nil {
-		return nil, err
-	}
-	q := sqlcdb.New(s.Pool)
-	if err := q.BenchLeadsWithEmail(ctx, int32(cfg.Steps)); err != nil {
+	if err := store.BenchSeedLeadsWithEmail(ctx, s.Pool, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("loading leads: %w", err)
 	}
 	if _, err := sequence.Enroll(ctx, s.Pool, sequence.EnrollRequest{Workspace: "bench", Campaign: "bench"}, time.Now()); err != nil {
 		return nil, err
 	}
-	if err := q.BenchStepsDue(ctx); err != nil {
+	if err := store.BenchStepsDue(ctx, s.Pool); err != nil {
 		return nil, fmt.Errorf("making the steps due: %w", err)
 	}
 	return c, s.analyze(ctx, "leads", "enrollments")
+}
+
+// importCampaign imports a one-step campaign named name in workspace
+// bench over mailboxes sdr01.. on the SMTP server at smtpURL, through the
+// real import (a second campaign reuses the mailboxes).
+func importCampaign(ctx context.Context, s *scratch, name, smtpURL string, mailboxes int) (*sequence.Campaign, int64, error) {
+	var y strings.Builder
+	fmt.Fprintf(&y, "workspace: bench\nname: %s\nmailboxes:\n", name)
+	for i := 1; i <= mailboxes; i++ {
+		fmt.Fprintf(&y, "  - address: %s\n    smtp_url: %s\n", mailboxAddress(i), smtpURL)
+	}
+	fmt.Fprintf(&y, "steps:\n  - delay: 0s\n    subject: %q\n    body: %q\n", benchSubject, benchBody)
+	c, err := sequence.ParseCampaign(strings.NewReader(y.String()))
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := sequence.ImportCampaign(ctx, s.Pool, c)
+	return c, res.CampaignID, err
 }
 
 // bareLoop sends the same messages with go-mail and nothing else: one

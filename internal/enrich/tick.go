@@ -208,14 +208,16 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 		leads []store.ClaimedLead
 		err   error
 	}
-	claim := func() <-chan claimResult {
+	// after is the latest due time of the last batch: the next claim reads
+	// the claim index from there, past the entries claimed rows left dead.
+	claim := func(after time.Time) <-chan claimResult {
 		ch := make(chan claimResult, 1)
 		go func() {
 			// Never cancelled mid-statement: a claim committed but not read
 			// would strand its leads until their lease runs out.
 			leads, err := store.ClaimEnrichment(context.WithoutCancel(stop), pool, store.EnrichClaim{
 				TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
-				WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted,
+				WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted, After: after,
 			})
 			if err == nil {
 				err = r.doubt(context.WithoutCancel(stop), pool, leads)
@@ -238,7 +240,7 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	}
 	defer workers.Wait()
 	defer close(leads)
-	next := claim()
+	next := claim(time.Time{})
 	for {
 		got := <-next
 		if got.err != nil {
@@ -253,7 +255,7 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 		// A short batch means nothing more is due.
 		more := len(got.leads) == r.cfg.Batch && stop.Err() == nil && r.out.Err() == nil
 		if more {
-			next = claim()
+			next = claim(latestDue(got.leads))
 		}
 		for _, l := range got.leads {
 			leads <- l
@@ -299,6 +301,17 @@ func (r *tickRun) doubt(ctx context.Context, pool *pgxpool.Pool, leads []store.C
 	return nil
 }
 
+// latestDue is the latest due time among leads before their claim.
+func latestDue(leads []store.ClaimedLead) time.Time {
+	var latest time.Time
+	for _, l := range leads {
+		if l.PrevDue.After(latest) {
+			latest = l.PrevDue
+		}
+	}
+	return latest
+}
+
 // dropUnconfigured leaves out the host's finders that cannot work on this
 // host (no API key), saying so once each; nothing shared is written for
 // them. A workspace with its own key for such a finder still uses it. With
@@ -315,30 +328,43 @@ func (r *tickRun) dropUnconfigured() error {
 			r.hostVerifierErr = &ProviderError{Provider: v.Name(), Kind: KindAuth, Message: err.Error()}
 		}
 	}
-	r.hostFinders = map[string]Finder{}
-	var missing []string
-	usable := 0
-	for _, f := range r.cfg.Finders {
-		if err := configError(f); err != nil {
-			if !r.ownAny(f.Name()) {
-				missing = append(missing, err.Error())
-			}
-			continue
-		}
-		r.hostFinders[f.Name()] = f
+	host, missing, err := UsableFinders(r.cfg.Finders, r.ownAny)
+	if err != nil {
+		return err
 	}
-	for _, f := range r.cfg.Finders {
-		if r.hostFinders[f.Name()] != nil || r.ownAny(f.Name()) {
-			usable++
-		}
-	}
-	if usable == 0 {
-		return &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
-	}
+	r.hostFinders = host
 	for _, m := range missing {
 		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
 	}
 	return nil
+}
+
+// UsableFinders splits finders into the host's usable ones, by name, and
+// why the others cannot work on this host (no API key); own reports a
+// provider some workspace has its own key for, which stays usable for it.
+// With no finder usable for anyone the tick cannot run: err is its
+// *ConfigError, which doctor reports before a unit meets it.
+func UsableFinders(finders []Finder, own func(provider string) bool) (host map[string]Finder, missing []string, err error) {
+	host = map[string]Finder{}
+	for _, f := range finders {
+		if err := configError(f); err != nil {
+			if !own(f.Name()) {
+				missing = append(missing, err.Error())
+			}
+			continue
+		}
+		host[f.Name()] = f
+	}
+	usable := 0
+	for _, f := range finders {
+		if host[f.Name()] != nil || own(f.Name()) {
+			usable++
+		}
+	}
+	if usable == 0 {
+		return nil, missing, &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
+	}
+	return host, missing, nil
 }
 
 // ownAny reports whether some workspace has its own key for provider.

@@ -20,7 +20,7 @@ func defaultTicks(t *testing.T) []Tick {
 	t.Helper()
 	var ticks []Tick
 	for _, kind := range tickkind.All {
-		spec, err := Parse(SpecDefault)
+		spec, err := Parse(DefaultSpec(kind))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestDeployExamplesMatchGenerator(t *testing.T) {
 	for _, format := range Formats {
 		t.Run(string(format), func(t *testing.T) {
 			t.Parallel()
-			files, err := Render(format, Plan{Ticks: defaultTicks(t)})
+			files, err := Render(format, Plan{Ticks: defaultTicks(t), Unsubscribe: UnsubscribeListenDefault})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -84,6 +84,8 @@ func TestParseCampaignRejects(t *testing.T) {
 		{"invalid yaml", "name: q4", "name: [q4", "campaign YAML"},
 		{"negative cap", "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    daily_cap: -1", "mailboxes[0].daily_cap"},
 		{"bad unsubscribe", "name: q4", "name: q4\nunsubscribe_url: mailto:x@y", "unsubscribe_url:"},
+		{"bare helo", "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    helo: vm", `mailboxes[0].helo: "vm" is not a fully qualified host name`},
+		{"relative tls_ca", "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    tls_ca: ca.pem", `mailboxes[0].tls_ca: "ca.pem" is not a clean absolute path`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,5 +125,48 @@ func TestParseCampaignValid(t *testing.T) {
 	}
 	if mb, ok := c.MailboxByAddress("A@ACME.TEST"); !ok || mb.SMTP.TLS != TLSOpportunistic {
 		t.Errorf("MailboxByAddress = %+v, %v", mb, ok)
+	}
+	doc := strings.Replace(validCampaign, "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    helo: out.acme.test\n    tls_ca: /etc/rindactl/corp-ca.pem", 1)
+	if c, err = ParseCampaign(strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if mb := c.Mailboxes[0]; mb.HELO != "out.acme.test" || mb.TLSCA != "/etc/rindactl/corp-ca.pem" {
+		t.Errorf("helo/tls_ca = %q/%q", mb.HELO, mb.TLSCA)
+	}
+	if back, err := MailboxFromRecord(c.Record().Mailboxes[0]); err != nil || back.HELO != "out.acme.test" || back.TLSCA != "/etc/rindactl/corp-ca.pem" {
+		t.Errorf("stored and read back: %+v %v", back, err)
+	}
+}
+
+// A mailbox's sending settings beside its SMTP URL, each rule on its own.
+func TestMailboxCheckSending(t *testing.T) {
+	t.Parallel()
+	ok := mailboxFile{PasswordEnv: "RINDA_SMTP_PASSWORD", DailyCap: 50, HELO: "mail.example.com", TLSCA: "/etc/rindactl/ca.pem"}
+	for _, tc := range []struct {
+		name     string
+		edit     func(*mailboxFile)
+		withUser bool
+		want     string // "" for valid
+	}{
+		{"valid", func(*mailboxFile) {}, true, ""},
+		{"no user, no password", func(f *mailboxFile) { f.PasswordEnv = "" }, false, ""},
+		{"user without password", func(f *mailboxFile) { f.PasswordEnv = "" }, true, "m.password_env: required when smtp_url has a user"},
+		{"bad variable name", func(f *mailboxFile) { f.PasswordEnv = "1PASS" }, true, `m.password_env: "1PASS" is not an environment variable name`},
+		{"negative cap", func(f *mailboxFile) { f.DailyCap = -1 }, true, "m.daily_cap: -1 is negative"},
+		{"no cap", func(f *mailboxFile) { f.DailyCap = 0 }, true, ""},
+		{"bare greeting name", func(f *mailboxFile) { f.HELO = "vm" }, true, `m.helo: "vm" is not a fully qualified host name`},
+		{"address literal", func(f *mailboxFile) { f.HELO = "[192.0.2.1]" }, true, ""},
+		{"relative CA", func(f *mailboxFile) { f.TLSCA = "ca.pem" }, true, `m.tls_ca: "ca.pem" is not a clean absolute path`},
+		{"unclean CA", func(f *mailboxFile) { f.TLSCA = "/etc/../ca.pem" }, true, `m.tls_ca: "/etc/../ca.pem" is not a clean absolute path`},
+	} {
+		f := ok
+		tc.edit(&f)
+		err := f.checkSending("m", tc.withUser)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want valid", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

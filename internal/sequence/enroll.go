@@ -60,6 +60,26 @@ type EnrollResult struct {
 	// workspace with the same address (in any spelling: address.Canonical)
 	// is.
 	Duplicates int `json:"duplicates"`
+	// Suppressed counts leads not enrolled because their address is on
+	// the workspace's suppression list.
+	Suppressed int `json:"suppressed"`
+}
+
+// enrollable are the candidates to enroll: not suppressed, not another
+// lead's duplicate. res counts the others.
+func (res *EnrollResult) enrollable(all []store.EnrollCandidate) []store.EnrollCandidate {
+	var out []store.EnrollCandidate
+	for _, cand := range all {
+		switch {
+		case cand.Suppressed:
+			res.Suppressed++
+		case cand.Duplicate:
+			res.Duplicates++
+		default:
+			out = append(out, cand)
+		}
+	}
+	return out
 }
 
 // Enroll enrolls leads in a campaign, binding each to a mailbox with the
@@ -93,14 +113,7 @@ func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time
 		if err != nil {
 			return err
 		}
-		var candidates []store.EnrollCandidate
-		for _, cand := range all {
-			if cand.Duplicate {
-				res.Duplicates++
-				continue
-			}
-			candidates = append(candidates, cand)
-		}
+		candidates := res.enrollable(all)
 		if len(candidates) == 0 {
 			return nil
 		}

@@ -38,6 +38,9 @@ type LeadImportResult struct {
 	Queued int64 `json:"queued"`
 	// Closed enrichment rows whose lead now came with an address.
 	Closed int64 `json:"closed"`
+	// Forgotten counts lines left out because their address belongs to a
+	// person forgotten in the workspace (lead forget).
+	Forgotten int64 `json:"forgotten"`
 }
 
 // LeadRepeat is a line whose external_id an earlier line of the same
@@ -102,6 +105,11 @@ func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepe
 	if err != nil {
 		return nil, fmt.Errorf("checking external_ids: %w", err)
 	}
+	tag, err := im.tx.Exec(ctx, query("leads_import_forgotten"), im.res.WorkspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("checking forgotten addresses: %w", err)
+	}
+	im.res.Forgotten += tag.RowsAffected()
 	var ins, upd, merged, queued, closed int64
 	if err := im.tx.QueryRow(ctx, query("leads_import_merge"), im.res.WorkspaceID).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
 		return nil, fmt.Errorf("merging leads: %w", err)
@@ -134,33 +142,6 @@ func (im *LeadImporter) Rollback(ctx context.Context) {
 // enough to amortise a round trip, small enough that each statement stays
 // far below statement_timeout and memory stays flat.
 const ImportBatchDefault = 5000
-
-// ImportLeads imports leads in one transaction, in batches: either every
-// lead is imported or none is. A repeated external_id fails the import.
-func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, leads []LeadImport) (LeadImportResult, error) {
-	im, err := BeginLeadImport(ctx, pool, workspace)
-	if err != nil {
-		return LeadImportResult{}, err
-	}
-	defer im.Rollback(ctx)
-	for start := 0; start < len(leads); start += ImportBatchDefault {
-		batch := leads[start:min(start+ImportBatchDefault, len(leads))]
-		for i := range batch {
-			if batch[i].Line == 0 {
-				batch[i].Line = start + i + 1
-			}
-		}
-		repeats, err := im.Add(ctx, batch)
-		if err != nil {
-			return LeadImportResult{}, err
-		}
-		if len(repeats) > 0 {
-			r := repeats[0]
-			return LeadImportResult{}, fmt.Errorf("importing leads: line %d: external_id %q already appears on line %d", r.Line, r.ExternalID, r.FirstLine)
-		}
-	}
-	return im.Commit(ctx)
-}
 
 // nullText maps "" to NULL.
 func nullText(s string) *string {

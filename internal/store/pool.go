@@ -47,6 +47,13 @@ type DBTX interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// TxDB is a DBTX that can begin a transaction (a savepoint, on a
+// transaction): a pool, a connection or a transaction.
+type TxDB interface {
+	DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
 // Batcher is a DBTX that can also send a batch in one round trip: a pool,
 // a connection or a transaction.
 type Batcher interface {
