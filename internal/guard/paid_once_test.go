@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/enrichtest"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/guard"
@@ -126,7 +127,7 @@ func newPaidOnceWorld(t *testing.T) *paidOnceWorld {
 	if w.email, found = providertest.DefaultDirectory(first, last, domain); !found {
 		t.Fatal("the stand-in's directory misses the test's lead")
 	}
-	if _, err := store.ImportLeads(ctx, w.db.Pool, "acme", []store.LeadImport{{ExternalID: "1", FirstName: first, LastName: last, Domain: domain}}); err != nil {
+	if _, err := enrichtest.ImportLeads(ctx, w.db.Pool, "acme", []store.LeadImport{{ExternalID: "1", FirstName: first, LastName: last, Domain: domain}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.db.Pool.QueryRow(ctx, `UPDATE lead_enrichment SET updated_at = now() - interval '1 second', next_attempt_at = now() - interval '1 second'
@@ -134,7 +135,7 @@ func newPaidOnceWorld(t *testing.T) *paidOnceWorld {
 		t.Fatal(err)
 	}
 	w.tick = w.db.TickPool(t)
-	cfg, err := guard.ConfigFromEnv(func(string) string { return "" }, "findymail")
+	cfg, err := guard.ConfigFromEnv(func(string) string { return "" }, provider.DefaultLimits("findymail"))
 	if err != nil {
 		t.Fatal(err)
 	}
