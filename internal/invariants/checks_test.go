@@ -196,6 +196,8 @@ func checkSpend(ev *evidence) []string {
 // was healthy, slow or only rate limited (Retry-After 2 s) without a quota
 // answer in the quota breaker's window (5 minutes, a verdict) before the
 // lead was parked, allowing a tick's time for the decision to be written.
+// A finder in the lead's doubted_by cannot serve it: its answer was lost
+// (maybe billed), and only an operator asks it again.
 func checkParkedWhileServable(ev *evidence) []string {
 	const (
 		quotaBreaker = 5 * time.Minute
@@ -207,6 +209,9 @@ func checkParkedWhileServable(ev *evidence) []string {
 			continue
 		}
 		for _, prov := range []string{"findymail", "hunter"} {
+			if slices.Contains(p.doubted, prov) {
+				continue // its answer was lost: an operator's to ask again
+			}
 			mode, quota := "healthy", false
 			for _, c := range ev.providerModes {
 				if c.provider != prov || c.at.After(p.at) {
