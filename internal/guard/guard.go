@@ -57,6 +57,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		BucketKey:   bucket.key,
 		Interval:    bucket.interval,
 		Horizon:     bucket.horizon(),
+		Tolerance:   bucket.tolerance(),
 		CostUSD:     lim.CostUSD,
 	})
 	if err != nil {
@@ -83,6 +84,15 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		return adm, nil
 	}
 	waited, err := bucket.wait(ctx, row)
+	if err == nil && waited > 0 {
+		// The ledger row says the call waits for its slot; it must say the
+		// call went out before it does, or a tick taking the lead over
+		// would refund a call that may have been billed.
+		var started bool
+		if started, err = store.GuardCallStarted(ctx, g.db, adm.Ref); err == nil && !started {
+			err = fmt.Errorf("%s call %d for lead %d: settled by another tick while waiting for its rate slot", call.Provider, adm.Ref, call.LeadID)
+		}
+	}
 	if err != nil {
 		// The call will not be made: give the reservation back.
 		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallSkipped})

@@ -287,3 +287,72 @@ func TestPaidFindInDoubtIsNotBoughtAgain(t *testing.T) {
 		t.Errorf("after --refind the lead is %s with %q (%s), want enriched with %s", status, email, lastError, w.email)
 	}
 }
+
+// A tick killed mid-call leaves its ledger row reserved. The tick that
+// takes the lead over after the lease doubts only a call that may have
+// gone out: one that had no rate slot to wait for, or whose wait ended
+// (started_at). A call killed while it waited for its slot was never made:
+// it is refunded and the lead goes to the finder as usual.
+func TestTakeoverDoubtsOnlyCallsThatMayHaveGoneOut(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		callAt     string // relative to the admission
+		started    bool
+		wantLedger string
+		wantCalls  int
+		wantStatus string
+	}{
+		{"admitted without a wait", "0", false, "settled/in_doubt", 0, "enrichment_failed"},
+		{"waited and went out", "2 seconds", true, "settled/in_doubt", 0, "enrichment_failed"},
+		{"killed while waiting for its slot", "2 seconds", false, "refunded/skipped", 1, "enriched"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			w := newPaidOnceWorld(t)
+			// What the killed tick left: the lead claimed, its lease run
+			// out, and the call reserved (spend charged).
+			for _, q := range []string{
+				`UPDATE lead_enrichment SET status = 'in_progress', locked_by = 'killed', locked_until = now() - interval '1 second',
+					next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second' WHERE lead_id = $1`,
+				`INSERT INTO workspace_spend (workspace_id, month, spent_usd)
+					SELECT workspace_id, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 0.05 FROM leads WHERE id = $1`,
+				`INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id, created_at, call_at, started_at)
+					SELECT workspace_id, id, 'findymail', 0.05, 'killed', now() - interval '1 minute',
+					       now() - interval '1 minute' + $2::interval, CASE WHEN $3 THEN now() - interval '50 seconds' END
+					FROM leads WHERE id = $1`,
+			} {
+				args := []any{w.lead, tc.callAt, tc.started}
+				if !strings.Contains(q, "$2") {
+					args = args[:1]
+				}
+				if _, err := w.db.Pool.Exec(ctx, q, args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := w.run("takeover", nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := w.set.Findymail.Count(); n != tc.wantCalls {
+				t.Errorf("Findymail received %d requests, want %d", n, tc.wantCalls)
+			}
+			if calls := w.ledger(t); len(calls) == 0 || calls[0] != tc.wantLedger {
+				t.Errorf("ledger %v, want the killed tick's call %s first", calls, tc.wantLedger)
+			}
+			if status, _, lastError := w.state(t); status != tc.wantStatus {
+				t.Errorf("lead %s (%s), want %s", status, lastError, tc.wantStatus)
+			}
+			// The refunded call's cost went back to the month; a doubted
+			// one stays spent.
+			var spent float64
+			if err := w.db.Pool.QueryRow(ctx, `SELECT coalesce(sum(spent_usd), 0)::float8 FROM workspace_spend`).Scan(&spent); err != nil {
+				t.Fatal(err)
+			}
+			if wantRefund := tc.wantLedger == "refunded/skipped"; wantRefund != (spent < 0.05) {
+				t.Errorf("month's spend %.4f after the takeover; refunded: %v", spent, wantRefund)
+			}
+		})
+	}
+}

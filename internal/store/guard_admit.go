@@ -26,7 +26,10 @@ type GuardAdmitParams struct {
 	// plus the longest wait the caller accepts.
 	Interval time.Duration
 	Horizon  time.Duration
-	CostUSD  float64
+	// Tolerance is the bucket's burst*Interval: the call's rate slot, kept
+	// in the ledger row's call_at, is its new tat less it.
+	Tolerance time.Duration
+	CostUSD   float64
 }
 
 // GuardAdmitRow is the admit statement's answer. Breaker is "closed",
@@ -55,7 +58,7 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow
 	var durable string
 	err := db.QueryRow(ctx, query("guard_admit"),
 		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
-		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
+		p.BucketKey, p.Interval, p.Horizon, p.CostUSD, p.Tolerance,
 	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &durable)
 	if err != nil {
 		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
@@ -89,4 +92,16 @@ func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome stri
 	// Count is the settled rows; Count_2, Count_3 and Count_4 the
 	// refunded, healed and kept.
 	return r.Count == 1, nil
+}
+
+// GuardCallStarted marks the admitted call callID, which waited for its
+// rate slot, as going out now; durable before the request is sent. It
+// reports whether the call was still reserved (false: a claim took its
+// lead over meanwhile, and the call must not go out).
+func GuardCallStarted(ctx context.Context, db DBTX, callID int64) (bool, error) {
+	r, err := sqlcdb.New(db).GuardCallStarted(ctx, callID)
+	if err != nil {
+		return false, fmt.Errorf("mark call %d started: %w", callID, err)
+	}
+	return r.Started == 1, nil
 }

@@ -207,6 +207,8 @@ type ProviderCall struct {
 	TickID      *string
 	CreatedAt   time.Time
 	SettledAt   *time.Time
+	CallAt      *time.Time
+	StartedAt   *time.Time
 }
 
 type ProviderCredit struct {

@@ -14,7 +14,8 @@
 -- $1 workspace_id, $2 provider, $3 lead_id (0 = none), $4 tick_id,
 -- $5 probe owner, $6 probe lease, $7 bucket key ('' = no bucket),
 -- $8 emission interval, $9 admission horizon (burst*interval + max wait),
--- $10 cost_usd.
+-- $10 cost_usd, $11 the bucket's tolerance (burst*interval): the call's
+-- rate slot, kept in call_at, is its new tat less the tolerance.
 WITH brk AS (
     SELECT state, open_until, probe_until, reason, retry_after
     FROM breakers
@@ -70,8 +71,9 @@ WITH brk AS (
        OR s.spent_usd + excluded.spent_usd <= (SELECT monthly_usd_ceiling FROM workspaces WHERE id = $1::bigint)
     RETURNING spent_usd
 ), call AS (
-    INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id)
-    SELECT $1::bigint, nullif($3::bigint, 0), $2::text, $10::numeric, nullif($4::text, '')
+    INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id, call_at)
+    SELECT $1::bigint, nullif($3::bigint, 0), $2::text, $10::numeric, nullif($4::text, ''),
+           greatest(now(), coalesce((SELECT tat FROM tok) - $11::interval, now()))
     FROM passed
     WHERE $10::numeric = 0 OR EXISTS (SELECT 1 FROM spend)
     RETURNING id
