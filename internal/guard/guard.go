@@ -83,16 +83,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		}
 		return adm, nil
 	}
-	waited, err := bucket.wait(ctx, row)
-	if err == nil && waited > 0 {
-		// The ledger row says the call waits for its slot; it must say the
-		// call went out before it does, or a tick taking the lead over
-		// would refund a call that may have been billed.
-		var started bool
-		if started, err = store.GuardCallStarted(ctx, g.db, adm.Ref); err == nil && !started {
-			err = fmt.Errorf("%s call %d for lead %d: settled by another tick while waiting for its rate slot", call.Provider, adm.Ref, call.LeadID)
-		}
-	}
+	waited, err := g.awaitSlot(ctx, bucket, row, adm)
 	if err != nil {
 		// The call will not be made: give the reservation back.
 		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallSkipped})
@@ -100,6 +91,22 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 	}
 	adm.Waited = waited
 	return adm, nil
+}
+
+// awaitSlot sleeps until the admitted call's rate slot. The ledger row
+// says a call that waits for its slot was not made yet; it must say the
+// call went out before it does (started_at), or a tick taking the lead
+// over would refund a call that may have been billed.
+func (g *Guard) awaitSlot(ctx context.Context, b bucket, row store.GuardAdmitRow, adm enrich.Admission) (time.Duration, error) {
+	waited, err := b.wait(ctx, row)
+	if err != nil || waited == 0 {
+		return waited, err
+	}
+	started, err := store.GuardCallStarted(ctx, g.db, adm.Ref)
+	if err == nil && !started {
+		err = fmt.Errorf("%s call %d for lead %d: settled by another tick while waiting for its rate slot", adm.Call.Provider, adm.Ref, adm.Call.LeadID)
+	}
+	return waited, err
 }
 
 // Settle records how an admitted call ended: the ledger row is settled or
