@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/rindactl
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build demo test test-stress cyclo vet fmt-check ci bench reliability invariants clean
+.PHONY: build demo test test-stress cyclo vet fmt-check ci bench reliability invariants invariants-broken clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/rindactl
@@ -70,6 +70,12 @@ RUNS ?= 200
 invariants:
 	RINDA_INVARIANTS_SEED=$(SEED) RINDA_INVARIANTS_RUNS=$(RUNS) RINDA_INVARIANTS_DURATION=$(DURATION) \
 		$(GO) test -count=1 -v -timeout 0 -run '^TestInvariants$$' ./internal/invariants/
+
+# The harness against deliberately broken builds of rindactl, one per
+# invariant (go build -overlay; the tree is untouched): each must be caught
+# within a few seeded runs. A few minutes.
+invariants-broken:
+	RINDA_INVARIANTS_BROKEN=1 $(GO) test -count=1 -v -timeout 0 -run '^TestHarnessFindsBrokenBuilds$$' ./internal/invariants/
 
 clean:
 	rm -rf bin
