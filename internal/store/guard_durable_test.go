@@ -48,19 +48,23 @@ func TestGuardLedgerCommitsDurably(t *testing.T) {
 		off()
 	}
 	off()
-	row, err := store.GuardAdmit(ctx, tx, store.GuardAdmitParams{WorkspaceID: ws, Provider: "findymail", LeadID: leadID,
-		TickID: "t1", ProbeOwner: "t1", ProbeLease: time.Minute, CostUSD: 0.01})
+	rows, err := store.GuardAdmit(ctx, tx, store.GuardAdmitParams{WorkspaceID: ws, Provider: "findymail",
+		TickID: "t1", ProbeLease: time.Minute, CostUSD: 0.01}, []store.GuardAdmitCall{{LeadID: leadID, ProbeOwner: "t1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row.CallID == nil {
-		t.Fatalf("admit: %+v, want a ledger row", row)
+	if len(rows) != 1 || rows[0].CallID == nil {
+		t.Fatalf("admit: %+v, want a ledger row", rows)
 	}
 	durable("admitting a call")
-	first, err := store.GuardSettle(ctx, tx, *row.CallID, "settled", "found", ws, "findymail", true, "ada@example.test")
-	if err != nil || !first {
-		t.Fatalf("settle: %v, %v; want the reserved row settled", first, err)
+	settle := func(found string) {
+		t.Helper()
+		if err := store.GuardSettle(ctx, tx, ws, "findymail", []store.GuardSettleCall{
+			{CallID: *rows[0].CallID, State: "settled", Outcome: "found", Clean: true, LeadID: leadID, Found: found}}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	settle("ada@example.test")
 	durable("settling it")
 	var found, by string
 	if err := tx.QueryRow(ctx, `SELECT found_email, found_by FROM lead_enrichment WHERE lead_id = $1`, leadID).Scan(&found, &by); err != nil {
@@ -69,8 +73,17 @@ func TestGuardLedgerCommitsDurably(t *testing.T) {
 	if found != "ada@example.test" || by != "findymail" {
 		t.Errorf("lead keeps %q found by %q, want the settled find with its finder", found, by)
 	}
-	// Settled once: a retry (or a claim's doubt) changes nothing.
-	if first, err := store.GuardSettle(ctx, tx, *row.CallID, "settled", "found", ws, "findymail", true, "other@example.test"); err != nil || first {
-		t.Errorf("second settle: %v, %v; want nothing changed", first, err)
+	// Settled once: a retry changes nothing in the ledger, and a lead
+	// keeps the find it holds.
+	settle("other@example.test")
+	var settled int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM provider_calls WHERE state = 'settled' AND outcome = 'found'`).Scan(&settled); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow(ctx, `SELECT found_email FROM lead_enrichment WHERE lead_id = $1`, leadID).Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if settled != 1 || found != "ada@example.test" {
+		t.Errorf("after a second settle: %d settled calls, lead keeps %q; want 1 and the first find", settled, found)
 	}
 }
