@@ -137,6 +137,8 @@ func TestChecksFailOnBrokenWorlds(t *testing.T) {
 			 SELECT l.id, l.workspace_id, 'unreachable', now() + interval '1 day', 'findymail' FROM leads l WHERE l.email = 'lead3@example.test'`, nil},
 		{"enrichment: a find paid twice", checkPaidFindTwice,
 			`INSERT INTO provider_calls (workspace_id, lead_id, provider, state, cost_usd, outcome) SELECT workspace_id, lead_id, provider, state, 0.01, outcome FROM provider_calls`, nil},
+		{"enrichment: a find bought again after a call whose answer was lost", checkPaidFindTwice,
+			`INSERT INTO provider_calls (workspace_id, lead_id, provider, state, cost_usd, outcome) SELECT workspace_id, lead_id, provider, 'reserved', 0.01, NULL FROM provider_calls`, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

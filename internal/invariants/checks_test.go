@@ -200,6 +200,8 @@ func checkSpend(ev *evidence) []string {
 // was healthy, slow or only rate limited (Retry-After 2 s) without a quota
 // answer in the quota breaker's window (5 minutes, a verdict) before the
 // lead was parked, allowing a tick's time for the decision to be written.
+// A finder in the lead's doubted_by cannot serve it: its answer was lost
+// (maybe billed), and only an operator asks it again.
 func checkParkedWhileServable(ev *evidence) []string {
 	const (
 		quotaBreaker = 5 * time.Minute
@@ -211,6 +213,9 @@ func checkParkedWhileServable(ev *evidence) []string {
 			continue
 		}
 		for _, prov := range []string{"findymail", "hunter"} {
+			if slices.Contains(p.doubted, prov) {
+				continue // its answer was lost: an operator's to ask again
+			}
 			mode, quota := "healthy", false
 			for _, c := range ev.providerModes {
 				if c.provider != prov || c.at.After(p.at) {
@@ -228,12 +233,14 @@ func checkParkedWhileServable(ev *evidence) []string {
 	return out
 }
 
-// checkPaidFindTwice (issue 24): no lead's find paid twice at a provider.
+// checkPaidFindTwice (issue 24): no lead's find paid twice at a provider,
+// counting a call whose answer was lost (admitted, never settled, or
+// settled in doubt) as a find: the provider may have billed it.
 func checkPaidFindTwice(ev *evidence) []string {
 	var out []string
 	for k, n := range ev.paidFinds {
 		if n > 1 {
-			out = append(out, fmt.Sprintf("find %s paid %d times", k, n))
+			out = append(out, fmt.Sprintf("find %s paid %d times (found or in doubt)", k, n))
 		}
 	}
 	slices.Sort(out)

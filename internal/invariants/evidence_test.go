@@ -33,7 +33,7 @@ type evidence struct {
 	// For the enrichment checks (issue 24).
 	providerModes []providerModeChange
 	unreachable   []parkedLead
-	paidFinds     map[string]int // "lead/provider" → found answers paid
+	paidFinds     map[string]int // "lead/provider" → found answers paid, or maybe paid (in doubt)
 }
 
 type sendRow struct {
@@ -77,6 +77,9 @@ type parkedLead struct {
 	// workspace's spend by then against its ceiling (negative: none).
 	first, last, domain string
 	spent, ceiling      float64
+	// doubted are the finders whose answer a tick lost: no tick asks them
+	// again until an operator does (requeue --refind), so they cannot serve.
+	doubted []string
 }
 
 // collect reads the evidence of world w after its recovery.
@@ -206,7 +209,7 @@ func (ev *evidence) read(ctx context.Context, db *pgxpool.Pool, c *clock) error 
 	rows, err = db.Query(ctx, `SELECT le.lead_id, le.updated_at, coalesce(le.provider, ''), l.first_name, l.last_name, l.company_domain,
 			(SELECT coalesce(sum(c.cost_usd), 0) FROM provider_calls c
 			 WHERE c.workspace_id = le.workspace_id AND c.state <> 'refunded' AND c.created_at <= le.updated_at)::float8,
-			coalesce(w.monthly_usd_ceiling, -1)::float8
+			coalesce(w.monthly_usd_ceiling, -1)::float8, le.doubted_by
 		FROM lead_enrichment le JOIN leads l ON l.id = le.lead_id JOIN workspaces w ON w.id = le.workspace_id
 		WHERE le.status = 'unreachable'`)
 	if err != nil {
@@ -214,7 +217,7 @@ func (ev *evidence) read(ctx context.Context, db *pgxpool.Pool, c *clock) error 
 	}
 	for rows.Next() {
 		var p parkedLead
-		if err := rows.Scan(&p.lead, &p.at, &p.provider, &p.first, &p.last, &p.domain, &p.spent, &p.ceiling); err != nil {
+		if err := rows.Scan(&p.lead, &p.at, &p.provider, &p.first, &p.last, &p.domain, &p.spent, &p.ceiling, &p.doubted); err != nil {
 			return err
 		}
 		p.at = c.harness(p.at)
@@ -223,8 +226,12 @@ func (ev *evidence) read(ctx context.Context, db *pgxpool.Pool, c *clock) error 
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	// A find is paid when the provider answered it, or may have: a call
+	// admitted and never settled (its answer lost to a kill or a lost
+	// database) or settled in doubt by a later claim.
 	rows, err = db.Query(ctx, `SELECT lead_id::text || '/' || provider, count(*) FROM provider_calls
-		WHERE outcome = 'found' AND state <> 'refunded' AND cost_usd > 0 AND lead_id IS NOT NULL GROUP BY 1`)
+		WHERE (outcome IS NULL OR outcome IN ('found', 'in_doubt')) AND state <> 'refunded' AND cost_usd > 0 AND lead_id IS NOT NULL
+		GROUP BY 1`)
 	if err != nil {
 		return err
 	}
