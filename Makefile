@@ -15,6 +15,10 @@ demo: build
 # The whole test suite against one throwaway Postgres cluster (each test
 # clones its own database from a migrated template), then the benchmark
 # peers' module (bench/, which alone depends on River) on the same cluster.
+# It includes the Prometheus checks: the textfiles of every tick kind loaded
+# together with Prometheus's parser, and promtool check metrics / check
+# rules / test rules on them and on deploy/prometheus and the dashboard's
+# queries (skipped with a message where promtool is missing).
 test:
 	scripts/pg run -- sh -c '$(GO) test -count=1 ./... && cd bench && $(GO) test -count=1 ./...'
 

@@ -49,3 +49,11 @@ GRANT SELECT, INSERT, UPDATE ON inbox_skipped TO rindactl_tick;
 -- (read only: `workspace set-key` and `secrets rotate` run as the owner).
 GRANT SELECT, INSERT, UPDATE ON provider_credits TO rindactl_tick;
 GRANT SELECT ON workspace_provider_keys TO rindactl_tick;
+
+-- Unsubscribes (issue 25): the email tick creates a workspace's token key on
+-- first use; `unsubscribe serve` (which may run as this role) records each
+-- token used, ends the enrollments and suppresses the address.
+GRANT SELECT, INSERT ON unsubscribe_keys, unsubscribes TO rindactl_tick;
+
+-- Running totals of the Prometheus counters (issue 27).
+GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/sequence"
@@ -34,6 +38,13 @@ type DoctorOptions struct {
 	// says it was named on the command line (then it must exist).
 	EnvFile    string
 	EnvFileSet bool
+	// tickSpecs say which kinds are scheduled ("off": not on this host):
+	// doctor checks that each scheduled kind can start here. A spec given
+	// on the command line also sets the interval and lease that kind's
+	// runs are judged by.
+	tickSpecs
+	// Changed reports a flag given on the command line.
+	Changed func(name string) bool
 }
 
 // DoctorIntervalDefault is the cadence the generated schedules use.
@@ -68,14 +79,28 @@ It also checks the env file the crontab and systemd units load (--env-file):
 a line that sh and systemd would read differently is a problem, reported
 with its line number and never its value.
 
+A kind's spec given as to 'schedule print' (--email '*/10 * * * *') judges
+that kind by its own interval and by the lease its ticks take on it (an
+hourly tick running for 50 minutes has not crashed).
+
+Then it checks that every scheduled tick kind (all four unless its spec
+flag is "off", as for 'schedule print') can start on this host with the
+environment its unit gets: the env file when there is one, else this
+process's environment (Kubernetes, rindactl run). A unit that would fail
+every firing is a problem naming the unit: an enrich unit with no usable
+finder (no RINDA_FINDYMAIL_API_KEY nor RINDA_HUNTER_API_KEY), or an env
+file without DATABASE_URL.
+
 Exits 0 when everything is fine, 1 with one line per problem on stderr
 (a stale tick is a problem an operator must see), 2 on bad flags.`,
 		Example: `  rindactl doctor
   rindactl doctor --interval 5m   # ticks fire every 5 minutes
+  rindactl doctor --enrich off    # this host does not run enrichment
   rindactl doctor --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.EnvFileSet = cmd.Flags().Changed("env-file")
+			opts.Changed = cmd.Flags().Changed
 			return doctorRun(cmd.Context(), opts)
 		},
 	}
@@ -83,6 +108,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
+	opts.tickSpecs.register(cmd)
 	return cmd
 }
 
@@ -93,6 +119,11 @@ type doctorReport struct {
 	// Notes are worth knowing but not wrong (a tick kind that never ran).
 	Notes     []string        `json:"notes"`
 	Providers map[string]bool `json:"providers_configured"`
+	// Units says per tick kind whether its unit can start on this host:
+	// "ok", "off" (not scheduled here) or why it would fail.
+	Units map[string]string `json:"units"`
+	// EnvFileRead: the units' environment was read from --env-file.
+	EnvFileRead bool `json:"-"`
 }
 
 func doctorRun(ctx context.Context, opts *DoctorOptions) error {
@@ -103,8 +134,15 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if opts.Interval <= 0 || opts.Lease <= 0 {
 		return usageError("--interval and --lease must be positive durations, such as 1m and 5m")
 	}
-	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}}
+	ticks, err := opts.tickSpecs.parse(schedule.ParseWithSeconds)
+	if err != nil && !errors.Is(err, errEveryTickOff) {
+		return err
+	}
+	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}, Units: map[string]string{}}
 
+	// ownKeys are the providers some workspace has its own key for: an
+	// enrich tick uses them whatever this host's keys.
+	ownKeys := map[string]bool{}
 	pool, err := opts.f.OpenDB(ctx)
 	var configErr *codedError
 	errors.As(err, &configErr)
@@ -121,17 +159,23 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
 		default:
 			rep.Checks = append(rep.Checks, "schema up to date")
-			if err := checkTicks(ctx, pool, opts, &rep); err != nil {
+			if err := checkTicks(ctx, pool, opts, ticks, &rep); err != nil {
 				rep.Problems = append(rep.Problems, "tick history: "+err.Error())
 			}
 			checkOwnKeys(ctx, opts.f, pool, &rep)
+			if sealed, err := store.SealedProviderKeys(ctx, pool); err == nil {
+				for _, k := range sealed {
+					ownKeys[k.Provider] = true
+				}
+			}
 		}
 	}
 
-	checkEnvFileFor(opts, &rep)
+	unitEnv := checkEnvFileFor(opts, &rep)
 	for _, p := range providerNames {
-		rep.Providers[p] = opts.f.Getenv("RINDA_"+p+"_API_KEY") != ""
+		rep.Providers[p] = unitEnv("RINDA_"+p+"_API_KEY") != ""
 	}
+	checkUnits(ticks, unitEnv, ownKeys, opts, &rep)
 	rep.OK = len(rep.Problems) == 0
 
 	ios := opts.f.IO
@@ -166,31 +210,57 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	return nil
 }
 
-// checkTicks adds what tick_runs says about each scheduled kind to rep.
-func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, rep *doctorReport) error {
-	health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox}, opts.Lease, crashWindow)
-	if err != nil {
-		return err
-	}
-	for _, h := range health {
-		v := tick.JudgeHealth(h, opts.Interval)
-		switch v.Health {
-		case tick.NeverRan:
-			rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
-		case tick.NeverSucceeded:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
-		case tick.Stale:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × --interval %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
-				h.Kind, *h.SinceSuccess, tick.StaleIntervals, opts.Interval, newestError(h)))
-		case tick.Healthy:
-			rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
+// checkTicks adds what tick_runs says about each kind to rep (on every
+// host: the history is the database's).
+func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, scheduled []schedule.Tick, rep *doctorReport) error {
+	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox} {
+		interval, lease, cadence := opts.cadence(kind, scheduled)
+		health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{kind}, lease, crashWindow)
+		if err != nil {
+			return err
 		}
-		if v.Crashed {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
-				h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
+		for _, h := range health {
+			v := tick.JudgeHealth(h, interval)
+			switch v.Health {
+			case tick.NeverRan:
+				rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
+			case tick.NeverSucceeded:
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
+			case tick.Stale:
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
+					h.Kind, *h.SinceSuccess, tick.StaleIntervals, cadence, newestError(h)))
+			case tick.Healthy:
+				rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
+			}
+			if v.Crashed {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
+					h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
+			}
 		}
 	}
 	return nil
+}
+
+// cadence is the interval and lease kind's runs are judged by, and how to
+// name the interval: --interval and --lease, unless kind's spec was given
+// (then its interval, and the lease its generated units' ticks take on it:
+// tick.FitLease over the spec's --max-duration; an explicit --lease wins).
+func (opts *DoctorOptions) cadence(kind tickkind.Kind, scheduled []schedule.Tick) (interval, lease time.Duration, name string) {
+	interval, lease, name = opts.Interval, opts.Lease, "--interval "+opts.Interval.String()
+	if opts.Changed == nil || !opts.Changed(string(kind)) {
+		return interval, lease, name
+	}
+	for _, t := range scheduled {
+		if t.Kind != kind {
+			continue
+		}
+		interval = t.Spec.Interval()
+		name = fmt.Sprintf("its interval %s (--%s %q)", interval, kind, t.Spec)
+		if !opts.Changed("lease") {
+			lease, _ = tick.FitLease(opts.Lease, false, t.MaxDuration(), tickGrace(kind))
+		}
+	}
+	return interval, lease, name
 }
 
 // newestError quotes the newest failure of a kind, if any, so a tick that
@@ -204,8 +274,16 @@ func newestError(h store.TickHealth) string {
 
 // checkEnvFileFor adds what the env file check finds to rep. The default
 // path missing is only a note: Kubernetes and 'rindactl run' need no file.
-func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) {
-	problems, err := schedule.CheckEnvFile(opts.EnvFile)
+// It returns the environment the units get: the file's variables when it
+// was read (crontab and systemd units see nothing else), else this
+// process's.
+func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) string {
+	vars, problems, err := schedule.ReadEnvFile(opts.EnvFile)
+	env := opts.f.Getenv
+	if err == nil {
+		env = func(k string) string { return vars[k] }
+	}
+	rep.EnvFileRead = err == nil
 	switch {
 	case err != nil && !opts.EnvFileSet && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		rep.Notes = append(rep.Notes, fmt.Sprintf("env file %s not checked: %v (pass --env-file to check another)", opts.EnvFile, errors.Unwrap(err)))
@@ -218,6 +296,60 @@ func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) {
 	default:
 		rep.Checks = append(rep.Checks, "env file "+opts.EnvFile+" reads the same in sh and systemd")
 	}
+	return env
+}
+
+// checkUnits adds to rep whether the unit of each scheduled tick kind can
+// start on this host with env, the environment the unit gets: a unit that
+// would exit 2 on every firing is a problem.
+func checkUnits(scheduled []schedule.Tick, env func(string) string, ownKeys map[string]bool, opts *DoctorOptions, rep *doctorReport) {
+	for _, kind := range tickkind.All {
+		rep.Units[string(kind)] = "off"
+	}
+	where := "this host's environment"
+	if rep.EnvFileRead {
+		where = opts.EnvFile
+	}
+	for _, t := range scheduled {
+		why := unitCannotStart(t.Kind, env, ownKeys, rep.EnvFileRead)
+		if why == "" {
+			rep.Units[string(t.Kind)] = "ok"
+			continue
+		}
+		rep.Units[string(t.Kind)] = why
+		rep.Problems = append(rep.Problems, fmt.Sprintf("rindactl-%s unit (%s) would fail on this host with %s: %s; fix it there, or leave the unit out (--%s off)",
+			t.Kind, strings.Join(t.Kind.Args(), " "), where, why, t.Kind))
+	}
+}
+
+// unitCannotStart says why a tick of kind would exit 2 at start with env
+// (and workspaces' own keys for the providers in ownKeys), or "" when it
+// can start.
+func unitCannotStart(kind tickkind.Kind, env func(string) string, ownKeys map[string]bool, fromFile bool) string {
+	if fromFile && env("DATABASE_URL") == "" {
+		return "no DATABASE_URL"
+	}
+	if kind != tickkind.Enrich {
+		return ""
+	}
+	var finders []enrich.Finder
+	for _, name := range enrichProvidersDefault {
+		fd, err := provider.NewFinder(name, env)
+		if err != nil {
+			return err.Error()
+		}
+		if _, err := providerhttp.TimeoutFromEnv(name, env); err != nil {
+			return err.Error()
+		}
+		finders = append(finders, fd)
+	}
+	if _, _, err := enrich.UsableFinders(finders, func(p string) bool { return ownKeys[p] }); err != nil {
+		return err.Error()
+	}
+	if _, err := guard.ConfigFromEnv(env, enrichProvidersDefault...); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // checkOwnKeys reports whether the master key on this host opens the

@@ -123,14 +123,83 @@ func TestDoctorTickHistory(t *testing.T) {
 	}
 }
 
-// goodEnvFile is an env file in the format sh and systemd read alike.
+// goodEnvFile is an env file in the format sh and systemd read alike, with
+// what every unit needs to start (a database and a finder's key).
 func goodEnvFile(t *testing.T) string {
 	t.Helper()
+	return envFile(t, "# test\nDATABASE_URL=\"postgres://u@h/db?a=1&b=2\"\nRINDA_HUNTER_API_KEY=hk-test\n")
+}
+
+func envFile(t *testing.T, content string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "env")
-	if err := os.WriteFile(path, []byte("# test\nDATABASE_URL=\"postgres://u@h/db?a=1&b=2\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Issue 27: doctor exited 0 on a host with no provider key while the
+// generated enrich unit then failed every minute ("no finder is usable on
+// this host"). It now checks that each scheduled kind can start with the
+// environment its unit gets, and names the unit that would fail.
+func TestDoctorNamesTheUnitThatWouldFail(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	recent := `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid)
+		SELECT k, k || '-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1
+		FROM unnest(ARRAY['enrich', 'email', 'events', 'inbox']) AS k`
+	if _, err := db.Pool.Exec(context.Background(), recent); err != nil {
+		t.Fatal(err)
+	}
+	keyless := envFile(t, "DATABASE_URL=\"postgres://u@h/db\"\n")
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		code    int
+		problem string
+		units   map[string]string
+	}{
+		{name: "no key in the env file", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_HUNTER_API_KEY": "only-in-this-shell"},
+			args: []string{"--env-file", keyless}, code: exitError,
+			problem: "rindactl-enrich unit (enrich tick) would fail on this host with " + keyless + ": no finder is usable on this host: RINDA_FINDYMAIL_API_KEY is not set",
+			units:   map[string]string{"email": "ok", "events": "ok", "inbox": "ok"}},
+		{name: "enrichment not scheduled here", env: map[string]string{"DATABASE_URL": db.URL},
+			args: []string{"--env-file", keyless, "--enrich", "off"}, code: exitOK,
+			units: map[string]string{"enrich": "off", "email": "ok"}},
+		// No --env-file: the default path is absent here (Kubernetes,
+		// rindactl run), so the units get this environment.
+		{name: "no env file: this environment", env: map[string]string{"DATABASE_URL": db.URL}, code: exitError,
+			problem: "rindactl-enrich unit (enrich tick) would fail on this host with this host's environment: no finder is usable"},
+		{name: "a key in this environment and no env file", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_FINDYMAIL_API_KEY": "fm"},
+			code: exitOK, units: map[string]string{"enrich": "ok"}},
+		{name: "env file without DATABASE_URL", env: map[string]string{"DATABASE_URL": db.URL},
+			args: []string{"--env-file", envFile(t, "RINDA_HUNTER_API_KEY=hk\n")}, code: exitError,
+			problem: "rindactl-email unit (email tick) would fail on this host with", units: map[string]string{"email": "no DATABASE_URL"}},
+	} {
+		args := tc.args
+		res := runCLI(t, tc.env, append([]string{"doctor"}, args...)...)
+		if res.code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, res.code, tc.code, res.stdout, res.stderr)
+		}
+		if tc.problem != "" && !strings.Contains(res.stderr, "problem  "+tc.problem) {
+			t.Errorf("%s: stderr lacks %q:\n%s", tc.name, tc.problem, res.stderr)
+		}
+		if strings.Contains(res.stdout+res.stderr, "only-in-this-shell") {
+			t.Errorf("%s: doctor printed a key", tc.name)
+		}
+		res = runCLI(t, tc.env, append([]string{"doctor", "--output", "json"}, args...)...)
+		var rep doctorReport
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, res.stdout)
+		}
+		for kind, want := range tc.units {
+			if rep.Units[kind] != want {
+				t.Errorf("%s: units[%s] = %q, want %q", tc.name, kind, rep.Units[kind], want)
+			}
+		}
+	}
 }
 
 // Issue 16: doctor checks the env file the crontab and systemd units load;
@@ -166,5 +235,32 @@ func TestDoctorRejectsNonPositiveDurations(t *testing.T) {
 		if res.code != exitUsage || !strings.Contains(res.stderr, "--interval and --lease must be positive") {
 			t.Errorf("%v: exit %d %q, want 2 with the fix", args, res.code, res.stderr)
 		}
+	}
+}
+
+// Issue 27: on a schedule more than 5 minutes apart, ticks run up to its
+// --max-duration with a lease grown to fit (tick.FitLease); doctor judged
+// them by --interval 1m and --lease 5m and called a running */10 email tick
+// crashed and its last success stale. Given the kind's spec, doctor judges
+// it by that spec's interval and lease.
+func TestDoctorJudgesAKindByItsSpec(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO tick_runs (kind, tick_id, started_at, finished_at, exit_status, host, pid) VALUES
+		('email', 'm-ok', now() - interval '20 minutes', now() - interval '19 minutes', 0, 'h', 1),
+		('email', 'm-running', now() - interval '8 minutes', NULL, NULL, 'h', 1),
+		('enrich', 'e-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1),
+		('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1),
+		('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0, 'h', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": db.URL}
+	res := runCLI(t, env, "doctor", "--env-file", goodEnvFile(t))
+	if res.code != exitError || !strings.Contains(res.stderr, "email tick: last success 19m") || !strings.Contains(res.stderr, "newest m-running") {
+		t.Fatalf("by the every-minute defaults: exit %d\n%s", res.code, res.stderr)
+	}
+	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t), "--email", "*/10 * * * *")
+	if res.code != exitOK || strings.Contains(res.stderr, "problem") {
+		t.Errorf("by the email spec */10 (30 minutes stale, lease 651s): exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }

@@ -11,7 +11,10 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/status"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
@@ -43,6 +46,14 @@ A mailbox its provider limits (quota, throttling, failed login) is paused or
 disabled at its first refusal, with a mailbox_paused event: it is not tried
 again this tick, and its unsent step-1 leads move to healthy mailboxes. A
 paused mailbox is a deliberate block, not a failure: the exit code is 0.
+So is a session the server refuses (a 5xx to the greeting, EHLO/HELO,
+STARTTLS or AUTH) or a certificate this host does not trust: the mailbox
+pauses an hour, no lead fails.
+
+The greeting name (EHLO/HELO) is the mailbox's helo from the campaign
+file, else RINDA_SMTP_HELO, else this host's fully qualified name, else an
+address literal of the connection ([192.0.2.10]); never a bare host name,
+which servers enforcing RFC 5321 refuse.
 
 Each step is sent at most once: when the final dot of a message got no
 answer, the step is delivery_unknown (status, why, events list) and no tick
@@ -51,7 +62,13 @@ checked the mailbox's Sent folder. Every SMTP phase (dial, greeting, each
 command, DATA) has its own deadline and none runs past --max-duration plus
 one second, so a hung server holds only its own mailbox. With
 --metrics-file, per-mailbox sent/failed/deferred/delivery_unknown totals and
-a paused gauge are written. See docs/email.md.`,
+a paused gauge are written.
+
+Every message carries List-Unsubscribe: a mailto: to its own mailbox
+(which 'rindactl inbox tick' reads), and with RINDA_UNSUBSCRIBE_BASE_URL
+set (where 'rindactl unsubscribe serve' is reached over https) an RFC 8058
+one-click URL first; templates may show it as {{.UnsubscribeURL}}. See
+docs/email.md.`,
 		Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
 		Args: exactArgs(0, "none"),
@@ -62,9 +79,12 @@ a paused gauge are written. See docs/email.md.`,
 			// A message may be on the wire until the deadline plus the SMTP
 			// grace; a lease ending earlier would let another tick take the
 			// row and call a delivered step unknown.
-			if minLease := opts.MaxDuration + sequence.TickSMTPGraceDefault; opts.Lease <= minLease {
-				return usageError("--lease %s must exceed --max-duration %s plus the %s SMTP grace: use --lease %s or more",
-					opts.Lease, opts.MaxDuration, sequence.TickSMTPGraceDefault, minLease+time.Second)
+			opts.LeaseSet = cmd.Flags().Changed("lease")
+			if err := opts.fitLease(emailGrace); err != nil {
+				return err
+			}
+			if helo := f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
+				return usageError("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
 			}
 			return emailTickRun(cmd.Context(), opts)
 		},
@@ -72,32 +92,59 @@ a paused gauge are written. See docs/email.md.`,
 	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, "how long claimed rows stay leased to this tick; must exceed --max-duration plus "+sequence.TickSMTPGraceDefault.String())
+	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, leaseFlagHelp(emailGrace.What))
 	opts.tickOutputs.register(cmd)
 	return cmd
 }
 
+// emailGrace is how long a message begun before --max-duration may still
+// be on the wire.
+var emailGrace = tick.Grace{Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}
+
 func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
+	var unsubscribeBase string
+	if raw, ok := opts.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
+		base, err := unsubscribe.ParseBaseURL(raw)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		unsubscribeBase = base
+	}
 	m := metrics.NewMetrics()
-	return tickRun(ctx, opts.f, tickkind.Email, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
+	return tickRun(ctx, opts.f, tickkind.Email, opts.tickBounds, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
 		mailer := sequence.NewMailer(sequence.MailerOptions{
-			LookupEnv: opts.f.LookupEnv,
+			LookupEnv: opts.f.LookupEnv, HELO: opts.f.Getenv(sequence.HELOEnv),
 		})
 		defer mailer.Close()
 		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
 			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
-			Mailer: mailer, Logger: opts.f.Logger(),
+			Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: opts.f.Logger(),
 		})
+		if rep != nil {
+			m.ObserveOutcomes(string(tickkind.Email), rep.Outcomes)
+		}
 		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
-			// Running totals from Postgres: counters that grow across ticks.
-			if em, lerr := metrics.LoadEmail(context.WithoutCancel(ctx), pool); lerr != nil {
+			if lerr := addEmailMetrics(context.WithoutCancel(ctx), pool, m); lerr != nil {
 				opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
-			} else {
-				m.Registry.MustRegister(em)
 			}
 		}
 		return rep, err
 	}, func(rep *sequence.TickReport) { printTickReport(opts.f, rep) })
+}
+
+// addEmailMetrics adds the email tick's database-wide series to m: the
+// per-mailbox running totals and paused gauges, and the overdue steps.
+func addEmailMetrics(ctx context.Context, pool *pgxpool.Pool, m *metrics.Metrics) error {
+	em, err := metrics.LoadEmail(ctx, pool)
+	if err != nil {
+		return err
+	}
+	steps, oldest, err := status.EmailOverdue(ctx, pool, time.Now())
+	if err != nil {
+		return err
+	}
+	em.SetOverdue(steps, oldest)
+	return m.AddShared(em)
 }
 
 func printTickReport(f *Factory, rep *sequence.TickReport) {

@@ -369,3 +369,13 @@ func TestEmailTickLeaseMustCoverTheSMTPGrace(t *testing.T) {
 		t.Errorf("email tick with a short lease = %+v", res)
 	}
 }
+
+// Issue 27: RINDA_SMTP_HELO names the greeting of every mailbox without
+// its own; a bare label (what servers refuse) is a configuration error.
+func TestEmailTickRefusesABareGreetingName(t *testing.T) {
+	t.Parallel()
+	res := runCLI(t, map[string]string{"RINDA_SMTP_HELO": "vm"}, "email", "tick")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `RINDA_SMTP_HELO="vm" is not a fully qualified host name`) {
+		t.Errorf("email tick with RINDA_SMTP_HELO=vm = %+v", res)
+	}
+}

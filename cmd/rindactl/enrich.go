@@ -20,6 +20,7 @@ import (
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -35,10 +36,7 @@ type EnrichTickOptions struct {
 	Providers []string
 	Verify    string
 	tickBounds
-	Concurrency int
-	// LeaseSet: --lease was given. Otherwise the lease grows past
-	// --max-duration plus the HTTP timeout when the default is too short.
-	LeaseSet      bool
+	Concurrency   int
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
@@ -96,12 +94,12 @@ See docs/enrichment.md for the state machine.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Providers, "providers", []string{"findymail", "hunter"}, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
+	fl.StringSliceVar(&opts.Providers, "providers", enrichProvidersDefault, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
 	fl.StringVar(&opts.Verify, "verify", "", "verifier for found addresses: "+strings.Join(provider.Verifiers(), ", ")+" (default: none)")
 	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
 	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
-	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, "how long claimed leads stay reserved; must exceed --max-duration plus the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+"); unset, it grows to that plus "+leaseMargin.String()+" when needed")
+	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, leaseFlagHelp("the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+")"))
 	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
 	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
@@ -110,9 +108,9 @@ See docs/enrichment.md for the state machine.`,
 	return cmd
 }
 
-// leaseMargin is what a lease sized from --max-duration adds beyond the
-// longest a tick can hold a lead: room for recording outcomes.
-const leaseMargin = time.Minute
+// enrichProvidersDefault are the finders of an enrich tick without
+// --providers: what a generated unit runs, and what doctor checks.
+var enrichProvidersDefault = []string{"findymail", "hunter"}
 
 func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	format, err := parseOutput(opts.Output)
@@ -165,14 +163,8 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		}
 		cfg.CallTimeout = max(cfg.CallTimeout, t)
 	}
-	minLease := opts.MaxDuration + cfg.CallTimeout
-	if !opts.LeaseSet && opts.Lease <= minLease {
-		// A long --max-duration (an hourly schedule) takes a lease to match.
-		opts.Lease = minLease + leaseMargin
-	}
-	if opts.Lease <= minLease {
-		return usageError("--lease %s must exceed --max-duration %s plus the provider HTTP timeout %s, or another tick could take a lead whose call is still running: use --lease %s or more",
-			opts.Lease, opts.MaxDuration, cfg.CallTimeout, minLease+time.Second)
+	if err := opts.fitLease(tick.Grace{Duration: cfg.CallTimeout, What: "the provider HTTP timeout " + cfg.CallTimeout.String()}); err != nil {
+		return err
 	}
 
 	cfg.Lease = opts.Lease
@@ -182,7 +174,7 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 	}
 	lowerPriority(opts.Nice, opts.f.Logger())
 	started := time.Now()
-	pool, err := opts.f.OpenDB(ctx)
+	pool, err := opts.f.OpenTickDB(ctx, tickkind.Enrich)
 	if err != nil {
 		return err
 	}
@@ -216,9 +208,10 @@ func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
 		for outcome, n := range rep.Outcomes.Map() {
 			m.AddLeads(outcome, n)
 		}
+		m.ObserveOutcomes(string(tickkind.Enrich), rep.Outcomes.Map())
 		watchCredits(ctx, opts.f, pool, ccfg, cfg, m)
 	}
-	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, err == nil, opts.tickOutputs)
+	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, opts.MaxDuration, err == nil, opts.tickOutputs)
 	if err != nil {
 		return err
 	}

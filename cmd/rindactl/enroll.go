@@ -76,7 +76,7 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	}
 	defer pool.Close()
 	res, err := sequence.Enroll(ctx, pool, req, opts.f.Now())
-	if errors.Is(err, store.ErrCampaignNotFound) {
+	if errors.Is(err, store.ErrCampaignNotFound) || errors.Is(err, store.ErrNoWorkspace) {
 		return usageError("%v", err) // an unknown workspace or campaign is bad input
 	}
 	if err != nil {
@@ -88,6 +88,9 @@ func enrollRun(ctx context.Context, opts *EnrollOptions) error {
 	fmt.Fprintf(opts.f.IO.Out, "enrolled %s leads in %s/%s", cliio.Thousands(res.Enrolled), opts.Workspace, opts.Campaign)
 	if res.Rebound > 0 {
 		fmt.Fprintf(opts.f.IO.Out, "; moved %s unsent leads to healthy mailboxes", cliio.Thousands(res.Rebound))
+	}
+	if res.Suppressed > 0 {
+		fmt.Fprintf(opts.f.IO.Out, "; skipped %s leads whose address is suppressed", cliio.Thousands(res.Suppressed))
 	}
 	if res.Duplicates > 0 {
 		fmt.Fprintf(opts.f.IO.Out, "; skipped %s leads whose address another lead already has in the campaign", cliio.Thousands(res.Duplicates))

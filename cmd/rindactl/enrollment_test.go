@@ -95,3 +95,23 @@ func TestEnrollmentMarkUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: enroll with an unknown workspace says the workspace was not
+// found (it said the campaign was); a known workspace without the
+// campaign still names the campaign.
+func TestEnrollUnknownWorkspaceSaysWorkspace(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	res := runCLI(t, env, "enroll", "--workspace", "nosuch", "--campaign", "q4", "--all-leads")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `workspace "nosuch" not found`) || strings.Contains(res.stderr, "campaign not found") {
+		t.Fatalf("unknown workspace: exit %d, stderr %q; want exit 2 naming the workspace", res.code, res.stderr)
+	}
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO workspaces (name) VALUES ('acme')`); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, env, "enroll", "--workspace", "acme", "--campaign", "q4", "--all-leads")
+	if res.code != exitUsage || !strings.Contains(res.stderr, `campaign "q4" in workspace "acme": campaign not found`) {
+		t.Fatalf("unknown campaign: exit %d, stderr %q", res.code, res.stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/events"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -79,7 +80,7 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions, format cliio.Fo
 type EventsDeliverOptions struct {
 	f           *Factory
 	MaxDuration time.Duration
-	Output      string
+	tickOutputs
 }
 
 // eventsMaxDurationDefault matches the other ticks: a run on the default
@@ -105,7 +106,7 @@ records its run in tick_runs (kind events), which 'rindactl status' and
 		RunE: func(cmd *cobra.Command, args []string) error { return eventsDeliverRun(cmd.Context(), opts) },
 	}
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", eventsMaxDurationDefault, "stop claiming events after this long")
-	addOutputFlag(cmd, &opts.Output)
+	opts.tickOutputs.register(cmd)
 	return cmd
 }
 
@@ -123,6 +124,7 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 	if opts.MaxDuration <= 0 {
 		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
 	}
+	started := time.Now()
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
 		return err
@@ -133,8 +135,9 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 	if err != nil {
 		return err
 	}
+	m := metrics.NewMetrics()
 	rep.DeliveryReport, err = events.DeliverEvents(ctx, pool, opts.f.Getenv(events.SlackWebhookEnv),
-		events.DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration)})
+		events.DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration), Metrics: m})
 	if errors.Is(err, context.Canceled) {
 		err = nil // SIGTERM: what was posted is recorded, the rest waits
 	}
@@ -146,6 +149,8 @@ func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
 	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
 		err = ferr
 	}
+	m.ObserveOutcomes(string(tickkind.Events), res.Counts)
+	exportMetrics(context.WithoutCancel(ctx), opts.f, pool, tickkind.Events, m, started, opts.MaxDuration, err == nil, opts.tickOutputs)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // exitCodeColumns are the error classes of the README's exit-code table,
@@ -124,6 +125,9 @@ func TestExitCodeTable(t *testing.T) {
 	goodCSV := write("leads.csv", "first_name,last_name,company_domain\nAda,Lovelace,analytical.example\n")
 	badCSV := write("bad.csv", "first_name,last_name,company_domain,phone\nAda,Lovelace,analytical.example,1\n")
 	badYAML := write("bad.yaml", "workspace: [acme\n")
+	goodSuppressions := write("suppressions.csv", "email,reason\nada@analytical.example,unsubscribed\n")
+	badSuppressions := write("bad-suppressions.csv", "email\nnot-an-address\n")
+	token := unsubscribe.Sign(make([]byte, unsubscribe.KeySize), 1)
 	envFile := filepath.Join(dir, "env")
 
 	// Per command: arguments that would work given a database, and
@@ -158,14 +162,21 @@ func TestExitCodeTable(t *testing.T) {
 		"providers":         {ok: []string{"--no-refresh"}, bad: []string{"--output", "yaml"}},
 		"secrets rotate": {ok: nil, bad: []string{"--new-key-file", filepath.Join(dir, "none")},
 			env: map[string]string{"RINDA_SECRET_KEY": masterKey, "RINDA_SECRET_KEY_NEW": nextKey}},
-		"events list":       {ok: nil, bad: []string{"--limit", "0"}},
-		"events deliver":    {ok: nil, bad: []string{"--max-duration", "0s"}},
-		"schedule print":    {ok: []string{"--format", "crontab"}, bad: []string{"--format", "crontab", "--enrich", "61 * * * *"}},
-		"schedule env-file": {ok: []string{envFile}, bad: []string{envFile, "--var", "RINDA_TEST_UNSET_VARIABLE"}},
-		"run":               {ok: []string{"--enrich", "off", "--email", "off", "--events", "@yearly"}, bad: []string{"--enrich", "61 * * * *"}},
-		"demo":              {ok: nil, bad: []string{"--rounds", "0"}},
-		"bench claim":       {ok: []string{"--rows", "10"}, bad: nil},
-		"bench email":       {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
+		"events list":         {ok: nil, bad: []string{"--limit", "0"}},
+		"events deliver":      {ok: nil, bad: []string{"--max-duration", "0s"}},
+		"schedule print":      {ok: []string{"--format", "crontab"}, bad: []string{"--format", "crontab", "--enrich", "61 * * * *"}},
+		"schedule env-file":   {ok: []string{envFile}, bad: []string{envFile, "--var", "RINDA_TEST_UNSET_VARIABLE"}},
+		"run":                 {ok: []string{"--enrich", "off", "--email", "off", "--events", "@yearly"}, bad: []string{"--enrich", "61 * * * *"}},
+		"demo":                {ok: nil, bad: []string{"--rounds", "0"}},
+		"bench claim":         {ok: []string{"--rows", "10"}, bad: nil},
+		"bench email":         {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
+		"bench storm":         {ok: []string{"--leads", "10", "--duration", "1s"}, bad: []string{"--leads", "0"}},
+		"bench incident":      {ok: []string{"--pairs", "1", "--steps", "10"}, bad: []string{"--pairs", "0"}},
+		"unsubscribe serve":   {ok: []string{"--listen", "127.0.0.1:0"}, bad: []string{"--listen", "nohost"}},
+		"unsubscribe apply":   {ok: []string{token}, bad: []string{"nope"}},
+		"suppressions import": {ok: []string{"--workspace", "acme", goodSuppressions}, bad: []string{"--workspace", "acme", badSuppressions}},
+		"suppressions export": {ok: []string{"--workspace", "acme"}, bad: []string{"--workspace", "nosuch"}},
+		"lead forget":         {ok: []string{"--email", "ada@analytical.example", "--yes"}, bad: []string{"--email", "nope", "--yes"}},
 	}
 
 	for path, row := range table {

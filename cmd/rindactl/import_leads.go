@@ -39,7 +39,7 @@ func newCmdImportLeads(f *Factory) *cobra.Command {
 func newCmdImportLeadsWith(f *Factory) *cobra.Command {
 	opts := &ImportLeadsOptions{f: f, MaxBytes: enrich.ImportMaxBytesDefault}
 	cmd := &cobra.Command{
-		Use:   "leads --workspace NAME FILE.csv",
+		Use:   "leads --workspace NAME FILE.csv|-",
 		Short: "Import leads from a CSV file into a workspace",
 		Long: `Import leads from a CSV file into a workspace, creating the workspace if
 it does not exist.
@@ -48,7 +48,9 @@ The header names the columns: first_name, last_name and company_domain are
 required; email, external_id, company and timezone (an IANA zone) are
 optional; any other column is an error (exit 2). A lead with an email needs
 no enrichment; a lead without one is queued for "rindactl enrich tick".
-Addresses are lower-cased and trimmed. Re-importing a lead with the same
+Addresses are lower-cased and trimmed; a line whose address belongs to a
+person erased with 'rindactl lead forget' is left out (and counted).
+Re-importing a lead with the same
 external_id updates it, never duplicates it (an address found meanwhile is
 kept when the new line has none). A line without an external_id is the
 lead with its address or, without one, its name at its company_domain:
@@ -67,15 +69,17 @@ unknown timezone, a value over 1000 characters, a NUL byte, a repeated
 external_id) is reported with its line number and reason; then nothing is
 imported and the command exits 2, unless --skip-invalid imports the good
 lines. A CSV syntax error (an unclosed quote) stops the import (exit 2).
-Files over 256 MiB are refused (exit 2): split them.`,
+Files over 256 MiB are refused (exit 2): split them. A FILE of "-" reads
+standard input (to the same limit).`,
 		Example: `  rindactl import leads --workspace acme leads.csv
   rindactl import leads --workspace acme --skip-invalid --output json leads.csv
+  crm-export --csv | rindactl import leads --workspace acme -
 
   # leads.csv
   external_id,first_name,last_name,company_domain,email,timezone
   crm-1,Ada,Lovelace,analytical.example,,Europe/London
   crm-2,Alan,Turing,bletchley.example,alan@bletchley.example,`,
-		Args: exactArgs(1, "FILE.csv"),
+		Args: exactArgs(1, "FILE.csv (or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return importLeadsRun(cmd.Context(), opts)
@@ -111,14 +115,18 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if !workspaceName.MatchString(opts.Workspace) {
 		return usageError("invalid --workspace %q: use 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", opts.Workspace)
 	}
-	fh, size, err := openLeadFile(opts.File, opts.MaxBytes)
+	fh, size, err := openLeadFile(opts.File, opts.MaxBytes, opts.f.IO.In)
+	name := opts.File
+	if name == stdinName {
+		name = "standard input"
+	}
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
 	reader, err := enrich.NewLeadReader(fh)
 	if err != nil {
-		return leadFileError(opts.File, opts.MaxBytes, err)
+		return leadFileError(name, opts.MaxBytes, err)
 	}
 	pool, err := opts.f.OpenDB(ctx)
 	if err != nil {
@@ -129,10 +137,10 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	ios := opts.f.IO
 	iopts := enrich.ImportOptions{SkipInvalid: opts.SkipInvalid}
 	if format == cliio.FormatText {
-		iopts.OnInvalid = func(le enrich.LineError) { fmt.Fprintf(ios.ErrOut, "%s: %s\n", opts.File, le.Error()) }
+		iopts.OnInvalid = func(le enrich.LineError) { fmt.Fprintf(ios.ErrOut, "%s: %s\n", name, le.Error()) }
 	}
 	if ios.IsStderrTTY() && format == cliio.FormatText && size > 0 {
-		bar := progressbar.DefaultBytes(size, "importing "+opts.File)
+		bar := progressbar.DefaultBytes(size, "importing "+name)
 		progressbar.OptionSetWriter(ios.ErrOut)(bar)
 		progressbar.OptionClearOnFinish()(bar)
 		iopts.Progress = func(n int64) { _ = bar.Set64(min(n, size)) }
@@ -152,10 +160,10 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 			}
 		}
 		return usageError("%s: %s invalid line(s); nothing was imported (fix them, or pass --skip-invalid to import the %s valid lines)",
-			opts.File, cliio.Thousands(int64(invalid.Invalid)), cliio.Thousands(int64(invalid.Valid)))
+			name, cliio.Thousands(int64(invalid.Invalid)), cliio.Thousands(int64(invalid.Valid)))
 	}
 	if err != nil {
-		return leadFileError(opts.File, opts.MaxBytes, err)
+		return leadFileError(name, opts.MaxBytes, err)
 	}
 
 	if format == cliio.FormatJSON {
@@ -171,6 +179,9 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if rep.InvalidCount > 0 {
 		fmt.Fprintf(ios.Out, ", %s invalid lines skipped", n(int64(rep.InvalidCount)))
 	}
+	if rep.Forgotten > 0 {
+		fmt.Fprintf(ios.Out, ", %s lines of forgotten people left out", n(rep.Forgotten))
+	}
 	fmt.Fprintln(ios.Out)
 	return nil
 }
@@ -179,9 +190,16 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 // which has no size up front.
 var errLeadFileTooBig = errors.New("lead file over the size limit")
 
-// openLeadFile opens path, refusing files over maxBytes before reading
-// them; it returns the size when the file has one (for progress).
-func openLeadFile(path string, maxBytes int64) (io.ReadCloser, int64, error) {
+// stdinName is the FILE argument that reads standard input.
+const stdinName = "-"
+
+// openLeadFile opens path ("-": stdin), refusing files over maxBytes
+// before reading them; it returns the size when the file has one (for
+// progress).
+func openLeadFile(path string, maxBytes int64, stdin io.Reader) (io.ReadCloser, int64, error) {
+	if path == stdinName {
+		return io.NopCloser(&limitReader{r: stdin, left: maxBytes}), 0, nil
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -71,6 +71,28 @@ func TestImportLeadsBadLinesImportNothing(t *testing.T) {
 	}
 }
 
+// Issue 27: "import leads -" reads standard input, as its argument says;
+// it was refused as a file named "-".
+func TestImportLeadsFromStandardInput(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	csv := "external_id,first_name,last_name,company_domain,email\n1,Ada,Lovelace,analytical.example,\n2,Grace,Hopper,navy.example,grace@navy.example\n"
+	res := runCLIIn(t, env, csv, "import", "leads", "--workspace", "acme", "-")
+	if res.code != exitOK || !strings.Contains(res.stdout, "imported 2 leads into workspace acme") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 leads imported from stdin", res.code, res.stdout, res.stderr)
+	}
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM leads`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d leads (%v), want 2", n, err)
+	}
+	// A bad line on stdin names standard input, not "-".
+	res = runCLIIn(t, env, "external_id,first_name,last_name,company_domain,email\n3,Alan,Turing,,\n", "import", "leads", "--workspace", "acme", "-")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "standard input: 1 invalid line(s)") {
+		t.Fatalf("bad stdin: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
 func TestImportLeadsUsageErrors(t *testing.T) {
 	t.Parallel()
 	file := writeCSV(t, "first_name,last_name,company_domain,phone\nA,B,c.example,1\n")
@@ -95,7 +117,7 @@ func TestImportLeadsUsageErrors(t *testing.T) {
 func TestLeadFileSizeLimit(t *testing.T) {
 	t.Parallel()
 	file := writeCSV(t, leadsCSV)
-	_, _, err := openLeadFile(file, 64)
+	_, _, err := openLeadFile(file, 64, nil)
 	if err == nil || !strings.Contains(err.Error(), "larger than the 64 bytes limit") {
 		t.Fatalf("regular file: got %v, want the size limit named", err)
 	}
@@ -112,7 +134,7 @@ func TestLeadFileSizeLimit(t *testing.T) {
 			w.Close()
 		}
 	}()
-	rc, _, err := openLeadFile(fifo, 64)
+	rc, _, err := openLeadFile(fifo, 64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +153,7 @@ func TestLeadFileSizeLimit(t *testing.T) {
 func TestLeadFileExactlyAtTheLimitReadsWhole(t *testing.T) {
 	t.Parallel()
 	file := writeCSV(t, leadsCSV)
-	rc, _, err := openLeadFile(file, int64(len(leadsCSV)))
+	rc, _, err := openLeadFile(file, int64(len(leadsCSV)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

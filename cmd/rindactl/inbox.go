@@ -10,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/inbox"
 	"github.com/rindactl/rindactl/internal/metrics"
+	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -58,25 +59,38 @@ leased to one. A mailbox that cannot be read is recorded and the tick exits
   rindactl inbox tick --batch 200 --max-duration 50s --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Batch <= 0 || opts.MaxDuration <= 0 || opts.Lease <= opts.MaxDuration {
-				return usageError("--batch and --max-duration must be positive, and --lease longer than --max-duration")
+			if opts.Batch <= 0 || opts.MaxDuration <= 0 {
+				return usageError("--batch and --max-duration must be positive")
+			}
+			opts.LeaseSet = cmd.Flags().Changed("lease")
+			if err := opts.fitLease(inboxGrace); err != nil {
+				return err
 			}
 			return inboxTickRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Batch, "batch", inbox.TickBatchDefault, "messages read per mailbox")
 	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", inbox.TickMaxDurationDefault, "stop reading after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", inbox.TickLeaseDefault, "how long a mailbox stays leased to this tick")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", inbox.TickLeaseDefault, leaseFlagHelp(inboxGrace.What))
 	opts.tickOutputs.register(cmd)
 	return cmd
 }
 
+// inboxGrace is how long an IMAP session begun before --max-duration may
+// still hold its mailbox.
+var inboxGrace = tick.Grace{Duration: inbox.TickSessionGraceDefault, What: "the " + inbox.TickSessionGraceDefault.String() + " IMAP session grace"}
+
 func inboxTickRun(ctx context.Context, opts *InboxTickOptions) error {
-	return tickRun(ctx, opts.f, tickkind.Inbox, opts.tickOutputs, metrics.NewMetrics(), func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
-		return inbox.RunTick(ctx, pool, inbox.TickOptions{
+	m := metrics.NewMetrics()
+	return tickRun(ctx, opts.f, tickkind.Inbox, opts.tickBounds, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*inbox.TickReport, error) {
+		rep, err := inbox.RunTick(ctx, pool, inbox.TickOptions{
 			Batch: opts.Batch, MaxDuration: opts.MaxDuration, Lease: opts.Lease, Logger: opts.f.Logger(),
 			LookupEnv: opts.f.LookupEnv,
 		})
+		if rep != nil {
+			m.ObserveOutcomes(string(tickkind.Inbox), rep.Outcomes)
+		}
+		return rep, err
 	}, func(rep *inbox.TickReport) {
 		fmt.Fprintf(opts.f.IO.Out, "read %s messages from %s mailboxes in %dms\n", cliio.Thousands(rep.Messages), cliio.Thousands(rep.Mailboxes), rep.DurationMS)
 		fmt.Fprintf(opts.f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))

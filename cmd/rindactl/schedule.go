@@ -34,6 +34,8 @@ type SchedulePrintOptions struct {
 	Binary  string
 	User    string
 	Image   string
+	// Unsubscribe is where the unsubscribe server's units listen, or off.
+	Unsubscribe string
 	// Changed reports a flag given on the command line.
 	Changed func(name string) bool
 }
@@ -45,6 +47,8 @@ var scheduleFlagFormats = map[string][]schedule.Format{
 	"binary":   {schedule.FormatCrontab, schedule.FormatSystemd},
 	"user":     {schedule.FormatSystemd},
 	"image":    {schedule.FormatKubernetes},
+	// Crontab cannot run a server.
+	"unsubscribe": {schedule.FormatSystemd, schedule.FormatKubernetes},
 }
 
 func newCmdSchedulePrint(f *Factory) *cobra.Command {
@@ -62,8 +66,14 @@ a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
   crontab     crontab lines that load --env-file and log to the journal
   systemd     a hardened oneshot .service and a .timer per tick; OnCalendar=
               is translated from the cron spec; enrichment runs at a lower
-              CPU and IO priority so email keeps its pace
-  kubernetes  a CronJob per tick with its environment from a Secret
+              CPU and IO priority so email keeps its pace; and a .socket
+              and .service pair that starts "rindactl unsubscribe serve" by
+              socket activation on --unsubscribe (exits when idle)
+  kubernetes  a CronJob per tick with its environment from a Secret, and a
+              Deployment and Service for "rindactl unsubscribe serve" (on
+              the port of --unsubscribe; put an Ingress with TLS in front)
+
+--unsubscribe off leaves the unsubscribe server out; crontab cannot run it.
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
 a lease. A spec that is invalid, or that systemd cannot express, exits 2.
@@ -85,7 +95,8 @@ sh and systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "KEY=value file with DATABASE_URL and provider keys (crontab, systemd)")
 	fl.StringVar(&opts.Binary, "binary", schedule.BinaryDefault, "absolute path of rindactl on the host (crontab, systemd)")
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
-	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes; default: this binary's version)")
+	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes): a release binary defaults to its own tag ("+schedule.ImageRepo+":vX.Y.Z), a development build to "+schedule.ImageDefault)
+	fl.StringVar(&opts.Unsubscribe, "unsubscribe", schedule.UnsubscribeListenDefault, `host:port the unsubscribe server listens on (systemd socket; kubernetes: its port), or off`)
 	return cmd
 }
 
@@ -106,8 +117,12 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	if err != nil {
 		return err
 	}
+	unsub := opts.Unsubscribe
+	if unsub == specOff || format == schedule.FormatCrontab {
+		unsub = ""
+	}
 	files, err := schedule.Render(format, schedule.Plan{
-		Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image,
+		Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image, Unsubscribe: unsub,
 	})
 	if err != nil {
 		// Render only rejects its input: a value the format cannot carry.
@@ -140,6 +155,9 @@ func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
 }
 
+// errEveryTickOff: no tick left to schedule or run (doctor accepts it).
+var errEveryTickOff = usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
+
 // parse turns the specs into ticks, leaving out the ones set to "off". A
 // bad spec is a usage error naming its flag.
 func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.Tick, error) {
@@ -158,7 +176,7 @@ func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.
 		ticks = append(ticks, schedule.Tick{Kind: flag.kind, Spec: spec})
 	}
 	if len(ticks) == 0 {
-		return nil, usageError("every tick is off: give a cron spec to --enrich, --email, --events or --inbox")
+		return nil, errEveryTickOff
 	}
 	return ticks, nil
 }

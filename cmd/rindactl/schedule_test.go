@@ -15,12 +15,13 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 	t.Parallel()
 	shipped := map[string][]string{
 		"crontab":    {"crontab/rindactl.crontab"},
-		"kubernetes": {"kubernetes/rindactl-cronjobs.yaml"},
+		"kubernetes": {"kubernetes/rindactl-cronjobs.yaml", "kubernetes/rindactl-unsubscribe.yaml"},
 		"systemd": {
 			"systemd/rindactl-enrich.service", "systemd/rindactl-enrich.timer",
 			"systemd/rindactl-email.service", "systemd/rindactl-email.timer",
 			"systemd/rindactl-events.service", "systemd/rindactl-events.timer",
 			"systemd/rindactl-inbox.service", "systemd/rindactl-inbox.timer",
+			"systemd/rindactl-unsubscribe.socket", "systemd/rindactl-unsubscribe.service",
 		},
 	}
 	for format, files := range shipped {
@@ -42,6 +43,35 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 	}
 }
 
+// Issue 27: the --image help tells the truth about its default. It said
+// "default: this binary's version" while a development build (every test
+// binary) defaults to :latest; the default shown and the image printed
+// must agree with the words.
+func TestSchedulePrintImageHelpMatchesDefault(t *testing.T) {
+	t.Parallel()
+	res := runCLI(t, nil, "schedule", "print", "--help")
+	var line string
+	for _, l := range strings.Split(res.stdout, "\n") {
+		if strings.Contains(l, "--image") {
+			line = l
+		}
+	}
+	def := schedule.ImageFor(buildVersion())
+	if !strings.Contains(line, `(default "`+def+`")`) {
+		t.Fatalf("--image help %q does not show the default %s", line, def)
+	}
+	if def == schedule.ImageDefault && !strings.Contains(line, "a development build to "+schedule.ImageDefault) {
+		t.Errorf("--image help %q: this development build defaults to %s, and the help must say so", line, def)
+	}
+	if strings.Contains(line, "default: this binary's version") {
+		t.Errorf("--image help %q claims the binary's version unconditionally", line)
+	}
+	out := runCLI(t, nil, "schedule", "print", "--format", "kubernetes")
+	if !strings.Contains(out.stdout, "image: "+def+"\n") {
+		t.Errorf("kubernetes units do not use the default %s the help shows", def)
+	}
+}
+
 func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -57,6 +87,8 @@ func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--format", "systemd", "--env-file", "env"}, `env file "env"`},
 		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
 		{[]string{"--format", "crontab", "extra"}, "takes 0 argument(s)"},
+		{[]string{"--format", "crontab", "--unsubscribe", "127.0.0.1:8080"}, "--unsubscribe does not apply to --format crontab"},
+		{[]string{"--format", "systemd", "--unsubscribe", "8080"}, `unsubscribe listen address "8080": use host:port`},
 	}
 	for _, tt := range tests {
 		res := runCLI(t, nil, append([]string{"schedule", "print"}, tt.args...)...)
@@ -141,5 +173,15 @@ func TestScheduleEnvFileWritesBothParsersFormat(t *testing.T) {
 	}
 	if res := runCLI(t, env, "schedule", "env-file", path, "--var", "NOT_SET_HERE"); res.code != exitUsage {
 		t.Errorf("--var of an unset variable: exit %d, want 2", res.code)
+	}
+}
+
+func TestSchedulePrintUnsubscribeOff(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"systemd", "kubernetes"} {
+		res := runCLI(t, nil, "schedule", "print", "--format", format, "--unsubscribe", "off")
+		if res.code != 0 || strings.Contains(res.stdout, "rindactl-unsubscribe") || !strings.Contains(res.stdout, "rindactl-email") {
+			t.Errorf("%s --unsubscribe off: exit %d, unsubscribe units printed: %v", format, res.code, strings.Contains(res.stdout, "rindactl-unsubscribe"))
+		}
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,9 +21,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rindactl/rindactl/internal/schedule"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // unitCommand is one generated unit's command, ready to run.
@@ -69,6 +74,7 @@ func hostileDSN(t *testing.T, db *storetest.DB) string {
 func cronCommands(t *testing.T, source, text, stubDir string) []unitCommand {
 	t.Helper()
 	job := regexp.MustCompile(`^(\S+\s+){5}(.+)$`)
+	descriptorJob := regexp.MustCompile(`^(@\S+\s+)(.+)$`)
 	shell, path := "/bin/sh", "/usr/bin:/bin"
 	var out []unitCommand
 	for _, line := range strings.Split(text, "\n") {
@@ -80,6 +86,9 @@ func cronCommands(t *testing.T, source, text, stubDir string) []unitCommand {
 			path = strings.TrimPrefix(line, "PATH=")
 		default:
 			m := job.FindStringSubmatch(line)
+			if strings.HasPrefix(line, "@") { // @hourly: one field
+				m = descriptorJob.FindStringSubmatch(line)
+			}
 			if m == nil {
 				t.Fatalf("%s: not a crontab job line: %q", source, line)
 			}
@@ -105,7 +114,8 @@ func systemdCommands(t *testing.T, source string, files map[string]string) []uni
 	t.Helper()
 	var out []unitCommand
 	for name, text := range files {
-		if !strings.HasSuffix(name, ".service") {
+		// The unsubscribe server is no tick: TestGeneratedUnsubscribeUnitsServe runs it.
+		if !strings.HasSuffix(name, ".service") || name == unsubscribeUnit+".service" {
 			continue
 		}
 		var exec, envFile string
@@ -157,6 +167,7 @@ func kubernetesCommands(t *testing.T, source, text, binDir string, secret []stri
 	var out []unitCommand
 	for {
 		var job struct {
+			Kind     string
 			Metadata struct{ Name string }
 			Spec     struct {
 				JobTemplate struct {
@@ -178,6 +189,9 @@ func kubernetesCommands(t *testing.T, source, text, binDir string, secret []stri
 				break
 			}
 			t.Fatalf("%s: %v", source, err)
+		}
+		if job.Kind != "CronJob" {
+			continue // the unsubscribe server's Deployment and Service
 		}
 		c := job.Spec.JobTemplate.Spec.Template.Spec.Containers
 		if len(c) != 1 || len(c[0].Command) == 0 {
@@ -226,12 +240,21 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	if err := os.Mkdir(stub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stub, "systemd-cat"), []byte("#!/bin/sh\n# systemd-cat -t NAME CMD...\nshift 2\nexec \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(stub, "systemd-cat"), []byte("#!/bin/sh\n# systemd-cat [-t NAME] CMD...\n[ \"$1\" = -t ] && shift 2\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Where journald is absent, systemd-cat is installed but fails before
+	// it runs anything (a container, a host with syslog only).
+	noJournal := filepath.Join(dir, "nojournal")
+	if err := os.Mkdir(noJournal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(noJournal, "systemd-cat"), []byte("#!/bin/sh\necho 'Failed to create stream fd: No such file or directory' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
-	print := func(format string) string {
-		args := []string{"schedule", "print", "--format", format}
+	print := func(format string, specs ...string) string {
+		args := append([]string{"schedule", "print", "--format", format}, specs...)
 		if format != "kubernetes" { // the image runs rindactl from its PATH, with a Secret
 			args = append(args, "--binary", bin, "--env-file", envFile)
 		}
@@ -258,6 +281,9 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	secret := append([]string{"DATABASE_URL=" + dsn}, keys...)
 	units = append(units, kubernetesCommands(t, "kubernetes", print("kubernetes"), binDir, secret)...)
 	units = append(units, cronCommands(t, "deploy/crontab", deploy("crontab/rindactl.crontab"), stub)...)
+	// Issue 27: crontab lines that 'exec systemd-cat' never started the
+	// tick where journald is absent; they fall back to logger or plain output.
+	units = append(units, cronCommands(t, "crontab without journald", print("crontab"), noJournal)...)
 	shipped := map[string]string{}
 	for _, kind := range tickkind.All {
 		name := "rindactl-" + string(kind) + ".service"
@@ -265,8 +291,29 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	units = append(units, systemdCommands(t, "deploy/systemd", shipped)...)
 	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, secret)...)
-	if want := 6 * len(tickkind.All); len(units) != want {
-		t.Fatalf("parsed %d units, want %d (3 formats and deploy/, %d kinds)", len(units), want, len(tickkind.All))
+	if want := 7 * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units, want %d (3 formats, crontab without journald and deploy/, %d kinds)", len(units), want, len(tickkind.All))
+	}
+
+	// Issue 27: every schedule, not only every minute. A spec more than
+	// about 5 minutes apart gives each tick a --max-duration its default
+	// 5m lease cannot cover: the lease must grow with it (tick.FitLease),
+	// or email and inbox ticks exit 2 on every firing. 'rindactl run' fires
+	// the same Command() as its children, so these lines are its too.
+	for _, spec := range []string{"*/1 * * * *", "*/5 * * * *", "*/6 * * * *", "*/10 * * * *", "@hourly", "0 9 * * 1-5", "CRON_TZ=Asia/Seoul 0 9 * * *"} {
+		var specs []string
+		for _, kind := range tickkind.All {
+			specs = append(specs, "--"+string(kind), spec)
+		}
+		name := func(format string) string { return fmt.Sprintf("%s %q", format, spec) }
+		if !strings.HasPrefix(spec, "CRON_TZ=") { // a crontab line cannot carry a zone
+			units = append(units, cronCommands(t, name("crontab"), print("crontab", specs...), stub)...)
+		}
+		units = append(units, systemdCommands(t, name("systemd"), splitSystemd(print("systemd", specs...)))...)
+		units = append(units, kubernetesCommands(t, name("kubernetes"), print("kubernetes", specs...), binDir, secret)...)
+	}
+	if want := (7 + 6*3 + 2) * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units with the schedules, want %d", len(units), want)
 	}
 
 	for _, u := range units {
@@ -317,5 +364,198 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), `"tick failed"`) {
 		t.Errorf("rindactl run logged a failed tick:\n%s", stderr.String())
+	}
+}
+
+// unsubscribeUnit names the unsubscribe server's generated units.
+const unsubscribeUnit = "rindactl-unsubscribe"
+
+// freeAddr is a loopback address nothing listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// Issue 25: the unsubscribe server's generated units run: the systemd
+// .service under socket activation (systemd-socket-activate passes the
+// socket the .socket unit describes, as systemd does), the Kubernetes
+// Deployment's container command with the Secret's environment. Each
+// answers its probe, honours a one-click POST against the real database,
+// and exits 0 on SIGTERM.
+func TestGeneratedUnsubscribeUnitsServe(t *testing.T) {
+	t.Parallel()
+	if schedule.UnsubscribeShutdownTimeout != unsubscribe.ShutdownTimeoutDefault {
+		t.Fatalf("the units give the server %s to shut down, the server takes %s", schedule.UnsubscribeShutdownTimeout, unsubscribe.ShutdownTimeoutDefault)
+	}
+	ctx := context.Background()
+	db := storetest.New(t)
+	bin := buildRindactl(t)
+	dsn := hostileDSN(t, db)
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env")
+	write := exec.Command(bin, "schedule", "env-file", envFile)
+	write.Env = []string{"DATABASE_URL=" + dsn}
+	if out, err := write.CombinedOutput(); err != nil {
+		t.Fatalf("schedule env-file: %v\n%s", err, out)
+	}
+	// Two enrollments to unsubscribe, one per unit.
+	var ws int64
+	if err := db.Pool.QueryRow(ctx, `WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
+		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id, workspace_id),
+		l AS (INSERT INTO leads (workspace_id, first_name, email) SELECT w.id, 'L' || g, 'lead' || g || '@example.test' FROM w, generate_series(1, 2) g RETURNING id, workspace_id),
+		e AS (INSERT INTO enrollments (campaign_id, lead_id, workspace_id) SELECT c.id, l.id, l.workspace_id FROM c, l RETURNING workspace_id)
+		SELECT min(workspace_id) FROM e`).Scan(&ws); err != nil {
+		t.Fatal(err)
+	}
+	key, err := store.UnsubscribeKey(ctx, db.Pool, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM enrollments ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	print := func(format string) string {
+		out, err := exec.Command(bin, "schedule", "print", "--format", format, "--binary", bin, "--env-file", envFile).Output()
+		if format == "kubernetes" {
+			out, err = exec.Command(bin, "schedule", "print", "--format", format).Output()
+		}
+		if err != nil {
+			t.Fatalf("schedule print --format %s: %v", format, err)
+		}
+		return string(out)
+	}
+	units := splitSystemd(print("systemd"))
+	socket, service := units[unsubscribeUnit+".socket"], units[unsubscribeUnit+".service"]
+	if !strings.Contains(socket, "\nListenStream="+schedule.UnsubscribeListenDefault+"\n") || !strings.Contains(service, "\nRequires="+unsubscribeUnit+".socket\n") {
+		t.Fatalf("systemd units:\n%s\n%s", socket, service)
+	}
+	var execStart []string
+	var env []string
+	for _, line := range strings.Split(service, "\n") {
+		if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			execStart = strings.Fields(v)
+		}
+	}
+	fh, err := os.Open(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, _, err := schedule.ParseEnvFile(fh)
+	fh.Close()
+	if err != nil || len(execStart) == 0 {
+		t.Fatalf("ExecStart %q, env file %v", execStart, err)
+	}
+	for _, kv := range vars {
+		env = append(env, kv[0]+"="+kv[1])
+	}
+
+	// systemd: the socket is bound before the server starts; the first
+	// connection starts it.
+	activate, err := exec.LookPath("systemd-socket-activate")
+	if err != nil {
+		t.Log("systemd-socket-activate is not installed (apt-get install systemd); the socket-activated unit is not run")
+	} else {
+		addr := freeAddr(t)
+		argv := []string{"-l", addr}
+		for _, kv := range env {
+			argv = append(argv, "-E", kv)
+		}
+		serveUnit(t, "systemd", exec.Command(activate, append(append(argv, "--"), execStart...)...), []string{"PATH=/usr/bin:/bin"}, addr, unsubscribe.Sign(key, ids[0]))
+	}
+
+	// Kubernetes: the Deployment's container, its port swapped for a free one.
+	dec := yaml.NewDecoder(strings.NewReader(print("kubernetes")))
+	var args []string
+	for {
+		var doc struct {
+			Kind string
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							Command, Args []string
+							Ports         []struct {
+								ContainerPort int `yaml:"containerPort"`
+							}
+						}
+					}
+				}
+			}
+		}
+		if err := dec.Decode(&doc); err != nil {
+			break
+		}
+		if doc.Kind == "Deployment" {
+			c := doc.Spec.Template.Spec.Containers[0]
+			if c.Ports[0].ContainerPort != 8080 || !slices.Contains(c.Args, "--listen=:8080") {
+				t.Fatalf("Deployment container: %+v", c)
+			}
+			args = c.Args
+		}
+	}
+	if args == nil {
+		t.Fatal("schedule print --format kubernetes wrote no Deployment")
+	}
+	addr := freeAddr(t)
+	args[slices.Index(args, "--listen=:8080")] = "--listen=" + addr
+	serveUnit(t, "kubernetes", exec.Command(bin, args...), append([]string{"PATH=/usr/bin:/bin"}, "DATABASE_URL="+dsn), addr, unsubscribe.Sign(key, ids[1]))
+
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM enrollments WHERE status = 'unsubscribed'`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("%d enrollments unsubscribed through the units (%v), want 2", n, err)
+	}
+}
+
+// serveUnit starts cmd, waits for addr to answer /healthz, posts a
+// one-click unsubscribe with token, and stops the server with SIGTERM.
+func serveUnit(t *testing.T, name string, cmd *exec.Cmd, env []string, addr, token string) {
+	t.Helper()
+	var stderr testkit.Buffer
+	cmd.Env, cmd.Stderr = env, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	testkit.Eventually(t, name+" unsubscribe server to answer", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	resp, err := http.Post("http://"+addr+"/"+token, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("%s: one-click POST answered %d\n%s", name, resp.StatusCode, stderr.String())
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("%s: the server exited %v after SIGTERM, want 0\n%s", name, err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: the server did not exit within 60s of SIGTERM", name)
+	}
+	if strings.Contains(stderr.String(), "p&ss") {
+		t.Errorf("%s: the server logged the database password:\n%s", name, stderr.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/wneessen/go-mail"
 	"golang.org/x/sync/errgroup"
 
@@ -97,16 +98,8 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
 	cpu0 := SampleCPU(pm)
 	start := time.Now()
-	sent := 0
-	for sent < cfg.Steps {
-		rep, err := sequence.RunTick(ctx, s.Pool, sequence.TickOptions{Concurrency: cfg.Mailboxes, MaxDuration: time.Hour, Mailer: mailer})
-		if err != nil {
-			return res, errors.Join(err, mailer.Close())
-		}
-		if rep.Claimed == 0 {
-			return res, errors.Join(fmt.Errorf("bench email: the queue stopped with %d of %d steps sent (outcomes %v)", sent, cfg.Steps, rep.Outcomes), mailer.Close())
-		}
-		sent += rep.Sent
+	if err := drainEmail(ctx, s.Pool, mailer, cfg.Mailboxes, cfg.Steps); err != nil {
+		return res, errors.Join(err, mailer.Close())
 	}
 	if err := mailer.Close(); err != nil {
 		return res, err
@@ -129,6 +122,22 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	res.BareSendsPerSec = float64(cfg.Steps) / res.BareSeconds
 	res.Ratio = res.SendsPerSec / res.BareSendsPerSec
 	return res, nil
+}
+
+// drainEmail runs email ticks (concurrency mailboxes at once) until n
+// steps are sent.
+func drainEmail(ctx context.Context, pool *pgxpool.Pool, mailer *sequence.Mailer, concurrency, n int) error {
+	for sent := 0; sent < n; {
+		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{Concurrency: concurrency, MaxDuration: time.Hour, Mailer: mailer})
+		if err != nil {
+			return err
+		}
+		if rep.Claimed == 0 {
+			return fmt.Errorf("bench: the email queue stopped with %d of %d steps sent (outcomes %v)", sent, n, rep.Outcomes)
+		}
+		sent += rep.Sent
+	}
+	return nil
 }
 
 func mailboxAddress(i int) string { return fmt.Sprintf("sdr%02d@bench.example", i) }

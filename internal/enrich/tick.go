@@ -277,30 +277,43 @@ func (r *tickRun) dropUnconfigured() error {
 			r.hostVerifierErr = &ProviderError{Provider: v.Name(), Kind: KindAuth, Message: err.Error()}
 		}
 	}
-	r.hostFinders = map[string]Finder{}
-	var missing []string
-	usable := 0
-	for _, f := range r.cfg.Finders {
-		if err := configError(f); err != nil {
-			if !r.ownAny(f.Name()) {
-				missing = append(missing, err.Error())
-			}
-			continue
-		}
-		r.hostFinders[f.Name()] = f
+	host, missing, err := UsableFinders(r.cfg.Finders, r.ownAny)
+	if err != nil {
+		return err
 	}
-	for _, f := range r.cfg.Finders {
-		if r.hostFinders[f.Name()] != nil || r.ownAny(f.Name()) {
-			usable++
-		}
-	}
-	if usable == 0 {
-		return &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
-	}
+	r.hostFinders = host
 	for _, m := range missing {
 		r.log.Error("provider skipped in this tick: "+m, "component", "tick")
 	}
 	return nil
+}
+
+// UsableFinders splits finders into the host's usable ones, by name, and
+// why the others cannot work on this host (no API key); own reports a
+// provider some workspace has its own key for, which stays usable for it.
+// With no finder usable for anyone the tick cannot run: err is its
+// *ConfigError, which doctor reports before a unit meets it.
+func UsableFinders(finders []Finder, own func(provider string) bool) (host map[string]Finder, missing []string, err error) {
+	host = map[string]Finder{}
+	for _, f := range finders {
+		if err := configError(f); err != nil {
+			if !own(f.Name()) {
+				missing = append(missing, err.Error())
+			}
+			continue
+		}
+		host[f.Name()] = f
+	}
+	usable := 0
+	for _, f := range finders {
+		if host[f.Name()] != nil || own(f.Name()) {
+			usable++
+		}
+	}
+	if usable == 0 {
+		return nil, missing, &ConfigError{fmt.Errorf("no finder is usable on this host: %s", strings.Join(missing, "; "))}
+	}
+	return host, missing, nil
 }
 
 // ownAny reports whether some workspace has its own key for provider.

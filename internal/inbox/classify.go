@@ -3,7 +3,9 @@
 // we sent) end as 'replied', or as 'unsubscribed' when their first lines
 // ask for it; delivery status notifications (RFC 3464) that report a
 // failed delivery of a message we sent end as 'bounced', and a permanent
-// failure also suppresses the address.
+// failure also suppresses the address. A message sent through a
+// List-Unsubscribe mailto: URL carries an unsubscribe token and ends the
+// address's sequences as 'unsubscribed' (unsubscribe.Apply).
 //
 // Anyone on the internet can put a message in an INBOX, so nothing here
 // trusts one: a delivery report must be one at the top level, values are
@@ -21,6 +23,8 @@ import (
 	"net/textproto"
 	"regexp"
 	"strings"
+
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Kind is what a message means for our sequences.
@@ -33,6 +37,9 @@ const (
 	KindAutoReply Kind = "auto_reply" // out of office and the like: the thread goes on
 	KindDelayed   Kind = "delayed"    // a DSN that only reports a delay
 	KindOther     Kind = "other"
+	// KindUnsubscribeMail: a message sent through the List-Unsubscribe
+	// mailto: URL, carrying an unsubscribe token (internal/unsubscribe).
+	KindUnsubscribeMail Kind = "unsubscribe_mail"
 )
 
 // Finding is what Classify learnt from one message. Every string is valid
@@ -58,6 +65,8 @@ type Finding struct {
 	Unsubscribe bool
 	// From is the sender as the message gives it, decoded, for events.
 	From string
+	// UnsubscribeToken is the token of a KindUnsubscribeMail.
+	UnsubscribeToken string
 }
 
 // Bounds on what one message can make the tick do.
@@ -95,6 +104,9 @@ func Classify(raw []byte) Finding {
 		}
 		return f
 	}
+	if token, ok := unsubscribe.ParseMailtoRequest(msg.Header); ok {
+		return Finding{Kind: KindUnsubscribeMail, UnsubscribeToken: token, From: from}
+	}
 	ids := msgIDs(msg.Header.Get("In-Reply-To") + " " + msg.Header.Get("References"))
 	switch {
 	case len(ids) == 0:
@@ -102,9 +114,9 @@ func Classify(raw []byte) Finding {
 	case isAutoReply(msg.Header):
 		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	}
-	unsubscribe := asksToUnsubscribe(replySubject(headerText(msg.Header.Get("Subject"))),
+	stop := asksToUnsubscribe(replySubject(headerText(msg.Header.Get("Subject"))),
 		firstLines(textproto.MIMEHeader(msg.Header), msg.Body))
-	return Finding{Kind: KindReply, MessageIDs: ids, From: from, Unsubscribe: unsubscribe}
+	return Finding{Kind: KindReply, MessageIDs: ids, From: from, Unsubscribe: stop}
 }
 
 // isDeliveryReport requires what RFC 3464 requires at the top level:

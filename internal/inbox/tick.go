@@ -21,6 +21,7 @@ import (
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Defaults of `rindactl inbox tick`.
@@ -30,10 +31,11 @@ const (
 	TickLeaseDefault       = 5 * time.Minute
 	// chunkSize messages are fetched, acted on and checkpointed together.
 	chunkSize = 25
-	// sessionGraceDefault is how long an IMAP session may outlast
+	// TickSessionGraceDefault is how long an IMAP session may outlast
 	// --max-duration, as an SMTP session may (sequence.TickSMTPGraceDefault):
-	// a message cut short is read again by the next tick.
-	sessionGraceDefault = time.Second
+	// a message cut short is read again by the next tick. The lease must
+	// outlast both (tick.FitLease).
+	TickSessionGraceDefault = time.Second
 	// leaseMarginMax bounds what a session leaves of its mailbox's lease
 	// for the writes after it (a fifth of the lease, at most this).
 	leaseMarginMax = 10 * time.Second
@@ -49,12 +51,15 @@ const (
 
 // Tick outcomes, as counted in TickReport.Outcomes.
 const (
-	OutcomeReplied      = string(enrollment.Replied)      // a sequence ended by a reply
-	OutcomeUnsubscribed = string(enrollment.Unsubscribed) // ended by a reply asking to stop
-	OutcomeBounced      = string(enrollment.Bounced)      // a sequence ended by a bounce
-	OutcomeSuppressed   = "suppressed"                    // an address newly suppressed (hard bounce, unsubscribe)
-	OutcomeAlreadyEnded = "already_ended"                 // the reply or bounce concerned an ended sequence
-	OutcomeUnmatched    = "unmatched"                     // a reply or bounce to no message of ours
+	OutcomeReplied = string(enrollment.Replied) // a sequence ended by a reply
+	// OutcomeUnsubscribed counts sequences ended by a reply asking to stop,
+	// and List-Unsubscribe mails whose token was used (its address
+	// suppressed, its sequences ended).
+	OutcomeUnsubscribed = string(enrollment.Unsubscribed)
+	OutcomeBounced      = string(enrollment.Bounced) // a sequence ended by a bounce
+	OutcomeSuppressed   = "suppressed"               // an address newly suppressed (hard bounce, unsubscribe)
+	OutcomeAlreadyEnded = "already_ended"            // the reply or bounce concerned an ended sequence
+	OutcomeUnmatched    = "unmatched"                // a reply or bounce to no message of ours
 	OutcomeAutoReply    = "auto_reply"
 	OutcomeDelayed      = "delayed"
 	OutcomeOther        = "other"
@@ -181,7 +186,7 @@ func (t *inboxTick) run(ctx context.Context, started time.Time) error {
 // that what it read is recorded before another tick may lease the mailbox.
 func (t *inboxTick) sessionEnd(claimed time.Time) time.Time {
 	leaseEnd := claimed.Add(t.opts.Lease - min(t.opts.Lease/5, leaseMarginMax))
-	if end := t.deadline.Add(sessionGraceDefault); end.Before(leaseEnd) {
+	if end := t.deadline.Add(TickSessionGraceDefault); end.Before(leaseEnd) {
 		return end
 	}
 	return leaseEnd
@@ -236,7 +241,12 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
 	}
 	redact.Register(password)
-	r, err := dial(ctx, *mb.IMAP, password, t.opts.TLSConfig, end)
+	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
+	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
+	if err != nil {
+		return err
+	}
+	r, err := dial(ctx, *mb.IMAP, password, tlsConfig, end)
 	if err != nil {
 		return err
 	}
@@ -389,6 +399,8 @@ func (t *inboxTick) handle(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 		counts[OutcomeAutoReply]++
 	case KindDelayed:
 		counts[OutcomeDelayed]++
+	case KindUnsubscribeMail:
+		return false, actUnsubscribe(ctx, tx, f.UnsubscribeToken, counts)
 	default:
 		counts[OutcomeOther]++
 	}
@@ -504,4 +516,31 @@ func mark(ctx context.Context, tx pgx.Tx, sends []store.InboxSend, status enroll
 		}
 	}
 	return nil
+}
+
+// actUnsubscribe uses the token of a List-Unsubscribe mail, in a savepoint
+// of its own so that a token whose enrollment vanished meanwhile (lead
+// forget) is an unmatched message, not a failed one. A bad token counts as unmatched, a used one as already ended.
+func actUnsubscribe(ctx context.Context, tx pgx.Tx, token string, counts map[string]int) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := unsubscribe.Apply(ctx, sp, token, unsubscribe.ViaMailto)
+	switch {
+	case errors.Is(err, unsubscribe.ErrBadToken):
+		counts[OutcomeUnmatched]++
+		return sp.Rollback(ctx)
+	case errors.Is(err, unsubscribe.ErrReplayed):
+		counts[OutcomeAlreadyEnded]++
+		return sp.Rollback(ctx)
+	case err != nil:
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	counts[OutcomeUnsubscribed]++
+	if res.Suppressed {
+		counts[OutcomeSuppressed]++
+	}
+	return sp.Commit(ctx)
 }

@@ -193,11 +193,23 @@ func WriteEnvFile(path string, vars [][2]string) error {
 // CheckEnvFile validates the env file at path. A missing file is not an
 // error here: Kubernetes deployments have none; callers decide.
 func CheckEnvFile(path string) ([]*EnvFileError, error) {
+	_, problems, err := ReadEnvFile(path)
+	return problems, err
+}
+
+// ReadEnvFile reads the env file at path: its variables as sh would set
+// them (the last assignment of a name wins) and its problems, as
+// CheckEnvFile.
+func ReadEnvFile(path string) (map[string]string, []*EnvFileError, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer fh.Close()
-	_, problems, err := ParseEnvFile(fh)
-	return problems, err
+	list, problems, err := ParseEnvFile(fh)
+	vars := make(map[string]string, len(list))
+	for _, kv := range list {
+		vars[kv[0]] = kv[1]
+	}
+	return vars, problems, err
 }

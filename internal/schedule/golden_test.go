@@ -37,7 +37,7 @@ func TestDeployExamplesMatchGenerator(t *testing.T) {
 	for _, format := range Formats {
 		t.Run(string(format), func(t *testing.T) {
 			t.Parallel()
-			files, err := Render(format, Plan{Ticks: defaultTicks(t)})
+			files, err := Render(format, Plan{Ticks: defaultTicks(t), Unsubscribe: UnsubscribeListenDefault})
 			if err != nil {
 				t.Fatal(err)
 			}

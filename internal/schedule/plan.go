@@ -68,6 +68,9 @@ type Plan struct {
 	User    string // systemd user; empty means DynamicUser=yes
 	Image   string // container image (kubernetes)
 	Secret  string // Secret holding the environment (kubernetes)
+	// Unsubscribe is where `rindactl unsubscribe serve` listens (host:port;
+	// the container's port for kubernetes); empty: no unit for it.
+	Unsubscribe string
 }
 
 // File is one generated file: its conventional name and its content.
@@ -134,7 +137,11 @@ func Render(format Format, plan Plan) ([]File, error) {
 			Plan  Plan
 			Units []unit
 		}{plan, units})
-		return []File{{Name: name, Content: content}}, err
+		if err != nil {
+			return nil, err
+		}
+		server, err := unsubscribeFiles(format, plan)
+		return append([]File{{Name: name, Content: content}}, server...), err
 	case FormatSystemd:
 		var files []File
 		for _, u := range units {
@@ -152,7 +159,8 @@ func Render(format Format, plan Plan) ([]File, error) {
 			}
 			files = append(files, File{u.Name + ".service", service}, File{u.Name + ".timer", timer})
 		}
-		return files, nil
+		server, err := unsubscribeFiles(format, plan)
+		return append(files, server...), err
 	}
 	return nil, fmt.Errorf("format %q: use crontab, systemd or kubernetes", format)
 }

@@ -147,8 +147,9 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	plans := map[string]Plan{
-		"dynamic": {Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 9-17 * * 1-5", tickkind.Email: "* * * * *", tickkind.Events: "0,30 * * * *"}), Binary: binary, EnvFile: envFile},
-		"user":    {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, User: "rindactl"},
+		"dynamic":                            {Ticks: ticksOn(t, map[tickkind.Kind]string{tickkind.Enrich: "*/5 9-17 * * 1-5", tickkind.Email: "* * * * *", tickkind.Events: "0,30 * * * *"}), Binary: binary, EnvFile: envFile},
+		"user":                               {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, User: "rindactl", Unsubscribe: UnsubscribeListenDefault},
+		"unsubscribe on all addresses, IPv6": {Ticks: defaultTicks(t), Binary: binary, EnvFile: envFile, Unsubscribe: "[::]:8443"},
 	}
 	for name, plan := range plans {
 		files, err := Render(FormatSystemd, plan)
@@ -204,9 +205,11 @@ func TestCrontabLines(t *testing.T) {
 		if spec != tick.Spec.String() {
 			t.Errorf("line %d schedules %q, want %q", i+1, spec, tick.Spec)
 		}
-		wantTail := "/usr/local/bin/rindactl " + strings.Join(tick.Command(), " ")
-		if !strings.HasSuffix(command, wantTail) || !strings.Contains(command, ". /srv/rinda/env;") {
-			t.Errorf("line %d command %q should load /srv/rinda/env and end in %q", i+1, command, wantTail)
+		// Each way of logging (journal, syslog, cron's output) runs the
+		// same tick.
+		wantRun := "/usr/local/bin/rindactl " + strings.Join(tick.Command(), " ")
+		if strings.Count(command, wantRun) != 3 || !strings.HasSuffix(command, "exec "+wantRun+"; fi") || !strings.Contains(command, ". /srv/rinda/env;") {
+			t.Errorf("line %d command %q should load /srv/rinda/env and run %q through the journal, syslog or plainly", i+1, command, wantRun)
 		}
 		if strings.Contains(command, "%") {
 			t.Errorf("line %d has a %% that cron turns into a newline: %q", i+1, command)

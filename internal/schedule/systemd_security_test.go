@@ -29,7 +29,7 @@ func TestSystemdAnalyzeSecurity(t *testing.T) {
 	if err := os.WriteFile(binary, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Render(FormatSystemd, Plan{Ticks: defaultTicks(t), Binary: binary, EnvFile: filepath.Join(dir, "env")})
+	files, err := Render(FormatSystemd, Plan{Ticks: defaultTicks(t), Binary: binary, EnvFile: filepath.Join(dir, "env"), Unsubscribe: UnsubscribeListenDefault})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/mail"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -38,7 +39,15 @@ type Campaign struct {
 	BounceGuard BounceGuard
 
 	unsubscribe *fieldTemplate
+	// unsubscribeBase is the unsubscribe server's base URL the email tick
+	// was given (unsubscribe.BaseURLEnv); empty: none.
+	unsubscribeBase string
 }
+
+// SetUnsubscribeBase sets the unsubscribe server's base URL (from
+// unsubscribe.ParseBaseURL) that one-click URLs are built on when the
+// campaign has no unsubscribe_url of its own.
+func (c *Campaign) SetUnsubscribeBase(base string) { c.unsubscribeBase = base }
 
 // Mailbox is one sender account of a campaign.
 type Mailbox struct {
@@ -57,6 +66,12 @@ type Mailbox struct {
 	Ramp *Ramp
 	// Gap spaces the mailbox's consecutive sends.
 	Gap Gap
+	// HELO is the name announced in EHLO/HELO for this mailbox; empty:
+	// the Mailer's (RINDA_SMTP_HELO, the host's FQDN, an address literal).
+	HELO string
+	// TLSCA is the absolute path of a PEM file of a private CA trusted
+	// for this mailbox's SMTP and IMAP servers, besides the system roots.
+	TLSCA string
 	// VERP gives each message its own return path (see verp.go), made with
 	// VERPSecret, which only the database holds.
 	VERP       bool
@@ -98,6 +113,8 @@ type mailboxFile struct {
 	IMAPURL     string    `yaml:"imap_url"`
 	Ramp        *rampFile `yaml:"ramp"`
 	Gap         string    `yaml:"gap"`
+	HELO        string    `yaml:"helo"`
+	TLSCA       string    `yaml:"tls_ca"`
 	VERP        bool      `yaml:"verp"`
 }
 
@@ -239,7 +256,13 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if f.DailyCap < 0 {
 		return Mailbox{}, fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
 	}
-	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, VERP: f.VERP}
+	if f.HELO != "" && !ValidGreetingName(f.HELO) {
+		return Mailbox{}, fmt.Errorf("%s.helo: %q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); servers refuse a bare name", path, f.HELO)
+	}
+	if f.TLSCA != "" && (!filepath.IsAbs(f.TLSCA) || filepath.Clean(f.TLSCA) != f.TLSCA) {
+		return Mailbox{}, fmt.Errorf("%s.tls_ca: %q is not a clean absolute path; name the PEM file of the CA as every tick host sees it (/etc/rindactl/ca.pem)", path, f.TLSCA)
+	}
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
 	if f.IMAPURL != "" {
 		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
 		if err != nil {

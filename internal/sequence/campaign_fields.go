@@ -16,7 +16,7 @@ type fieldSet struct {
 
 var (
 	mailboxFields = &fieldSet{
-		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap", "verp"},
+		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap", "verp", "helo", "tls_ca"},
 		child: map[string]*fieldSet{"ramp": rampFields},
 	}
 	windowFields = &fieldSet{keys: []string{"timezone", "days", "start", "end"}}

@@ -38,8 +38,8 @@ func FuzzParseCampaign(f *testing.F) {
 		lead := Lead{FirstName: "Ada\r\nBcc: x@evil.example", LastName: "L", Company: "C", Email: "ada@lead.example", Domain: "lead.example"}
 		for i := range c.Steps {
 			msg, err := c.Compose(i, lead, c.Mailboxes[0], "id@acme.test", nil)
-			if err == nil && strings.ContainsAny(msg.Subject+msg.UnsubscribeURL, "\r\n") {
-				t.Fatalf("step %d composed a multi-line subject %q or unsubscribe URL %q", i, msg.Subject, msg.UnsubscribeURL)
+			if err == nil && strings.ContainsAny(msg.Subject+strings.Join(msg.ListUnsubscribe, ""), "\r\n") {
+				t.Fatalf("step %d composed a multi-line subject %q or unsubscribe URL %q", i, msg.Subject, msg.ListUnsubscribe)
 			}
 		}
 	})

@@ -22,6 +22,7 @@ func (c *Campaign) Record() store.CampaignRecord {
 		r := store.MailboxRecord{
 			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
 			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max, VERP: mb.VERP,
+			HELO: mb.HELO, TLSCA: mb.TLSCA,
 		}
 		if mb.IMAP != nil {
 			r.IMAPURL = mb.IMAP.String()
@@ -57,7 +58,8 @@ func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
 
 func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
 	f := mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
-		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String(), VERP: mb.VERP}
+		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String(), VERP: mb.VERP,
+		HELO: mb.HELO, TLSCA: mb.TLSCA}
 	if mb.RampStart > 0 {
 		f.Ramp = (&Ramp{Start: mb.RampStart, Step: mb.RampStep, Every: mb.RampEvery, Max: mb.RampMax}).file()
 	}

@@ -84,6 +84,8 @@ func TestParseCampaignRejects(t *testing.T) {
 		{"invalid yaml", "name: q4", "name: [q4", "campaign YAML"},
 		{"negative cap", "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    daily_cap: -1", "mailboxes[0].daily_cap"},
 		{"bad unsubscribe", "name: q4", "name: q4\nunsubscribe_url: mailto:x@y", "unsubscribe_url:"},
+		{"bare helo", "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    helo: vm", `mailboxes[0].helo: "vm" is not a fully qualified host name`},
+		{"relative tls_ca", "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    tls_ca: ca.pem", `mailboxes[0].tls_ca: "ca.pem" is not a clean absolute path`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,5 +125,15 @@ func TestParseCampaignValid(t *testing.T) {
 	}
 	if mb, ok := c.MailboxByAddress("A@ACME.TEST"); !ok || mb.SMTP.TLS != TLSOpportunistic {
 		t.Errorf("MailboxByAddress = %+v, %v", mb, ok)
+	}
+	doc := strings.Replace(validCampaign, "    smtp_url: smtp://127.0.0.1:2525", "    smtp_url: smtp://127.0.0.1:2525\n    helo: out.acme.test\n    tls_ca: /etc/rindactl/corp-ca.pem", 1)
+	if c, err = ParseCampaign(strings.NewReader(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if mb := c.Mailboxes[0]; mb.HELO != "out.acme.test" || mb.TLSCA != "/etc/rindactl/corp-ca.pem" {
+		t.Errorf("helo/tls_ca = %q/%q", mb.HELO, mb.TLSCA)
+	}
+	if back, err := MailboxFromRecord(c.Record().Mailboxes[0]); err != nil || back.HELO != "out.acme.test" || back.TLSCA != "/etc/rindactl/corp-ca.pem" {
+		t.Errorf("stored and read back: %+v %v", back, err)
 	}
 }

@@ -2,6 +2,8 @@ package sequence
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/textproto"
@@ -32,6 +34,12 @@ const (
 	// DeliveryMailboxDisabled: authentication failed (535 5.7.8) or the
 	// server refuses the sender; an operator must fix the mailbox.
 	DeliveryMailboxDisabled DeliveryKind = "mailbox_disabled"
+	// DeliveryMailboxRefused: the server refused this client's session (a
+	// 5xx to the greeting, EHLO/HELO, STARTTLS or AUTH other than a failed
+	// login) or its certificate is not trusted: usually this side's
+	// configuration (the greeting name, tls_ca). The mailbox pauses, with
+	// a mailbox_paused event, and resumes by itself once fixed.
+	DeliveryMailboxRefused DeliveryKind = "mailbox_refused"
 	// DeliveryBounced: the recipient address does not exist (550 5.1.1,
 	// 553 5.1.3); the enrollment ends and the address is suppressed.
 	DeliveryBounced DeliveryKind = DeliveryKind(enrollment.Bounced)
@@ -54,6 +62,9 @@ const (
 	MailboxQuotaPauseDefault = 24 * time.Hour
 	// MailboxThrottlePauseDefault: reputation limits lift within hours.
 	MailboxThrottlePauseDefault = 4 * time.Hour
+	// MailboxRefusedPauseDefault: a refused session (a greeting name, a
+	// certificate) waits for an operator's fix; one attempt an hour.
+	MailboxRefusedPauseDefault = time.Hour
 	// TransientBackoffBaseDefault is the first retry delay after a
 	// transient failure; it doubles with each attempt.
 	TransientBackoffBaseDefault = 5 * time.Minute
@@ -102,6 +113,8 @@ func (e *DeliveryError) PausesMailbox() (bool, time.Duration) {
 		return true, MailboxQuotaPauseDefault
 	case DeliveryMailboxThrottled:
 		return true, MailboxThrottlePauseDefault
+	case DeliveryMailboxRefused:
+		return true, MailboxRefusedPauseDefault
 	case DeliveryMailboxDisabled:
 		return true, 0
 	}
@@ -141,6 +154,10 @@ func ClassifyDelivery(err error) *DeliveryError {
 	r := readReply(err)
 	kind := DeliveryTransient
 	switch {
+	case r.code == 0 && untrustedCertificate(err):
+		// Retrying changes nothing until the mailbox's tls_ca (or the
+		// server's certificate) is fixed: the mailbox's problem, not a lead's.
+		kind = DeliveryMailboxRefused
 	case r.code == 0 && r.phase == PhaseDataEnd:
 		kind = DeliveryUnknown
 	case r.code == 0:
@@ -156,14 +173,32 @@ func ClassifyDelivery(err error) *DeliveryError {
 	case r.enhanced == "4.7.28", r.code == 421 && r.enhanced == "4.7.0", throttlePattern.MatchString(r.text),
 		strings.HasPrefix(r.enhanced, "4.7.") && !greylistPattern.MatchString(r.text):
 		kind = DeliveryMailboxThrottled
+	case r.code >= 500 && r.phase == PhaseConnect:
+		// The session itself was refused (greeting, EHLO/HELO, STARTTLS,
+		// AUTH): nothing about a lead was said yet.
+		kind = DeliveryMailboxRefused
+	case r.code >= 500 && r.phase == PhaseMail:
+		// MAIL FROM names the sender: even a 5.1.x code there is the
+		// mailbox's, never a bounce of the lead.
+		kind = DeliveryMailboxDisabled
 	case isBounceCode(r.enhanced), r.code >= 550 && r.code <= 553 && r.enhanced == "" && r.phase == PhaseRcpt:
 		kind = DeliveryBounced
-	case r.code >= 500 && r.phase == PhaseMail:
-		kind = DeliveryMailboxDisabled
 	case r.code >= 500:
 		kind = DeliveryRejected
 	}
 	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Cut: r.cut, Err: err}
+}
+
+// untrustedCertificate reports a TLS handshake that failed verifying the
+// server's certificate (unknown authority, wrong name, expired).
+func untrustedCertificate(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // cutByTick tells a failure without any reply that came once hard, the

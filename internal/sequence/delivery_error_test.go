@@ -29,6 +29,9 @@ func TestClassifyDeliveryThroughSMTP(t *testing.T) {
 		{"bad address syntax", smtptest.Rule{Stage: smtptest.StageRcpt, Code: 553, Enhanced: "5.1.3", Message: "Bad recipient address syntax"}, DeliveryBounced},
 		{"policy rejection", smtptest.Rule{Stage: smtptest.StageData, Code: 550, Enhanced: "5.7.1", Message: "Message rejected as spam"}, DeliveryRejected},
 		{"sender refused", smtptest.Rule{Stage: smtptest.StageMail, Code: 553, Enhanced: "5.7.1", Message: "Sender not allowed"}, DeliveryMailboxDisabled},
+		// Issue 27: a 5.1.x to MAIL FROM names the sender, not the lead:
+		// it was taken for a bounce (lead bounced, its address suppressed).
+		{"sender unknown at MAIL", smtptest.Rule{Stage: smtptest.StageMail, Code: 550, Enhanced: "5.1.1", Message: "<sdr01@acme.test>: Sender address rejected: User unknown"}, DeliveryMailboxDisabled},
 		{"connection dropped mid-DATA", smtptest.Rule{Stage: smtptest.StageData, Close: true}, DeliveryUnknown},
 		{"connection dropped after the final dot", smtptest.Rule{Stage: smtptest.StageData, Close: true, AfterDot: true}, DeliveryUnknown},
 		{"connection dropped at MAIL", smtptest.Rule{Stage: smtptest.StageMail, Close: true}, DeliveryTransient},
@@ -67,6 +70,22 @@ func TestClassifyDeliveryAuthFailure(t *testing.T) {
 	}
 }
 
+// Issue 27: a 5xx to AUTH other than a failed login (an app password
+// required) refuses the session: the mailbox pauses. It was a rejected
+// lead, failed for good.
+func TestClassifyDeliveryAuthRefused(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.New(t, smtptest.Options{Users: map[string]string{"sdr01": "pw"}})
+	srv.Script(smtptest.Rule{Stage: smtptest.StageAuth, Code: 534, Enhanced: "5.7.9", Message: "Application-specific password required"})
+	de := ClassifyDelivery(sendOne(t, srv, "sdr01"))
+	if de == nil || de.Kind != DeliveryMailboxRefused {
+		t.Fatalf("AUTH 534 5.7.9: %+v, want mailbox_refused", de)
+	}
+	if pause, d := de.PausesMailbox(); !pause || d != MailboxRefusedPauseDefault {
+		t.Errorf("PausesMailbox = %v %s, want %s", pause, d, MailboxRefusedPauseDefault)
+	}
+}
+
 func TestGreylistOnceThenDelivered(t *testing.T) {
 	t.Parallel()
 	srv := smtptest.New(t, smtptest.Options{})
@@ -87,6 +106,7 @@ func TestDeliveryPauses(t *testing.T) {
 	for kind, want := range map[DeliveryKind]time.Duration{
 		DeliveryMailboxQuota:     MailboxQuotaPauseDefault,
 		DeliveryMailboxThrottled: MailboxThrottlePauseDefault,
+		DeliveryMailboxRefused:   MailboxRefusedPauseDefault,
 	} {
 		if pause, d := (&DeliveryError{Kind: kind}).PausesMailbox(); !pause || d != want {
 			t.Errorf("%s: PausesMailbox = %v %s, want %s", kind, pause, d, want)

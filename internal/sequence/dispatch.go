@@ -54,7 +54,13 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 	return nil
 }
 
-// load reads the campaigns and mailboxes a batch needs, once per tick.
+// stepCount is how many steps a campaign loaded by this tick has.
+func (t *emailTick) stepCount(campaignID int64) int {
+	return len(t.campaign(campaignID).Steps)
+}
+
+// load reads the campaigns, workspace unsubscribe keys and mailboxes a
+// batch needs, once per tick.
 func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) error {
 	var missing []int64
 	for _, r := range rows {
@@ -67,8 +73,21 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 			if err != nil {
 				return err
 			}
+			c.SetUnsubscribeBase(t.opts.UnsubscribeBaseURL)
 			t.campaignsMu.Lock()
 			t.campaigns[r.CampaignID] = c
+			t.campaignsMu.Unlock()
+		}
+		t.campaignsMu.RLock()
+		_, haveKey := t.unsubKeys[r.WorkspaceID]
+		t.campaignsMu.RUnlock()
+		if !haveKey {
+			key, err := store.UnsubscribeKey(ctx, t.pool, r.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			t.campaignsMu.Lock()
+			t.unsubKeys[r.WorkspaceID] = key
 			t.campaignsMu.Unlock()
 		}
 		if _, ok := t.mailboxes[r.MailboxID]; !ok {

@@ -60,6 +60,9 @@ type EnrollResult struct {
 	// workspace with the same address (in any spelling: address.Canonical)
 	// is.
 	Duplicates int `json:"duplicates"`
+	// Suppressed counts leads not enrolled because their address is on
+	// the workspace's suppression list.
+	Suppressed int `json:"suppressed"`
 }
 
 // Enroll enrolls leads in a campaign, binding each to a mailbox with the
@@ -95,7 +98,11 @@ func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time
 		}
 		var candidates []store.EnrollCandidate
 		for _, cand := range all {
-			if cand.Duplicate {
+			switch {
+			case cand.Suppressed:
+				res.Suppressed++
+				continue
+			case cand.Duplicate:
 				res.Duplicates++
 				continue
 			}

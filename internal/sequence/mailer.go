@@ -45,8 +45,13 @@ type MailerOptions struct {
 	DialTimeout     time.Duration
 	GreetingTimeout time.Duration
 	DataTimeout     time.Duration
-	// HELO is the name announced in EHLO; empty means the host name.
+	// HELO is the name announced in EHLO/HELO by mailboxes without their
+	// own (RINDA_SMTP_HELO); empty: the host's FQDN, else an address
+	// literal of the connection (greeting.go).
 	HELO string
+	// FQDN returns the host's fully qualified name or ""; nil means
+	// HostFQDN. Called once per Mailer.
+	FQDN func() string
 	// TLSConfig overrides the TLS settings (tests trust their own CA);
 	// its ServerName is set per mailbox.
 	TLSConfig *tls.Config
@@ -61,6 +66,7 @@ type MailerOptions struct {
 // mailbox are serialized; different mailboxes send in parallel.
 type Mailer struct {
 	opts MailerOptions
+	fqdn func() string
 
 	mu    sync.Mutex
 	conns map[string]*mailboxConn
@@ -95,7 +101,10 @@ func NewMailer(opts MailerOptions) *Mailer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Mailer{opts: opts, conns: make(map[string]*mailboxConn)}
+	if opts.FQDN == nil {
+		opts.FQDN = HostFQDN
+	}
+	return &Mailer{opts: opts, fqdn: sync.OnceValue(opts.FQDN), conns: make(map[string]*mailboxConn)}
 }
 
 // Send delivers msg through mb. Every failure is a *DeliveryError; one of
@@ -149,7 +158,7 @@ func (m *Mailer) send(ctx context.Context, mb Mailbox, msg *Message) error {
 			// No SMTP reply, a reply cut at its bound, or the server is
 			// closing: the connection is unusable.
 			conn.drop()
-			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient {
+			if reused && attempt == 0 && de.Phase == PhaseMail && de.Code == 0 && de.Kind == DeliveryTransient && ctx.Err() == nil {
 				continue
 			}
 		}
@@ -235,52 +244,41 @@ func (m *Mailer) conn(mailbox string) *mailboxConn {
 }
 
 func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard time.Time) error {
-	opts, err := m.clientOptions(mb)
+	tlsConfig, err := mb.TLSConfig(m.opts.TLSConfig, mb.SMTP.Host)
 	if err != nil {
 		return err
 	}
-	var wire *phasedConn
+	opts, err := m.clientOptions(mb, tlsConfig)
+	if err != nil {
+		return err
+	}
+	// Connect first: the greeting name may be the connection's own address.
+	wire, nc, err := m.connect(ctx, mb, tlsConfig, hard)
+	if err != nil {
+		return fmt.Errorf("mailbox %s: connect %s: %w", mb.Address, mb.SMTP.Addr(), err)
+	}
 	// The connection is closed when the Send's context ends, from the
 	// greeting on.
-	sendCtx, stopWatch := ctx, func() bool { return false }
-	defer func() { stopWatch() }()
-	dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, m.opts.DialTimeout)
-		defer cancel()
-		if !hard.IsZero() {
-			var cancelHard context.CancelFunc
-			ctx, cancelHard = context.WithDeadline(ctx, hard)
-			defer cancelHard()
+	defer wire.closeWhenDone(ctx)()
+	handed := false
+	dialer := func(context.Context, string, string) (net.Conn, error) {
+		if handed {
+			return nil, errors.New("connection already used")
 		}
-		raw, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		wire = newPhasedConn(raw, m.opts.Timeout, m.opts.GreetingTimeout, hard)
-		stopWatch = wire.closeWhenDone(sendCtx)
-		if mb.SMTP.TLS != TLSImplicit {
-			return wire, nil
-		}
-		tc := tls.Client(wire, m.tlsConfig(mb))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			_ = wire.Close()
-			return nil, err
-		}
-		// The handshake used the greeting's clock; the greeting gets a fresh one.
-		wire.wait(m.opts.GreetingTimeout)
-		return tc, nil
+		handed = true
+		return nc, nil
 	}
-	client, err := mail.NewClient(mb.SMTP.Host, append(opts, mail.WithDialContextFunc(dialer))...)
+	opts = append(opts, mail.WithHELO(m.greetingName(mb, wire.LocalAddr())), mail.WithDialContextFunc(dialer))
+	client, err := mail.NewClient(mb.SMTP.Host, opts...)
 	if err != nil {
+		_ = wire.Close()
 		return fmt.Errorf("mailbox %s: %w", mb.Address, err)
 	}
-	// The dial itself is bounded by DialTimeout; ctx only carries the
+	// The dial itself was bounded by DialTimeout; ctx only carries the
 	// tick's deadline, which the phases already honour.
 	sc, err := client.DialToSMTPClientWithContext(context.WithoutCancel(ctx))
 	if err != nil {
-		if wire != nil {
-			_ = wire.Close()
-		}
+		_ = wire.Close()
 		return fmt.Errorf("mailbox %s: connect %s: %w", mb.Address, mb.SMTP.Addr(), err)
 	}
 	// From here every reply is read through a replyReader: the dial's own
@@ -290,28 +288,61 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 	return nil
 }
 
-func (m *Mailer) tlsConfig(mb Mailbox) *tls.Config {
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if m.opts.TLSConfig != nil {
-		tlsConfig = m.opts.TLSConfig.Clone()
+// connect dials the mailbox's server, bounded by DialTimeout and hard, and
+// speaks TLS from the first byte for smtps://. wire holds the phase
+// deadlines; nc is what SMTP talks over (wire, or TLS over it).
+func (m *Mailer) connect(ctx context.Context, mb Mailbox, tlsConfig *tls.Config, hard time.Time) (*phasedConn, net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.DialTimeout)
+	defer cancel()
+	if !hard.IsZero() {
+		var cancelHard context.CancelFunc
+		ctx, cancelHard = context.WithDeadline(ctx, hard)
+		defer cancelHard()
 	}
-	tlsConfig.ServerName = mb.SMTP.Host
-	return tlsConfig
+	raw, err := (&net.Dialer{}).DialContext(ctx, "tcp", mb.SMTP.Addr())
+	if err != nil {
+		return nil, nil, err
+	}
+	wire := newPhasedConn(raw, m.opts.Timeout, m.opts.GreetingTimeout, hard)
+	if mb.SMTP.TLS != TLSImplicit {
+		return wire, wire, nil
+	}
+	tc := tls.Client(wire, tlsConfig)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = wire.Close()
+		return nil, nil, err
+	}
+	// The handshake used the greeting's clock; the greeting gets a fresh one.
+	wire.wait(m.opts.GreetingTimeout)
+	return wire, tc, nil
 }
 
-func (m *Mailer) clientOptions(mb Mailbox) ([]mail.Option, error) {
+// greetingName is what mb announces in EHLO/HELO on a connection from
+// local: its own helo, else RINDA_SMTP_HELO, else the host's FQDN, else the
+// address literal of local. Never a bare label (greeting.go).
+func (m *Mailer) greetingName(mb Mailbox, local net.Addr) string {
+	switch {
+	case mb.HELO != "":
+		return mb.HELO
+	case m.opts.HELO != "":
+		return m.opts.HELO
+	}
+	if name := m.fqdn(); name != "" {
+		return name
+	}
+	return addressLiteral(local)
+}
+
+func (m *Mailer) clientOptions(mb Mailbox, tlsConfig *tls.Config) ([]mail.Option, error) {
 	ep := mb.SMTP
 	opts := []mail.Option{
 		mail.WithPort(ep.Port),
 		mail.WithTimeout(m.opts.Timeout),
-		mail.WithTLSConfig(m.tlsConfig(mb)),
+		mail.WithTLSConfig(tlsConfig),
 		// One NOOP and one RSET per message would double the round trips;
 		// Send redials instead when a reused connection turns out dead.
 		mail.WithoutNoop(),
 		mail.WithoutRset(),
-	}
-	if m.opts.HELO != "" {
-		opts = append(opts, mail.WithHELO(m.opts.HELO))
 	}
 	switch ep.TLS {
 	case TLSImplicit:
@@ -406,9 +437,15 @@ func buildMsg(msg *Message, now time.Time) (*mail.Msg, error) {
 		gm.SetGenHeader(mail.HeaderInReplyTo, refs[n-1])
 		gm.SetGenHeader(mail.HeaderReferences, strings.Join(refs, " "))
 	}
-	if msg.UnsubscribeURL != "" {
-		gm.SetGenHeader(mail.HeaderListUnsubscribe, "<"+singleLine(msg.UnsubscribeURL)+">")
-		gm.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+	if len(msg.ListUnsubscribe) > 0 {
+		urls := make([]string, len(msg.ListUnsubscribe))
+		for i, u := range msg.ListUnsubscribe {
+			urls[i] = "<" + singleLine(u) + ">"
+		}
+		gm.SetGenHeader(mail.HeaderListUnsubscribe, strings.Join(urls, ", "))
+		if msg.OneClick {
+			gm.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+		}
 	}
 	gm.SetBodyString(mail.TypeTextPlain, msg.Body)
 	return gm, nil

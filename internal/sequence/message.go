@@ -1,9 +1,12 @@
 package sequence
 
 import (
+	"cmp"
 	"crypto/rand"
 	"fmt"
 	"strings"
+
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Message is one rendered email of a sequence, ready for the Mailer.
@@ -19,11 +22,15 @@ type Message struct {
 	// References are the earlier Message-IDs of the thread, oldest first;
 	// the last one is the In-Reply-To.
 	References []string
-	// UnsubscribeURL, when set, adds List-Unsubscribe headers (RFC 8058).
-	UnsubscribeURL string
 	// ReturnPath, when set, is the envelope sender (MAIL FROM) instead of
 	// From: the mailbox's VERP address for this message.
 	ReturnPath string
+	// ListUnsubscribe are the List-Unsubscribe URLs (RFC 2369), the
+	// one-click one first; none: no header.
+	ListUnsubscribe []string
+	// OneClick: the first URL takes the RFC 8058 one-click POST
+	// (List-Unsubscribe-Post).
+	OneClick bool
 }
 
 // NewMessageID returns a fresh Message-ID (without angle brackets) in the
@@ -45,6 +52,15 @@ func (c *Campaign) Compose(index int, lead Lead, mb Mailbox, messageID string, t
 		return nil, fmt.Errorf("campaign %s has no step %d", c.Name, index+1)
 	}
 	clean := lead.sanitized()
+	oneClick, err := c.oneClickURL(clean)
+	if err != nil {
+		return nil, err
+	}
+	var mailto string
+	if clean.UnsubscribeToken != "" {
+		mailto = unsubscribe.MailtoURL(mb.Address, clean.UnsubscribeToken)
+	}
+	clean.unsubscribeURL = cmp.Or(oneClick, mailto)
 	subject, err := c.Steps[0].subject.render(clean)
 	if err != nil {
 		return nil, fmt.Errorf("render steps[0].subject: %w", err)
@@ -65,16 +81,32 @@ func (c *Campaign) Compose(index int, lead Lead, mb Mailbox, messageID string, t
 		Body:       body,
 		MessageID:  messageID,
 		References: thread,
+		OneClick:   oneClick != "",
 	}
 	if mb.VERP {
 		msg.ReturnPath = ReturnPath(mb.Address, messageID, mb.VERPSecret)
 	}
-	if c.unsubscribe != nil {
-		u, err := c.unsubscribe.render(clean.queryEscaped())
-		if err != nil {
-			return nil, fmt.Errorf("render unsubscribe_url: %w", err)
+	for _, u := range []string{oneClick, mailto} {
+		if u != "" {
+			msg.ListUnsubscribe = append(msg.ListUnsubscribe, u)
 		}
-		msg.UnsubscribeURL = singleLine(u)
 	}
 	return msg, nil
+}
+
+// oneClickURL is the lead's one-click unsubscribe URL: the campaign's
+// unsubscribe_url when it has one (a page of your own), else the
+// unsubscribe server's under the tick's base URL; empty without either.
+func (c *Campaign) oneClickURL(lead Lead) (string, error) {
+	switch {
+	case c.unsubscribe != nil:
+		u, err := c.unsubscribe.render(lead.queryEscaped())
+		if err != nil {
+			return "", fmt.Errorf("render unsubscribe_url: %w", err)
+		}
+		return singleLine(u), nil
+	case c.unsubscribeBase != "" && lead.UnsubscribeToken != "":
+		return unsubscribe.URL(c.unsubscribeBase, lead.UnsubscribeToken), nil
+	}
+	return "", nil
 }

@@ -229,7 +229,7 @@ type prepared struct {
 
 func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
 	p := &prepared{r: r, done: make(chan struct{})}
-	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain}
+	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain, UnsubscribeToken: t.unsubscribeToken(r)}
 	if lead.Domain == "" {
 		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]
 	}

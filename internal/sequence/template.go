@@ -1,11 +1,14 @@
 package sequence
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"text/template"
 	"unicode"
+
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Lead holds the fields a template may use, and where to send.
@@ -15,7 +18,30 @@ type Lead struct {
 	Company   string
 	Email     string
 	Domain    string
+	// UnsubscribeToken is the enrollment's unsubscribe token (set by the
+	// email tick): {{.UnsubscribeToken}} lets an unsubscribe_url of your
+	// own pass it to `rindactl unsubscribe apply`.
+	UnsubscribeToken string
+
+	// unsubscribeURL is what {{.UnsubscribeURL}} renders; Compose sets it.
+	unsubscribeURL string
 }
+
+// UnsubscribeURL is {{.UnsubscribeURL}}: where the recipient unsubscribes.
+// A template that uses it fails to render, rather than send a message
+// without a working link, when no unsubscribe URL is configured.
+func (l Lead) UnsubscribeURL() (string, error) {
+	if l.unsubscribeURL == "" {
+		return "", errNoUnsubscribeURL
+	}
+	return l.unsubscribeURL, nil
+}
+
+var errNoUnsubscribeURL = errors.New("{{.UnsubscribeURL}} has no URL to render: set " + unsubscribe.BaseURLEnv + " for the email tick (docs/email.md, \"Unsubscribe\"), or the campaign's unsubscribe_url")
+
+// templateProbe is the lead a template is checked against at import: every
+// field is known, {{.UnsubscribeURL}} included.
+var templateProbe = Lead{unsubscribeURL: "https://unsubscribe.invalid/token"}
 
 // fieldTemplate is a text/template restricted to Lead's fields: unknown
 // fields fail at import (the template is executed once against a zero Lead)
@@ -30,8 +56,8 @@ func parseFieldTemplate(path, text string) (*fieldTemplate, error) {
 		return nil, fmt.Errorf("%s: invalid template: %s", path, strings.TrimPrefix(err.Error(), "template: "))
 	}
 	ft := &fieldTemplate{t: t}
-	if _, err := ft.render(Lead{}); err != nil {
-		return nil, fmt.Errorf("%s: invalid template: %s (known fields: .FirstName .LastName .Company .Email .Domain)", path, strings.TrimPrefix(err.Error(), "template: "))
+	if _, err := ft.render(templateProbe); err != nil {
+		return nil, fmt.Errorf("%s: invalid template: %s (known fields: .FirstName .LastName .Company .Email .Domain .UnsubscribeURL .UnsubscribeToken)", path, strings.TrimPrefix(err.Error(), "template: "))
 	}
 	return ft, nil
 }
@@ -60,20 +86,23 @@ func singleLine(s string) string {
 // sanitized returns the lead with every field reduced to one clean line.
 func (l Lead) sanitized() Lead {
 	return Lead{
-		FirstName: singleLine(l.FirstName),
-		LastName:  singleLine(l.LastName),
-		Company:   singleLine(l.Company),
-		Email:     singleLine(l.Email),
-		Domain:    singleLine(l.Domain),
+		FirstName:        singleLine(l.FirstName),
+		LastName:         singleLine(l.LastName),
+		Company:          singleLine(l.Company),
+		Email:            singleLine(l.Email),
+		Domain:           singleLine(l.Domain),
+		UnsubscribeToken: singleLine(l.UnsubscribeToken),
+		unsubscribeURL:   singleLine(l.unsubscribeURL),
 	}
 }
 
 func (l Lead) queryEscaped() Lead {
 	return Lead{
-		FirstName: url.QueryEscape(l.FirstName),
-		LastName:  url.QueryEscape(l.LastName),
-		Company:   url.QueryEscape(l.Company),
-		Email:     url.QueryEscape(l.Email),
-		Domain:    url.QueryEscape(l.Domain),
+		FirstName:        url.QueryEscape(l.FirstName),
+		LastName:         url.QueryEscape(l.LastName),
+		Company:          url.QueryEscape(l.Company),
+		Email:            url.QueryEscape(l.Email),
+		Domain:           url.QueryEscape(l.Domain),
+		UnsubscribeToken: url.QueryEscape(l.UnsubscribeToken),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // Defaults of `rindactl email tick`.
@@ -67,8 +68,12 @@ type TickOptions struct {
 	// TickID names the tick in leases and tick_runs; empty generates one.
 	TickID string
 	Mailer *Mailer
-	Logger *slog.Logger
-	Now    func() time.Time
+	// UnsubscribeBaseURL is where `rindactl unsubscribe serve` is reached
+	// (unsubscribe.ParseBaseURL); empty: messages carry only the mailto:
+	// unsubscribe, or the campaign's unsubscribe_url.
+	UnsubscribeBaseURL string
+	Logger             *slog.Logger
+	Now                func() time.Time
 }
 
 // TickReport is what a tick did.
@@ -92,6 +97,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		report:      &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
 		bounceHalts: map[int64]time.Time{},
 		campaigns:   map[int64]*Campaign{},
+		unsubKeys:   map[int64][]byte{},
 		mailboxes:   map[int64]*mailboxState{},
 		slots:       make(chan struct{}, opts.Concurrency),
 	}
@@ -152,7 +158,9 @@ type emailTick struct {
 	// mailboxes is only touched by the loop.
 	campaignsMu sync.RWMutex
 	campaigns   map[int64]*Campaign
-	mailboxes   map[int64]*mailboxState
+	// unsubKeys are the workspaces' unsubscribe token keys, by workspace id.
+	unsubKeys map[int64][]byte
+	mailboxes map[int64]*mailboxState
 
 	// slots bounds how many mailboxes send at once.
 	slots chan struct{}
@@ -162,6 +170,14 @@ func (t *emailTick) campaign(id int64) *Campaign {
 	t.campaignsMu.RLock()
 	defer t.campaignsMu.RUnlock()
 	return t.campaigns[id]
+}
+
+// unsubscribeToken is the enrollment's unsubscribe token, under its
+// workspace's key (loaded with the batch).
+func (t *emailTick) unsubscribeToken(r store.ClaimedEnrollment) string {
+	t.campaignsMu.RLock()
+	defer t.campaignsMu.RUnlock()
+	return unsubscribe.Sign(t.unsubKeys[r.WorkspaceID], r.ID)
 }
 
 type mailboxState struct {

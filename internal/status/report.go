@@ -281,6 +281,28 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 	return r, nil
 }
 
+// EmailOverdue is Build's overdue figures alone, at now, over every
+// workspace: the steps nothing but sending capacity holds back and the age
+// of the oldest in seconds. The email tick exports them as metrics (the
+// alert on overdue email), without the enrichment scan Build also makes.
+func EmailOverdue(ctx context.Context, db store.DBTX, now time.Time) (steps, oldestSeconds int64, err error) {
+	due, err := store.OpsEmailDue(ctx, db, now, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	campaigns, err := store.OpsCampaigns(ctx, db, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	mailboxes, err := store.OpsMailboxes(ctx, db, now, sequence.BounceWindow, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	// Slots feed only the drain estimate, which the overdue figures do not need.
+	e := emailFrom(due, campaigns, mailboxes, nil, now)
+	return e.Overdue, e.OldestOverdueSeconds, nil
+}
+
 func enrichFrom(counts []store.OpsEnrichCounts, breakers []store.OpsBreaker, ceilingReached map[int64]bool, now time.Time) Enrich {
 	e := Enrich{ByStatus: make(map[lead.Status]int64, len(lead.Statuses))}
 	for _, s := range lead.Statuses {

@@ -61,6 +61,11 @@ type MailboxRecord struct {
 	// VERPSecret (made by the database, read only, never logged).
 	VERP       bool
 	VERPSecret []byte
+	// HELO is the mailbox's own SMTP greeting name; empty: the host's.
+	HELO string
+	// TLSCA is the path of a PEM file of a private CA this mailbox's
+	// servers are trusted by; empty: the system roots only.
+	TLSCA string
 }
 
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
@@ -112,6 +117,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
 			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
 			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax, Verp: mb.VERP,
+			Helo: mb.HELO, TlsCa: mb.TLSCA,
 		})
 		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
@@ -129,6 +135,9 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
 	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Name: workspace, Name_2: name})
 	if errors.Is(err, pgx.ErrNoRows) {
+		if _, werr := WorkspaceID(ctx, tx, workspace); errors.Is(werr, ErrNoWorkspace) {
+			return 0, 0, fmt.Errorf("workspace %q not found: %w (list them with 'rindactl workspace list'; import leads or a campaign into it first)", workspace, ErrNoWorkspace)
+		}
 		return 0, 0, fmt.Errorf("campaign %q in workspace %q: %w (import it with 'rindactl import campaign FILE.yaml')", name, workspace, ErrCampaignNotFound)
 	}
 	if err != nil {
@@ -191,6 +200,7 @@ func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, erro
 			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
 			GapMin: r.GapMin, GapMax: r.GapMax, VERP: r.Verp, VERPSecret: r.VerpSecret,
+			HELO: r.Helo, TLSCA: r.TlsCa,
 		}
 		if r.CapToday != nil {
 			mb.CapToday = int(*r.CapToday)

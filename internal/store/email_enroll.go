@@ -36,6 +36,8 @@ type EnrollCandidate struct {
 	// Duplicate: another lead with this address is (or is about to be)
 	// enrolled in the campaign; this one must not be.
 	Duplicate bool
+	// Suppressed: the address is on the workspace's suppression list.
+	Suppressed bool
 }
 
 // EnrollCandidates lists the workspace's leads not yet in the campaign, by
@@ -44,7 +46,7 @@ type EnrollCandidate struct {
 func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
 	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Column3: keys})
 	return convertRows(rows, err, "enroll candidates", func(r sqlcdb.EmailEnrollCandidatesRow) EnrollCandidate {
-		return EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate}
+		return EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate, Suppressed: r.Suppressed}
 	})
 }
 

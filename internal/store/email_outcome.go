@@ -114,11 +114,19 @@ type EnrollmentUpdate struct {
 }
 
 // Suppression is an address that must not be mailed again, in any
-// spelling: it is stored canonical (address.Key).
+// spelling: it is stored canonical (address.Key), and keyed by the SHA-256
+// of that spelling (email_sha256, migration 00015).
 type Suppression struct {
 	WorkspaceID int64
-	Email       string
-	Reason      string
+	// Email is the address; empty for a forgotten person (lead forget),
+	// whose row keeps only SHA256.
+	Email string
+	// SHA256 is the hash of the canonical address. Postgres computes it
+	// for a row with an Email; Suppress reads it only for one without.
+	SHA256 []byte
+	Reason string
+	// CreatedAt is when the address was suppressed; zero: now.
+	CreatedAt time.Time
 }
 
 // Settlement is a group of tick outcomes written in one transaction.

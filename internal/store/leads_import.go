@@ -38,6 +38,9 @@ type LeadImportResult struct {
 	Queued int64 `json:"queued"`
 	// Closed enrichment rows whose lead now came with an address.
 	Closed int64 `json:"closed"`
+	// Forgotten counts lines left out because their address belongs to a
+	// person forgotten in the workspace (lead forget).
+	Forgotten int64 `json:"forgotten"`
 }
 
 // LeadRepeat is a line whose external_id an earlier line of the same
@@ -102,6 +105,11 @@ func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepe
 	if err != nil {
 		return nil, fmt.Errorf("checking external_ids: %w", err)
 	}
+	tag, err := im.tx.Exec(ctx, query("leads_import_forgotten"), im.res.WorkspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("checking forgotten addresses: %w", err)
+	}
+	im.res.Forgotten += tag.RowsAffected()
 	var ins, upd, merged, queued, closed int64
 	if err := im.tx.QueryRow(ctx, query("leads_import_merge"), im.res.WorkspaceID).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
 		return nil, fmt.Errorf("merging leads: %w", err)

@@ -52,6 +52,11 @@ type RawOptions struct {
 	AfterDot AfterDot
 	// TLS, when set, speaks TLS from the first byte (smtps://).
 	TLS *tls.Config
+	// RequireFQDN refuses an EHLO/HELO name that is neither a fully
+	// qualified domain name nor an address literal, as Postfix with
+	// reject_non_fqdn_helo_hostname does: "504 5.5.2 <vm>: Helo command
+	// rejected: need fully-qualified hostname".
+	RequireFQDN bool
 	// Flood, when set, answers its stage with a reply that does not end
 	// (a hostile or broken server).
 	Flood *Flood
@@ -88,6 +93,7 @@ type Raw struct {
 	received []Message
 	refused  map[int]bool // indexes into received answered 4xx/5xx
 	auths    int
+	helos    []string
 }
 
 // NewRaw starts a Raw server for a test and closes it when the test ends.
@@ -153,6 +159,13 @@ func (s *Raw) Delivered() []Message {
 		}
 	}
 	return out
+}
+
+// Helos lists the names clients announced in EHLO/HELO, in order.
+func (s *Raw) Helos() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.helos...)
 }
 
 // Written counts the bytes the server has sent to clients: what a client
@@ -292,6 +305,15 @@ func (s *Raw) session(c net.Conn) {
 		verb, arg, _ := strings.Cut(line, " ")
 		switch strings.ToUpper(verb) {
 		case "EHLO", "HELO":
+			s.mu.Lock()
+			s.helos = append(s.helos, arg)
+			s.mu.Unlock()
+			if s.opts.RequireFQDN && !qualifiedName(arg) {
+				if !s.write(c, "504 5.5.2 <"+arg+">: Helo command rejected: need fully-qualified hostname") {
+					return
+				}
+				continue
+			}
 			caps := []string{"250-raw.smtptest", "250-8BITMIME", "250-AUTH PLAIN LOGIN"}
 			if s.opts.Enhanced {
 				caps = append(caps, "250-ENHANCEDSTATUSCODES")
@@ -380,6 +402,15 @@ func (s *Raw) session(c net.Conn) {
 			}
 		}
 	}
+}
+
+// qualifiedName is Postfix's reject_non_fqdn_helo_hostname test: an
+// address literal, or a name with a dot that does not end in one.
+func qualifiedName(name string) bool {
+	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
+		return true
+	}
+	return strings.Contains(strings.TrimSuffix(name, "."), ".")
 }
 
 func addrArg(arg string) string {

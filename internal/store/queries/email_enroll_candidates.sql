@@ -6,7 +6,9 @@
 -- another lead, or repeats an earlier candidate's, comes back with
 -- duplicate set: one campaign mails one address once. Leads without an
 -- address yet are never duplicates here (the email tick checks again when
--- it sends).
+-- it sends). A lead whose address is on the workspace's suppression list
+-- (by its hash: a forgotten person's row too) comes back with suppressed
+-- set: it is never enrolled.
 WITH enrolled AS (
     SELECT DISTINCT l.email AS email
     FROM enrollments e
@@ -22,6 +24,9 @@ candidates AS (
 )
 SELECT c.id, c.timezone,
        (c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
-           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1))::boolean AS duplicate
+           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1))::boolean AS duplicate,
+       (c.email IS NOT NULL AND EXISTS (
+           SELECT 1 FROM suppressions sp
+           WHERE sp.workspace_id = $1 AND sp.email_sha256 = address_sha256(c.email)))::boolean AS suppressed
 FROM candidates c
 ORDER BY c.id;

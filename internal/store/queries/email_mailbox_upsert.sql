@@ -6,10 +6,12 @@
 -- A ramp starts (level 0, first growth one period away) when the mailbox
 -- first gets one; re-importing the same ramp keeps its progress.
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
-                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp)
+                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp,
+                       helo, tls_ca)
 VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
         NULLIF($7::text, ''), $8, $9, $10::interval, $11,
-        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14)
+        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14,
+        NULLIF(sqlc.arg(helo)::text, ''), NULLIF(sqlc.arg(tls_ca)::text, ''))
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
@@ -27,5 +29,7 @@ SET display_name = EXCLUDED.display_name,
     gap_min      = EXCLUDED.gap_min,
     gap_max      = EXCLUDED.gap_max,
     verp         = EXCLUDED.verp,
+    helo         = EXCLUDED.helo,
+    tls_ca       = EXCLUDED.tls_ca,
     updated_at   = now()
 RETURNING id;

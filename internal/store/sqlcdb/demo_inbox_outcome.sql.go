@@ -12,7 +12,7 @@ import (
 const demoInboxOutcome = `-- name: DemoInboxOutcome :one
 SELECT (SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $1) AS reply_status,
        (SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $2) AS bounce_status,
-       EXISTS (SELECT 1 FROM suppressions WHERE email = $2) AS suppressed
+       EXISTS (SELECT 1 FROM suppressions WHERE email_sha256 = address_sha256($2)) AS suppressed
 `
 
 type DemoInboxOutcomeParams struct {

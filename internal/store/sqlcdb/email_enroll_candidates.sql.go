@@ -25,7 +25,10 @@ candidates AS (
 )
 SELECT c.id, c.timezone,
        (c.email IS NOT NULL AND (c.email IN (SELECT email FROM enrolled)
-           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1))::boolean AS duplicate
+           OR row_number() OVER (PARTITION BY c.email ORDER BY c.id) > 1))::boolean AS duplicate,
+       (c.email IS NOT NULL AND EXISTS (
+           SELECT 1 FROM suppressions sp
+           WHERE sp.workspace_id = $1 AND sp.email_sha256 = address_sha256(c.email)))::boolean AS suppressed
 FROM candidates c
 ORDER BY c.id
 `
@@ -37,9 +40,10 @@ type EmailEnrollCandidatesParams struct {
 }
 
 type EmailEnrollCandidatesRow struct {
-	ID        int64
-	Timezone  string
-	Duplicate bool
+	ID         int64
+	Timezone   string
+	Duplicate  bool
+	Suppressed bool
 }
 
 // Leads of the workspace not yet in the campaign: all of them when $3 is
@@ -49,7 +53,9 @@ type EmailEnrollCandidatesRow struct {
 // another lead, or repeats an earlier candidate's, comes back with
 // duplicate set: one campaign mails one address once. Leads without an
 // address yet are never duplicates here (the email tick checks again when
-// it sends).
+// it sends). A lead whose address is on the workspace's suppression list
+// (by its hash: a forgotten person's row too) comes back with suppressed
+// set: it is never enrolled.
 func (q *Queries) EmailEnrollCandidates(ctx context.Context, arg EmailEnrollCandidatesParams) ([]EmailEnrollCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, emailEnrollCandidates, arg.WorkspaceID, arg.CampaignID, arg.Column3)
 	if err != nil {
@@ -59,7 +65,12 @@ func (q *Queries) EmailEnrollCandidates(ctx context.Context, arg EmailEnrollCand
 	var items []EmailEnrollCandidatesRow
 	for rows.Next() {
 		var i EmailEnrollCandidatesRow
-		if err := rows.Scan(&i.ID, &i.Timezone, &i.Duplicate); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Timezone,
+			&i.Duplicate,
+			&i.Suppressed,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

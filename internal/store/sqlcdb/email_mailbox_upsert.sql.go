@@ -13,10 +13,12 @@ import (
 
 const emailMailboxUpsert = `-- name: EmailMailboxUpsert :one
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
-                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp)
+                       imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp,
+                       helo, tls_ca)
 VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
         NULLIF($7::text, ''), $8, $9, $10::interval, $11,
-        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14)
+        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14,
+        NULLIF($15::text, ''), NULLIF($16::text, ''))
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
@@ -34,6 +36,8 @@ SET display_name = EXCLUDED.display_name,
     gap_min      = EXCLUDED.gap_min,
     gap_max      = EXCLUDED.gap_max,
     verp         = EXCLUDED.verp,
+    helo         = EXCLUDED.helo,
+    tls_ca       = EXCLUDED.tls_ca,
     updated_at   = now()
 RETURNING id
 `
@@ -53,6 +57,8 @@ type EmailMailboxUpsertParams struct {
 	Column12    time.Duration
 	Column13    time.Duration
 	Verp        bool
+	Helo        string
+	TlsCa       string
 }
 
 // Creates or updates a workspace mailbox by address. Pause and disable state
@@ -77,6 +83,8 @@ func (q *Queries) EmailMailboxUpsert(ctx context.Context, arg EmailMailboxUpsert
 		arg.Column12,
 		arg.Column13,
 		arg.Verp,
+		arg.Helo,
+		arg.TlsCa,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -13,7 +13,7 @@ import (
 const emailMailboxesGet = `-- name: EmailMailboxesGet :many
 SELECT m.id, m.address, m.display_name, m.smtp_url, coalesce(m.password_env, ''), m.daily_cap, m.status,
        m.paused_until, coalesce(m.imap_url, ''), m.ramp_start, m.ramp_step, m.ramp_every, m.ramp_max,
-       m.gap_min, m.gap_max, m.cap_today, m.verp, m.verp_secret
+       m.gap_min, m.gap_max, m.cap_today, m.verp, m.verp_secret, coalesce(m.helo, '') AS helo, coalesce(m.tls_ca, '') AS tls_ca
 FROM mailboxes m
 WHERE m.id = ANY ($1::bigint[])
 ORDER BY m.id
@@ -38,6 +38,8 @@ type EmailMailboxesGetRow struct {
 	CapToday    *int32
 	Verp        bool
 	VerpSecret  []byte
+	Helo        string
+	TlsCa       string
 }
 
 // Mailboxes by id (a follow-up may use a mailbox no longer in the campaign).
@@ -69,6 +71,8 @@ func (q *Queries) EmailMailboxesGet(ctx context.Context, dollar_1 []int64) ([]Em
 			&i.CapToday,
 			&i.Verp,
 			&i.VerpSecret,
+			&i.Helo,
+			&i.TlsCa,
 		); err != nil {
 			return nil, err
 		}

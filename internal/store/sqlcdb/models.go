@@ -87,6 +87,7 @@ type Enrollment struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	StepDueAt   time.Time
+	HasAddress  bool
 }
 
 type Event struct {
@@ -183,6 +184,15 @@ type Mailbox struct {
 	NextSendNotBefore time.Time
 	Verp              bool
 	VerpSecret        []byte
+	Helo              *string
+	TlsCa             *string
+}
+
+type MetricTotal struct {
+	Metric    string
+	Labels    []byte
+	Value     int64
+	UpdatedAt time.Time
 }
 
 type ProviderCall struct {
@@ -242,9 +252,10 @@ type SequenceStep struct {
 
 type Suppression struct {
 	WorkspaceID int64
-	Email       string
+	Email       *string
 	Reason      string
 	CreatedAt   time.Time
+	EmailSha256 []byte
 }
 
 type TickRun struct {
@@ -259,6 +270,19 @@ type TickRun struct {
 	Counts     []byte
 	ExitStatus *int32
 	Error      *string
+}
+
+type Unsubscribe struct {
+	EnrollmentID int64
+	WorkspaceID  int64
+	Via          string
+	CreatedAt    time.Time
+}
+
+type UnsubscribeKey struct {
+	WorkspaceID int64
+	Key         []byte
+	CreatedAt   time.Time
 }
 
 type Workspace struct {

@@ -26,7 +26,8 @@ SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_unti
        gap.next_send_not_before AS mailbox_gap_until,
        (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(m.id, $1::timestamptz) c)::bigint AS mailbox_sent_24h,
        coalesce((SELECT sp.reason FROM suppressions sp
-                 WHERE sp.workspace_id = e.workspace_id AND sp.email = l.email), '')::text AS suppressed,
+                 WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+                 ORDER BY sp.email IS NULL LIMIT 1), '')::text AS suppressed,
        coalesce(ls.step, 0) AS last_send_step, coalesce(ls.status, '') AS last_send_status,
        coalesce(ls.error, '') AS last_send_error
 FROM enrollments e

@@ -22,7 +22,8 @@
 -- capped after all: then it waits for the next claim).
 -- A mailbox with a gap gets one row per claim, only once its
 -- next_send_not_before has passed, which then moves a random gap ahead.
--- Leads without an email are not claimed: they are blocked, not due.
+-- Leads without an email are not claimed: they are blocked, not due
+-- (has_address leaves their first steps out of the claim's index).
 -- Besides the batch, it takes up to $1 rows a dead tick left 'sending'
 -- (crashed, below) to record them.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
@@ -56,6 +57,7 @@ first_steps AS (
         WHERE e.campaign_id = c.id
           AND e.status = 'active'
           AND e.current_step = 1
+          AND e.has_address
           AND e.next_send_at <= now()
           AND e.mailbox_id = ANY (sv.ids)
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
@@ -147,8 +149,12 @@ RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.curren
                ELSE '{}' END AS thread,
           (SELECT s.status FROM sends s
            WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
+          -- By the address's hash, so a forgotten person's row (no
+          -- address, only its hash) suppresses too; an address's own row,
+          -- with its reason, before a forgotten one.
           (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email = l.email) AS suppressed,
+           WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+           ORDER BY sp.email IS NULL LIMIT 1) AS suppressed,
           -- The address's holder in the campaign, looked up here (planned
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+)
+
+// MetricTotal is one series of a running total: its metric, its label
+// values by label name, and its value (a count).
+type MetricTotal struct {
+	Metric string
+	Labels map[string]string
+	Value  int64
+}
+
+// AddMetricTotals adds each delta to its series' running total in one
+// statement, in a fixed order (by metric, then labels) so concurrent
+// ticks never deadlock on the rows. Zero deltas are left out.
+func AddMetricTotals(ctx context.Context, db DBTX, deltas []MetricTotal) error {
+	type row struct {
+		metric, labels string
+		delta          int64
+	}
+	rows := make([]row, 0, len(deltas))
+	for _, d := range deltas {
+		if d.Value == 0 {
+			continue
+		}
+		labels, err := json.Marshal(d.Labels) // sorted keys: one text per label set
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{d.Metric, string(labels), d.Value})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.metric, b.metric), cmp.Compare(a.labels, b.labels)) })
+	metrics, labels, values := make([]string, len(rows)), make([]string, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		metrics[i], labels[i], values[i] = r.metric, r.labels, r.delta
+	}
+	if _, err := db.Exec(ctx, query("metrics_totals_add"), metrics, labels, values); err != nil {
+		return fmt.Errorf("add metric totals: %w", err)
+	}
+	return nil
+}
+
+// MetricTotals reads the running totals of the named metrics.
+func MetricTotals(ctx context.Context, db DBTX, metrics []string) ([]MetricTotal, error) {
+	rows, err := sqlcdb.New(db).MetricsTotalsList(ctx, metrics)
+	if err != nil {
+		return nil, fmt.Errorf("read metric totals: %w", err)
+	}
+	out := make([]MetricTotal, len(rows))
+	for i, r := range rows {
+		out[i] = MetricTotal{Metric: r.Metric, Value: r.Value}
+		if err := json.Unmarshal([]byte(r.Labels), &out[i].Labels); err != nil {
+			return nil, fmt.Errorf("metric %s labels %s: %w", r.Metric, r.Labels, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,45 @@
+package suppression
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store"
+)
+
+// Export writes the workspace's suppression list to w as CSV (Columns),
+// oldest first, from one snapshot: what Import reads back. A forgotten
+// person's row has an empty email and only email_sha256. It returns the
+// rows written.
+func Export(ctx context.Context, pool *pgxpool.Pool, workspace string, w io.Writer) (int64, error) {
+	cw := csv.NewWriter(w)
+	var n int64
+	err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		wsID, err := store.WorkspaceID(ctx, tx, workspace)
+		if err != nil {
+			return err
+		}
+		if err := cw.Write(Columns); err != nil {
+			return err
+		}
+		return store.EachSuppression(ctx, tx, wsID, func(r store.Suppression) error {
+			n++
+			return cw.Write([]string{r.Email, hex.EncodeToString(r.SHA256), r.Reason, r.CreatedAt.UTC().Format(time.RFC3339Nano)})
+		})
+	})
+	if err == nil {
+		cw.Flush()
+		err = cw.Error()
+	}
+	if err != nil {
+		return n, fmt.Errorf("exporting the suppressions of %s: %w", workspace, err)
+	}
+	return n, nil
+}
