@@ -155,5 +155,6 @@ func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
 	}
 	fmt.Fprintf(opts.f.IO.Out, "cpu per send:  tick %.0f µs + postgres %s; bare loop %.0f µs\n",
 		res.TickCPUPerSendUS, postgresCPU(res.PostgresCPUPerSendUS), res.BareCPUPerSendUS)
+	fmt.Fprintf(opts.f.IO.Out, "ms per send:   %s\n", timingLine(res.TimingPerSend))
 	return nil
 }

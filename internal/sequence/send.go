@@ -141,7 +141,9 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 	next := t.prepare(ctx, rec, mbs, queue[0])
 	for i := range queue {
 		cur := next
+		began := time.Now()
 		<-cur.done
+		t.clock.since(phaseRecordWait, began)
 		if until, ok := t.bouncePaused(mbs.id); ok {
 			// The guard paused the mailbox after this tick's bounces.
 			s.Add(outcome{kind: OutcomeReleased, n: len(queue) - i, set: store.Settlement{
@@ -187,9 +189,11 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 // paused); next is the message prepared after it.
 func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcome], mbs *mailboxState, rows []store.ClaimedEnrollment, cur, next *prepared) (done bool, err error) {
 	r := cur.r
+	began := time.Now()
 	sendErr := t.opts.Mailer.Send(sendCtx, mbs.mb, cur.msg)
+	t.clock.since(phaseSMTP, began)
 	if sendErr == nil {
-		s.Add(sentOutcome(t.campaign(r.CampaignID), r, mbs.id, mbs.mb.Address, t.opts.Now()))
+		t.settleLater(s, sentOutcome(t.campaign(r.CampaignID), r, mbs.id, mbs.mb.Address, t.opts.Now()))
 		return false, nil
 	}
 	de := ClassifyDelivery(sendErr)
@@ -205,7 +209,7 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 	if move == failPause {
 		return true, t.pauseMailbox(ctx, mbs, de, rows, next)
 	}
-	s.Add(failedOutcome(r, de, t.opts.Now()))
+	t.settleLater(s, failedOutcome(r, de, t.opts.Now()))
 	if move == failBackOff {
 		retry := t.opts.Now().Add(TransientBackoffBaseDefault)
 		t.release(s, rows[1:], func(store.ClaimedEnrollment) time.Time { return retry }, "mailbox connection failed: "+de.Error(), unsent(next))
@@ -229,6 +233,7 @@ type prepared struct {
 
 func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
 	p := &prepared{r: r, done: make(chan struct{})}
+	defer t.clock.since(phaseRender, time.Now())
 	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain, UnsubscribeToken: t.unsubscribeToken(r)}
 	if lead.Domain == "" {
 		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]

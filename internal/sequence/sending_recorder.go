@@ -32,6 +32,7 @@ type sendingRecorder struct {
 	// senders tells how many mailboxes are sending now: a group holding a
 	// row of each is complete and need not wait.
 	senders func() int
+	clock   *tickClock
 }
 
 type sendingReq struct {
@@ -44,9 +45,9 @@ type sendingReply struct {
 	err   error
 }
 
-func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, senders func() int) *sendingRecorder {
+func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, senders func() int, clock *tickClock) *sendingRecorder {
 	r := &sendingRecorder{ctx: context.WithoutCancel(ctx), pool: pool, reqs: make(chan sendingReq, groupMax),
-		done: make(chan struct{}), senders: senders}
+		done: make(chan struct{}), senders: senders, clock: clock}
 	go r.loop()
 	return r
 }
@@ -89,7 +90,9 @@ func (r *sendingRecorder) loop() {
 		for i, req := range group {
 			starts[i] = req.start
 		}
+		began := time.Now()
 		written, err := store.BeginSends(r.ctx, r.pool, starts)
+		r.clock.since(phaseRecord, began)
 		for _, req := range group {
 			req.reply <- sendingReply{begun: written[req.start.EnrollmentID], err: err}
 		}

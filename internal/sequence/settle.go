@@ -26,7 +26,10 @@ func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 		all.Enrollments = append(all.Enrollments, o.set.Enrollments...)
 		all.Suppressions = append(all.Suppressions, o.set.Suppressions...)
 	}
-	if err := store.Settle(ctx, t.pool, t.opts.TickID, all); err != nil {
+	began := time.Now()
+	err := store.Settle(ctx, t.pool, t.opts.TickID, all)
+	t.clock.since(phaseSettle, began)
+	if err != nil {
 		return err
 	}
 	var bounced []int64
@@ -74,6 +77,12 @@ func (t *emailTick) bouncePaused(mailboxID int64) (time.Time, bool) {
 	defer t.mu.Unlock()
 	until, ok := t.bounceHalts[mailboxID]
 	return until, ok
+}
+
+// settleLater hands a mailbox worker's outcome to the settle writer.
+func (t *emailTick) settleLater(s *tick.Batcher[outcome], o outcome) {
+	defer t.clock.since(phaseSettleWait, time.Now())
+	s.Add(o)
 }
 
 func (t *emailTick) countN(kind string, n int) {

@@ -84,6 +84,9 @@ type TickReport struct {
 	Outcomes   map[string]int `json:"outcomes"`
 	ByMailbox  map[string]int `json:"by_mailbox"`
 	DurationMS int64          `json:"duration_ms"`
+	// Timing: where the time went (docs/benchmarks.md, "Where an email's
+	// time goes").
+	Timing TickTiming `json:"timing"`
 }
 
 // RunTick claims due enrollments batch after batch until none is due or
@@ -112,6 +115,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	err = t.run(ctx, start.Add(opts.MaxDuration))
 	t.report.countUnrecorded()
 	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
+	t.report.Timing = t.clock.timing()
 	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
 	if err != nil {
 		res.ExitStatus = 1
@@ -164,6 +168,8 @@ type emailTick struct {
 
 	// slots bounds how many mailboxes send at once.
 	slots chan struct{}
+
+	clock tickClock
 }
 
 func (t *emailTick) campaign(id int64) *Campaign {
@@ -208,7 +214,7 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	// A failed mailbox job stops the whole tick, as SIGTERM does.
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	recorder := newSendingRecorder(wctx, t.pool, func() int { return len(t.slots) })
+	recorder := newSendingRecorder(wctx, t.pool, func() int { return len(t.slots) }, &t.clock)
 	defer recorder.close()
 	settler := tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
 	book := newLaneBook()
@@ -265,6 +271,8 @@ const (
 func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline time.Time) (claim store.EmailClaim, inTime bool, err error) {
 	// Never cancelled mid-statement: a claim committed but not read
 	// would strand its rows until their lease runs out.
+	began := time.Now()
+	defer t.clock.since(phaseClaim, began)
 	claim, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
 	if err != nil {
 		return store.EmailClaim{}, false, err
