@@ -182,6 +182,6 @@ func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
 // timingLine prints where a message's time went (sequence.TickTiming, per
 // send): the mailbox worker's phases, then the statements behind them.
 func timingLine(t sequence.TickTiming) string {
-	return fmt.Sprintf("worker %.2f = record wait %.2f + render %.2f + smtp %.2f + settle wait %.2f + rest; statements: claim %.2f, record %.2f, settle %.2f",
-		t.WorkersMS, t.RecordWaitMS, t.RenderMS, t.SMTPMS, t.SettleWaitMS, t.ClaimMS, t.RecordMS, t.SettleMS)
+	return fmt.Sprintf("worker %.2f = record wait %.2f + smtp %.2f + settle wait %.2f + rest; beside: render %.2f, claim %.2f, record %.2f, settle %.2f",
+		t.WorkersMS, t.RecordWaitMS, t.SMTPMS, t.SettleWaitMS, t.RenderMS, t.ClaimMS, t.RecordMS, t.SettleMS)
 }

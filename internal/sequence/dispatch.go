@@ -50,6 +50,9 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 			began := time.Now()
 			err := t.drain(ctx, s, rec, mbs, queue, deadline)
 			t.clock.since(phaseWorkers, began)
+			if !book.queued(id) {
+				handOff(s, mbs)
+			}
 			if err != nil {
 				stop()
 			}

@@ -195,6 +195,14 @@ type mailboxState struct {
 	// time) touches these.
 	paused      bool
 	pausedUntil *time.Time
+	// pending are the mailbox's outcomes not yet handed to a writer: the
+	// next 'sending' row carries them (sendingRecorder), or the settle
+	// writer takes them when the mailbox has no next job yet (handOff).
+	pending []outcome
+	// handedOff is closed once the outcomes handOff gave the settle
+	// writer are written (or failed): the mailbox's next job waits for it
+	// before its first 'sending' row, so the crash bound holds across jobs.
+	handedOff chan struct{}
 }
 
 // outcome is a group of rows to settle and the report counts it stands
@@ -208,13 +216,16 @@ type outcome struct {
 	// bounced is the mailbox of a hard bounce, whose bounce rate is
 	// checked once the outcome is committed.
 	bounced int64
+	// written, when set, is closed once the settle writer has written (or
+	// failed to write) the outcome's group.
+	written chan struct{}
 }
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	// A failed mailbox job stops the whole tick, as SIGTERM does.
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	recorder := newSendingRecorder(wctx, t.pool, func() int { return len(t.slots) }, &t.clock)
+	recorder := newSendingRecorder(wctx, t.pool, t)
 	defer recorder.close()
 	settler := tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
 	book := newLaneBook()
@@ -254,7 +265,10 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	if loopErr != nil || settler.Err() != nil {
 		stop()
 	}
-	return errors.Join(loopErr, g.Wait(), settler.Close())
+	werr := g.Wait()
+	// Every job has ended: outcomes a job left for the one behind it that
+	// it saw queued are all carried or handed off by then; nothing pends.
+	return errors.Join(loopErr, werr, settler.Close())
 }
 
 // A claim that found nothing because other ticks' claims held mailboxes

@@ -9,19 +9,19 @@ import (
 // over its mailbox workers (a worker is one mailbox's job on one batch).
 // The worker phases are what a message waits for in turn: the sum of a
 // worker's phases is its wall time, so whatever a phase takes there is on
-// the message's critical path. The statement figures are how long the
-// database statements took, whoever waited for them: a statement that runs
-// while a message is on the wire is hidden behind SMTP.
+// the message's critical path. The other figures are how long work beside
+// the workers took, whoever waited for it: what runs while a message is on
+// the wire is hidden behind SMTP.
 type TickTiming struct {
 	// Worker phases.
 	RecordWaitMS float64 `json:"record_wait_ms"` // until the message's 'sending' row was committed
-	RenderMS     float64 `json:"render_ms"`      // composing the next message
 	SMTPMS       float64 `json:"smtp_ms"`        // the SMTP exchange
 	SettleWaitMS float64 `json:"settle_wait_ms"` // handing outcomes to the settle writer
 	// WorkersMS is the workers' wall time in all: the phases above plus
 	// the small rest (window and bounce checks, hand-offs).
 	WorkersMS float64 `json:"workers_ms"`
-	// Statements.
+	// Beside the workers.
+	RenderMS float64 `json:"render_ms"` // composing the next message while one is on the wire
 	ClaimMS  float64 `json:"claim_ms"`  // the claim loop's claims and loads
 	RecordMS float64 `json:"record_ms"` // 'sending' groups (with the settles they carry)
 	SettleMS float64 `json:"settle_ms"` // settle groups
