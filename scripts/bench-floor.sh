@@ -33,13 +33,15 @@ VACUUM ANALYZE lead_enrichment;
 SQL
 
 # The tick's claim with its parameters filled in: batch, lease seconds,
-# tick id, any workspace, "updated before this tick started".
+# tick id, any workspace, "updated before this tick started", and, as the
+# tick does, the latest due time of the client's previous batch (pgbench
+# keeps :after per client; -infinity to start).
 claim=$(grep -v '^--' internal/store/queries/byhand/enrich_claim.sql |
-	sed -e 's/;[[:space:]]*$//' -e "s|100 /\* batch \*/|$batch|" -e 's/\$1/300/g' -e "s/\$2/'floor'/g" -e 's/\$3/NULL/g' -e 's/\$4/now()/g')
+	sed -e 's/;[[:space:]]*$//' -e "s|100 /\* batch \*/|$batch|" -e 's/\$1/300/g' -e "s/\$2/'floor'/g" -e 's/\$3/NULL/g' -e 's/\$4/now()/g' -e 's/\$5/:after::timestamptz/g')
 cat >"$work/floor.sql" <<SQL
 WITH claimed AS (
 $claim
-) SELECT coalesce(array_agg(lead_id), '{}') AS ids FROM claimed \gset
+) SELECT coalesce(array_agg(lead_id), '{}') AS ids, coalesce(max(next_attempt_at), '-infinity') AS after FROM claimed \gset
 UPDATE lead_enrichment SET status = 'not_found', next_attempt_at = now(), locked_until = NULL, locked_by = NULL, updated_at = now() WHERE lead_id = ANY(:ids::bigint[]);
 SQL
 
@@ -48,7 +50,7 @@ per_client=$(( (rows + batch * clients - 1) / (batch * clients) ))
 # count twice in the first sample.
 sleep 0.5
 cpu0=$(pgcpu "$pm")
-out=$("$pgbench" -n -M prepared -c "$clients" -j "$clients" -t "$per_client" -f "$work/floor.sql" "$url" 2>&1) || { echo "$out" >&2; exit 1; }
+out=$("$pgbench" -n -M prepared -D after=-infinity -c "$clients" -j "$clients" -t "$per_client" -f "$work/floor.sql" "$url" 2>&1) || { echo "$out" >&2; exit 1; }
 cpu1=$(pgcpu "$pm")
 tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out")
 left=$(psql "$url" -qXAt -c "SELECT count(*) FROM lead_enrichment WHERE status <> 'not_found'")

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 : "${DATABASE_URL:?set DATABASE_URL, or run: scripts/pg run -- scripts/bench-import.sh}"
 rows=${BENCH_IMPORT_ROWS:-2000000}
 bin=bin/rindactl
-make -s build
+make -s --no-print-directory build >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 scripts/gen-leads-csv.sh "$rows" > "$work/leads.csv"

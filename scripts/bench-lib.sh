@@ -12,7 +12,7 @@ floor_setup() {
 	pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 	pgbench=${pgbin:+$pgbin/}pgbench
 	command -v "$pgbench" >/dev/null || { echo "$1: pgbench not found; apt-get install -y postgresql-contrib (or postgresql)" >&2; exit 1; }
-	make -s build # cached: cheap, and never a stale binary
+	make -s --no-print-directory build >&2 # cached: cheap, and never a stale binary
 	schema=rindactl_floor_$$
 	work=$(mktemp -d)
 	trap floor_cleanup EXIT

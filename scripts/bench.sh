@@ -27,6 +27,12 @@
 #   BENCH_STORM="20ms:5000 0ms:20000" BENCH_STORM_SECONDS=20 scripts/bench.sh
 # Add 5000000 to BENCH_SCALE for the 5M line (loading takes minutes); set
 # BENCH_SCALE, BENCH_OVERDUE or BENCH_STORM empty to skip those.
+# Last, issue 30's two: `bench history` (a year of history beside a fresh
+# schema, before and after prune; the short form by default,
+# BENCH_HISTORY_LONG=1 for the issue's year: 20M sends, 10M ledger rows, 1M
+# events, which takes long) and `bench width` (BENCH_WIDTHS processes at
+# once, BENCH_WIDTH_WINDOW each); set BENCH_HISTORY=0 or BENCH_WIDTHS empty
+# to skip them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DATABASE_URL:?set DATABASE_URL, or run: scripts/pg run -- scripts/bench.sh}"
@@ -40,6 +46,10 @@ scale=${BENCH_SCALE-100000 1000000}
 overdue=${BENCH_OVERDUE-1000000}
 storm=${BENCH_STORM-20ms:5000 0ms:20000}
 storm_seconds=${BENCH_STORM_SECONDS:-20}
+history=${BENCH_HISTORY:-1}
+history_long=${BENCH_HISTORY_LONG:-0}
+widths=${BENCH_WIDTHS-1,2,4,8,16}
+width_window=${BENCH_WIDTH_WINDOW:-15s}
 for v in "BENCH_PAIRS:$pairs" "BENCH_ROWS:$rows" "BENCH_STEPS:$steps" "BENCH_DELAY_STEPS:$delay_steps" "BENCH_STORM_SECONDS:$storm_seconds"; do
 	[[ ${v#*:} =~ ^[1-9][0-9]*$ ]] || { echo "bench: invalid ${v%%:*} '${v#*:}': use a whole number of at least 1" >&2; exit 2; }
 done
@@ -50,7 +60,7 @@ for p in $storm; do
 	[[ $p =~ ^[0-9]+(ms|s):[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_STORM entry '$p': use SMTP_DELAY:STEPS, e.g. 20ms:5000" >&2; exit 2; }
 done
 bin=bin/rindactl
-make -s build # cached: cheap, and never a stale binary
+make -s --no-print-directory build # cached: cheap, and never a stale binary
 (cd bench && go build -o ../bin/rindabench .)
 
 if [ ! -x /usr/bin/time ]; then
@@ -233,4 +243,21 @@ if [ -n "$overdue" ]; then
 	out=$(scripts/bench-overdue.sh "$overdue" "$overdue" 3)
 	printf '%-44s median %.2f s  (runs %s s)  target < 1 s\n' "status --overdue, $overdue leads / enrollments" \
 		"$(fieldf median_seconds <<<"$out")" "$(sed -n 's/.*"seconds":\[\([^]]*\)\].*/\1/p' <<<"$out" | sed 's/,/ · /g')"
+fi
+
+if [ "$history" != 0 ]; then
+	args=()
+	if [ "$history_long" = 1 ]; then
+		args=(--sequences 5000000 --calls 10000000 --events 1000000 --tick-runs 2000000)
+	fi
+	echo "history: bench history ${args[*]}" >&2
+	echo
+	echo "history (issue 30): $bin bench history ${args[*]}"
+	$bin bench history "${args[@]}"
+fi
+if [ -n "$widths" ]; then
+	echo "width: bench width --widths $widths --window $width_window" >&2
+	echo
+	echo "width (issue 30): $bin bench width --widths $widths --window $width_window"
+	$bin bench width --widths "$widths" --window "$width_window"
 fi

@@ -1,4 +1,4 @@
--- Least-privilege role for ticks (enrich tick, email tick, inbox tick, events deliver).
+-- Least-privilege role for ticks (enrich tick, email tick, inbox tick, events deliver, prune).
 -- Ticks run DML on the tables they need and nothing else: no DDL, no
 -- workspace or campaign changes, no audit log rewrites. Apply it after
 -- `rindactl migrate` as an owner/superuser:
@@ -57,3 +57,7 @@ GRANT SELECT, INSERT ON unsubscribe_keys, unsubscribes TO rindactl_tick;
 
 -- Running totals of the Prometheus counters (issue 27).
 GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;
+
+-- prune (issue 30): old rows of the history the ticks write. audit_log and
+-- enrollments are not granted: an owner prunes them on purpose.
+GRANT DELETE ON sends, provider_calls, events, tick_runs TO rindactl_tick;

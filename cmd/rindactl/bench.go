@@ -14,13 +14,14 @@ import (
 func newCmdBench(f *Factory) *cobra.Command {
 	return groupCommand("bench", "Measure the claim pipeline and email drain on this machine",
 		`Benchmarks in a scratch schema of the database DATABASE_URL names: the
-enrichment claim pipeline and the email drain. The schema is created with
+enrichment claim pipeline, the email drain, and both beside a year of
+history. The schema is created with
 the migrations applied, loaded, measured and dropped; nothing else in the
 database is touched. "make bench" runs both on a throwaway cluster as
 interleaved pairs with their raw-SQL floors (scripts/bench-floor.sh,
 scripts/bench-email-floor.sh) and River (bench/); docs/benchmarks.md has
 figures.`,
-		newCmdBenchClaim(f), newCmdBenchEmail(f), newCmdBenchStorm(f), newCmdBenchIncident(f))
+		newCmdBenchClaim(f), newCmdBenchEmail(f), newCmdBenchHistory(f), newCmdBenchWidth(f), newCmdBenchStorm(f), newCmdBenchIncident(f))
 }
 
 // BenchClaimOptions holds the flags of `rindactl bench claim`.

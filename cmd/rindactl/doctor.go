@@ -18,7 +18,6 @@ import (
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/secrets"
-	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -64,7 +63,8 @@ func newCmdDoctor(f *Factory) *cobra.Command {
 		Short: "Check the database, the schema and provider configuration",
 		Long: `Check that the database is reachable and fully migrated, report which
 providers have an API key configured (never the keys themselves), and check
-the tick history in tick_runs for the enrich, email, events and inbox ticks:
+the tick history in tick_runs for the enrich, email, events, inbox and prune
+ticks:
 
   - a kind whose last successful run finished more than three --interval
     ago is a problem: the scheduler (cron, systemd timer, CronJob, rindactl
@@ -81,9 +81,10 @@ with its line number and never its value.
 
 A kind's spec given as to 'schedule print' (--email '*/10 * * * *') judges
 that kind by its own interval and by the lease its ticks take on it (an
-hourly tick running for 50 minutes has not crashed).
+hourly tick running for 50 minutes has not crashed). prune is judged by
+its spec always: its default one (hourly) unless --prune gives another.
 
-Then it checks that every scheduled tick kind (all four unless its spec
+Then it checks that every scheduled tick kind (all five unless its spec
 flag is "off", as for 'schedule print') can start on this host with the
 environment its unit gets: the env file when there is one, else this
 process's environment (Kubernetes, rindactl run). A unit that would fail
@@ -107,7 +108,7 @@ Exits 0 when everything is fine, 1 with one line per problem on stderr
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", max(enrich.LeaseDefault, sequence.TickLeaseDefault), "the ticks' --lease; a tick unfinished after it has crashed")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", longestLeaseDefault(), "the ticks' --lease; a tick unfinished after it has crashed")
 	opts.tickSpecs.register(cmd)
 	return cmd
 }
@@ -142,34 +143,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 
 	// ownKeys are the providers some workspace has its own key for: an
 	// enrich tick uses them whatever this host's keys.
-	ownKeys := map[string]bool{}
-	pool, err := opts.f.OpenDB(ctx)
-	var configErr *codedError
-	errors.As(err, &configErr)
-	if err != nil {
-		rep.Problems = append(rep.Problems, "database: "+err.Error())
-	} else {
-		defer pool.Close()
-		rep.Checks = append(rep.Checks, "database reachable")
-		pending, err := store.Pending(ctx, pool)
-		switch {
-		case err != nil:
-			rep.Problems = append(rep.Problems, "schema: "+err.Error())
-		case pending > 0:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
-		default:
-			rep.Checks = append(rep.Checks, "schema up to date")
-			if err := checkTicks(ctx, pool, opts, ticks, &rep); err != nil {
-				rep.Problems = append(rep.Problems, "tick history: "+err.Error())
-			}
-			checkOwnKeys(ctx, opts.f, pool, &rep)
-			if sealed, err := store.SealedProviderKeys(ctx, pool); err == nil {
-				for _, k := range sealed {
-					ownKeys[k.Provider] = true
-				}
-			}
-		}
-	}
+	ownKeys, configErr := checkDatabase(ctx, opts, ticks, &rep)
 
 	unitEnv := checkEnvFileFor(opts, &rep)
 	for _, p := range providerNames {
@@ -178,28 +152,8 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	checkUnits(ticks, unitEnv, ownKeys, opts, &rep)
 	rep.OK = len(rep.Problems) == 0
 
-	ios := opts.f.IO
-	if format == cliio.FormatJSON {
-		if err := ios.WriteJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		for _, c := range rep.Checks {
-			fmt.Fprintln(ios.Out, "ok       "+c)
-		}
-		for _, n := range rep.Notes {
-			fmt.Fprintln(ios.Out, "info     "+n)
-		}
-		for _, p := range providerNames {
-			state := "no key (RINDA_" + p + "_API_KEY unset): enrich ticks on this host skip it"
-			if rep.Providers[p] {
-				state = "key configured"
-			}
-			fmt.Fprintf(ios.Out, "provider %-16s %s\n", p, state)
-		}
-		for _, p := range rep.Problems {
-			fmt.Fprintln(ios.ErrOut, "problem  "+p)
-		}
+	if err := printDoctor(opts.f.IO, format, rep); err != nil {
+		return err
 	}
 	if configErr != nil {
 		return &silentError{code: configErr.code} // no or an invalid DATABASE_URL: exit 2
@@ -210,10 +164,72 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	return nil
 }
 
+// checkDatabase adds what the database says to rep: reachable, migrated,
+// the tick history and the workspaces' own keys. It returns the providers
+// some workspace has its own key for, and the configuration error (no or
+// an invalid DATABASE_URL) that decides the exit code.
+func checkDatabase(ctx context.Context, opts *DoctorOptions, ticks []schedule.Tick, rep *doctorReport) (map[string]bool, *codedError) {
+	ownKeys := map[string]bool{}
+	pool, err := opts.f.OpenDB(ctx)
+	var configErr *codedError
+	errors.As(err, &configErr)
+	if err != nil {
+		rep.Problems = append(rep.Problems, "database: "+err.Error())
+		return ownKeys, configErr
+	}
+	defer pool.Close()
+	rep.Checks = append(rep.Checks, "database reachable")
+	pending, err := store.Pending(ctx, pool)
+	switch {
+	case err != nil:
+		rep.Problems = append(rep.Problems, "schema: "+err.Error())
+		return ownKeys, nil
+	case pending > 0:
+		rep.Problems = append(rep.Problems, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
+		return ownKeys, nil
+	}
+	rep.Checks = append(rep.Checks, "schema up to date")
+	if err := checkTicks(ctx, pool, opts, ticks, rep); err != nil {
+		rep.Problems = append(rep.Problems, "tick history: "+err.Error())
+	}
+	checkOwnKeys(ctx, opts.f, pool, rep)
+	if sealed, err := store.SealedProviderKeys(ctx, pool); err == nil {
+		for _, k := range sealed {
+			ownKeys[k.Provider] = true
+		}
+	}
+	return ownKeys, nil
+}
+
+// printDoctor prints rep: JSON, or a line per check, note and provider on
+// stdout and a line per problem on stderr.
+func printDoctor(ios *cliio.IO, format cliio.Format, rep doctorReport) error {
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(rep)
+	}
+	for _, c := range rep.Checks {
+		fmt.Fprintln(ios.Out, "ok       "+c)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintln(ios.Out, "info     "+n)
+	}
+	for _, p := range providerNames {
+		state := "no key (RINDA_" + p + "_API_KEY unset): enrich ticks on this host skip it"
+		if rep.Providers[p] {
+			state = "key configured"
+		}
+		fmt.Fprintf(ios.Out, "provider %-16s %s\n", p, state)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintln(ios.ErrOut, "problem  "+p)
+	}
+	return nil
+}
+
 // checkTicks adds what tick_runs says about each kind to rep (on every
 // host: the history is the database's).
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, scheduled []schedule.Tick, rep *doctorReport) error {
-	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox} {
+	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox, tickkind.Prune} {
 		interval, lease, cadence := opts.cadence(kind, scheduled)
 		health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{kind}, lease, crashWindow)
 		if err != nil {
@@ -247,18 +263,31 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, sc
 // tick.FitLease over the spec's --max-duration; an explicit --lease wins).
 func (opts *DoctorOptions) cadence(kind tickkind.Kind, scheduled []schedule.Tick) (interval, lease time.Duration, name string) {
 	interval, lease, name = opts.Interval, opts.Lease, "--interval "+opts.Interval.String()
-	if opts.Changed == nil || !opts.Changed(string(kind)) {
+	changed := func(flag string) bool { return opts.Changed != nil && opts.Changed(flag) }
+	// prune is not an every-minute tick: unless told, it is judged by its
+	// default spec (hourly), and a run may take that hour without having
+	// crashed.
+	if kind != tickkind.Prune && !changed(string(kind)) {
 		return interval, lease, name
 	}
 	for _, t := range scheduled {
-		if t.Kind != kind {
-			continue
+		if t.Kind == kind {
+			return opts.specCadence(t, changed("lease"))
 		}
-		interval = t.Spec.Interval()
-		name = fmt.Sprintf("its interval %s (--%s %q)", interval, kind, t.Spec)
-		if !opts.Changed("lease") {
-			lease, _ = tick.FitLease(opts.Lease, false, t.MaxDuration(), tickGrace(kind))
-		}
+	}
+	if spec, err := schedule.Parse(schedule.DefaultSpec(kind)); err == nil && !changed(string(kind)) {
+		return opts.specCadence(schedule.Tick{Kind: kind, Spec: spec}, changed("lease"))
+	}
+	return interval, lease, name
+}
+
+// specCadence judges t's kind by its spec's interval and the lease its
+// generated units' ticks take on it (an explicit --lease wins).
+func (opts *DoctorOptions) specCadence(t schedule.Tick, leaseGiven bool) (interval, lease time.Duration, name string) {
+	interval, lease = t.Spec.Interval(), opts.Lease
+	name = fmt.Sprintf("its interval %s (--%s %q)", interval, t.Kind, t.Spec)
+	if !leaseGiven {
+		lease, _ = tick.FitLease(opts.Lease, false, t.MaxDuration(), tickGrace(t.Kind))
 	}
 	return interval, lease, name
 }
@@ -346,7 +375,7 @@ func unitCannotStart(kind tickkind.Kind, env func(string) string, ownKeys map[st
 	if _, _, err := enrich.UsableFinders(finders, func(p string) bool { return ownKeys[p] }); err != nil {
 		return err.Error()
 	}
-	if _, err := guard.ConfigFromEnv(env, enrichProvidersDefault...); err != nil {
+	if _, err := guard.ConfigFromEnv(env, provider.DefaultLimits(enrichProvidersDefault...)); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +14,9 @@ import (
 
 // TestDoctorTickHistory seeds tick_runs and checks which histories doctor
 // calls problems (exit 1, one stderr line each) and which only notes.
+// agoSeconds matches the seconds of an "ago" duration in doctor's lines.
+var agoSeconds = regexp.MustCompile(`(\d+m)\d+(\.\d+)?s ago`)
+
 func TestDoctorTickHistory(t *testing.T) {
 	t.Parallel()
 	// Each seed row: kind, tick_id, started and finished ages, exit status.
@@ -29,6 +33,9 @@ func TestDoctorTickHistory(t *testing.T) {
 		eventsOK     = `('events', 'v-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
 		eventsOld    = `('events', 'v-old', now() - interval '10 minutes', now() - interval '10 minutes', 0)`
 		inboxOK      = `('inbox', 'i-ok', now() - interval '20 seconds', now() - interval '10 seconds', 0)`
+		pruneOK      = `('prune', 'p-ok', now() - interval '50 minutes', now() - interval '49 minutes', 0)`
+		pruneOld     = `('prune', 'p-old', now() - interval '4 hours', now() - interval '4 hours', 0)`
+		pruneLong    = `('prune', 'p-long', now() - interval '30 minutes', NULL, NULL)`
 	)
 	// eventsFailing are the recent runs of an events tick that keeps failing.
 	eventsFailing := []string{
@@ -43,7 +50,13 @@ func TestDoctorTickHistory(t *testing.T) {
 		problems []string // substrings, one per expected problem line
 		notes    []string
 	}{
-		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran"}},
+		{name: "never ran is a note", notes: []string{"email tick never ran", "enrich tick never ran", "events tick never ran", "inbox tick never ran", "prune tick never ran"}},
+		// prune runs hourly: judged by its spec, and a run that
+		// takes half an hour has not crashed.
+		{name: "an hourly prune, one run under way", rows: []string{enrichOK, emailOK, pruneOK, pruneLong}},
+		{name: "a prune that stopped running", rows: []string{enrichOK, emailOK, pruneOld},
+			problems: []string{`prune tick: last success 4h0m0s ago, more than 3 × its interval 1h0m0s (--prune "17 * * * *")`}},
+		{name: "a prune scheduled every 2h", rows: []string{enrichOK, emailOK, pruneOld}, args: []string{"--prune", "0 */2 * * *"}},
 		{name: "an events tick that keeps failing", rows: append([]string{enrichOK, emailOK, eventsOld}, eventsFailing...),
 			problems: []string{"events tick: last success 10m0s ago, more than 3 × --interval 1m0s (newest failure: cannot connect to Postgres)"}},
 		{name: "fresh successes", rows: []string{enrichOK, emailOK}},
@@ -71,6 +84,9 @@ func TestDoctorTickHistory(t *testing.T) {
 					rows = append(rows, eventsOK)
 				}
 				rows = append(rows, inboxOK)
+				if !strings.Contains(strings.Join(rows, ""), "'prune'") {
+					rows = append(rows, pruneOK)
+				}
 				for i, r := range rows {
 					if strings.Count(r, ",") == 4 {
 						rows[i] = strings.TrimSuffix(r, ")") + ", NULL)"
@@ -91,6 +107,10 @@ func TestDoctorTickHistory(t *testing.T) {
 			if res.code != want {
 				t.Fatalf("exit %d, want %d\n%s%s", res.code, want, res.stdout, res.stderr)
 			}
+			// A busy machine runs doctor seconds after the rows were
+			// written: "4h0m4s ago" is the "4h0m0s ago" the case means.
+			res.stderr = agoSeconds.ReplaceAllString(res.stderr, "${1}0s ago")
+			res.stdout = agoSeconds.ReplaceAllString(res.stdout, "${1}0s ago")
 			problemLines := 0
 			for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {
 				if strings.HasPrefix(line, "problem  ") {

@@ -19,25 +19,20 @@ import (
 
 func newCmdEmail(f *Factory) *cobra.Command {
 	return groupCommand("email", "Sequence email: run one bounded sending tick",
-		"Sequence email sends due campaign steps through the campaign's mailboxes.",
-		newCmdEmailTick(f))
+		"Sequence email sends due campaign steps through the campaign's mailboxes.")
 }
 
-// EmailTickOptions holds the flags of `rindactl email tick`.
-type EmailTickOptions struct {
-	f *Factory
-	tickBounds
-	// Concurrency: mailboxes sending at once.
-	Concurrency int
-	tickOutputs
-}
-
-func newCmdEmailTick(f *Factory) *cobra.Command {
-	opts := &EmailTickOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "tick",
-		Short: "Claim a bounded batch of due sequence steps, send them, schedule the next, exit",
-		Long: `Claim due sequence steps (FOR UPDATE SKIP LOCKED, with a lease), send them
+// emailTick is the sending tick kind: due sequence steps over each
+// mailbox's SMTP connection.
+func emailTick() tickCommand {
+	// unsubscribeBase is RINDA_UNSUBSCRIBE_BASE_URL, checked ("": unset).
+	var unsubscribeBase string
+	return &tickSpec[sequence.TickReport]{
+		kind: tickkind.Email,
+		cmd: &cobra.Command{
+			Use:   "tick",
+			Short: "Claim a bounded batch of due sequence steps, send them, schedule the next, exit",
+			Long: `Claim due sequence steps (FOR UPDATE SKIP LOCKED, with a lease), send them
 over one SMTP connection per mailbox, record every outcome and schedule the
 next step inside the sending window, then exit. Run it every minute from
 cron or a systemd timer; any number may run at once.
@@ -69,67 +64,44 @@ Every message carries List-Unsubscribe: a mailto: to its own mailbox
 set (where 'rindactl unsubscribe serve' is reached over https) an RFC 8058
 one-click URL first; templates may show it as {{.UnsubscribeURL}}. See
 docs/email.md.`,
-		Example: `  rindactl email tick
+			Example: `  rindactl email tick
   rindactl email tick --batch 500 --concurrency 18 --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Batch <= 0 || opts.Concurrency <= 0 || opts.MaxDuration <= 0 {
-				return usageError("--batch, --concurrency and --max-duration must be positive")
-			}
-			// A message may be on the wire until the deadline plus the SMTP
-			// grace; a lease ending earlier would let another tick take the
-			// row and call a delivered step unknown.
-			opts.LeaseSet = cmd.Flags().Changed("lease")
-			if err := opts.fitLease(emailGrace); err != nil {
-				return err
-			}
-			if helo := f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
-				return usageError("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
-			}
-			return emailTickRun(cmd.Context(), opts)
 		},
-	}
-	cmd.Flags().IntVar(&opts.Batch, "batch", sequence.TickBatchDefault, "rows claimed per claim")
-	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", sequence.TickConcurrencyDefault, "mailboxes sending at once")
-	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", sequence.TickMaxDurationDefault, "stop claiming after this long")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", sequence.TickLeaseDefault, leaseFlagHelp(emailGrace.What))
-	opts.tickOutputs.register(cmd)
-	return cmd
-}
-
-// emailGrace is how long a message begun before --max-duration may still
-// be on the wire.
-var emailGrace = tick.Grace{Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}
-
-func emailTickRun(ctx context.Context, opts *EmailTickOptions) error {
-	var unsubscribeBase string
-	if raw, ok := opts.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
-		base, err := unsubscribe.ParseBaseURL(raw)
-		if err != nil {
-			return usageError("%v", err)
-		}
-		unsubscribeBase = base
-	}
-	m := metrics.NewMetrics()
-	return tickRun(ctx, opts.f, tickkind.Email, opts.tickBounds, opts.tickOutputs, m, func(ctx context.Context, pool *pgxpool.Pool) (*sequence.TickReport, error) {
-		mailer := sequence.NewMailer(sequence.MailerOptions{
-			LookupEnv: opts.f.LookupEnv, HELO: opts.f.Getenv(sequence.HELOEnv),
-		})
-		defer mailer.Close()
-		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{
-			Batch: opts.Batch, Concurrency: opts.Concurrency, MaxDuration: opts.MaxDuration, Lease: opts.Lease,
-			Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: opts.f.Logger(),
-		})
-		if rep != nil {
-			m.ObserveOutcomes(string(tickkind.Email), rep.Outcomes)
-		}
-		if opts.MetricsFile != "" || opts.PushgatewayURL != "" {
-			if lerr := addEmailMetrics(context.WithoutCancel(ctx), pool, m); lerr != nil {
-				opts.f.Logger().Warn("reading email metrics failed", "error", lerr.Error())
+		bounds: tickBoundSpecs{
+			Batch:       &intBound{Default: sequence.TickBatchDefault, Max: tickBatchMax, Help: "rows claimed per claim"},
+			Concurrency: &intBound{Default: sequence.TickConcurrencyDefault, Max: tickConcurrencyMax, Help: "mailboxes sending at once"},
+			MaxDuration: durationBound{Default: sequence.TickMaxDurationDefault, Help: "stop claiming after this long"},
+			// A message may be on the wire until the deadline plus the
+			// SMTP grace; a lease ending earlier would let another tick
+			// take the row and call a delivered step unknown.
+			Lease: &leaseBound{Default: sequence.TickLeaseDefault, Grace: tick.Grace{
+				Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}},
+		},
+		prepare: func(t *tickEnv) error {
+			if helo := t.f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
+				return fmt.Errorf("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
 			}
-		}
-		return rep, err
-	}, func(rep *sequence.TickReport) { printTickReport(opts.f, rep) })
+			if raw, ok := t.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
+				base, err := unsubscribe.ParseBaseURL(raw)
+				if err != nil {
+					return err
+				}
+				unsubscribeBase = base
+			}
+			return nil
+		},
+		work: func(ctx context.Context, t *tickEnv) (*sequence.TickReport, error) {
+			mailer := sequence.NewMailer(sequence.MailerOptions{LookupEnv: t.f.LookupEnv, HELO: t.f.Getenv(sequence.HELOEnv)})
+			defer mailer.Close()
+			return sequence.RunTick(ctx, t.Pool, sequence.TickOptions{
+				Batch: t.Batch, Concurrency: t.Concurrency, MaxDuration: t.MaxDuration, Lease: t.Lease,
+				Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: t.f.Logger(),
+			})
+		},
+		counts: func(rep *sequence.TickReport) map[string]int { return rep.Outcomes },
+		shared: addEmailMetrics,
+		text:   printEmailReport,
+	}
 }
 
 // addEmailMetrics adds the email tick's database-wide series to m: the
@@ -147,10 +119,10 @@ func addEmailMetrics(ctx context.Context, pool *pgxpool.Pool, m *metrics.Metrics
 	return m.AddShared(em)
 }
 
-func printTickReport(f *Factory, rep *sequence.TickReport) {
-	fmt.Fprintf(f.IO.Out, "claimed %s, sent %s in %dms\n", cliio.Thousands(rep.Claimed), cliio.Thousands(rep.Sent), rep.DurationMS)
-	fmt.Fprintf(f.IO.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
+func printEmailReport(ios *cliio.IO, rep *sequence.TickReport) {
+	fmt.Fprintf(ios.Out, "claimed %s, sent %s in %dms\n", cliio.Thousands(rep.Claimed), cliio.Thousands(rep.Sent), rep.DurationMS)
+	fmt.Fprintf(ios.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 	if len(rep.ByMailbox) > 0 {
-		fmt.Fprintf(f.IO.Out, "by mailbox: %s\n", cliio.Counts(rep.ByMailbox, "=", " "))
+		fmt.Fprintf(ios.Out, "by mailbox: %s\n", cliio.Counts(rep.ByMailbox, "=", " "))
 	}
 }

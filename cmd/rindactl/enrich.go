@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/credits"
@@ -26,33 +27,36 @@ import (
 
 func newCmdEnrich(f *Factory) *cobra.Command {
 	return groupCommand("enrich", "Lead enrichment: run one bounded enrichment tick",
-		"Lead enrichment finds email addresses for leads through providers (Hunter, Findymail, MillionVerifier).",
-		newCmdEnrichTick(f))
+		"Lead enrichment finds email addresses for leads through providers (Hunter, Findymail, MillionVerifier).")
 }
 
-// EnrichTickOptions holds the flags of `rindactl enrich tick`.
+// EnrichTickOptions holds the flags of `rindactl enrich tick` that are its
+// own (the frame holds the bounding and output flags), and what prepare
+// made of them.
 type EnrichTickOptions struct {
-	f         *Factory
-	Providers []string
-	Verify    string
-	tickBounds
-	Concurrency   int
+	Providers     []string
+	Verify        string
 	NegativeCache time.Duration
 	MaxAttempts   int
 	Workspace     string
-	Nice          int
-	tickOutputs
-	// Guard guards every provider call (breaker, bucket, ceiling); nil
-	// means the Postgres guard configured from the environment.
-	Guard enrich.Guard
+
+	cfg enrich.TickConfig
+	// names are the providers of the tick, finders then the verifier.
+	names   []string
+	guard   guard.Config
+	credits credits.Config
 }
 
-func newCmdEnrichTick(f *Factory) *cobra.Command {
-	opts := &EnrichTickOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "tick",
-		Short: "Claim a bounded batch of due leads, enrich them, record outcomes, exit",
-		Long: `Run one bounded enrichment tick: claim due leads in rounds of --batch (with
+// enrichTick is the enrichment tick kind: the provider waterfall over due
+// leads, at a lower CPU priority than email.
+func enrichTick() tickCommand {
+	opts := &EnrichTickOptions{}
+	return &tickSpec[enrich.Report]{
+		kind: tickkind.Enrich,
+		cmd: &cobra.Command{
+			Use:   "tick",
+			Short: "Claim a bounded batch of due leads, enrich them, record outcomes, exit",
+			Long: `Run one bounded enrichment tick: claim due leads in rounds of --batch (with
 FOR UPDATE SKIP LOCKED and a --lease, so any number of ticks may run at
 once), try the --providers in order for each lead with at most
 --concurrency calls in flight, record the outcomes, and exit. At
@@ -82,148 +86,152 @@ bucket and credits; the stored keys open with RINDA_SECRET_KEY (or
 RINDA_SECRET_KEY_FILE): without it, or with the wrong one, the tick exits 2.
 
 See docs/enrichment.md for the state machine.`,
-		Example: `  # what cron runs every minute
+			Example: `  # what cron runs every minute
   rindactl enrich tick
 
   # Hunter only, verified, one workspace, machine-readable summary
   rindactl enrich tick --providers hunter --verify millionverifier --workspace acme --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.LeaseSet = cmd.Flags().Changed("lease")
-			return enrichTickRun(cmd.Context(), opts)
 		},
+		bounds: tickBoundSpecs{
+			Batch:       &intBound{Default: enrich.BatchDefault, Max: tickBatchMax, Help: "leads claimed per round"},
+			Concurrency: &intBound{Default: enrich.ConcurrencyDefault, Max: tickConcurrencyMax, Help: "leads worked at once"},
+			MaxDuration: durationBound{Default: enrich.MaxDurationDefault, Help: "stop claiming after this long"},
+			Lease: &leaseBound{Default: enrich.LeaseDefault,
+				Grace:     providerGrace(providerhttp.TimeoutDefault),
+				GraceHelp: "the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default " + providerhttp.TimeoutDefault.String() + ")"},
+			Nice: &niceBound{Default: 10, Help: "raise this tick's niceness by N so email keeps its pace on a shared host (0: leave it)"},
+		},
+		flags: func(fl *pflag.FlagSet) {
+			fl.StringSliceVar(&opts.Providers, "providers", enrichProvidersDefault, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
+			fl.StringVar(&opts.Verify, "verify", "", "verifier for found addresses: "+strings.Join(provider.Verifiers(), ", ")+" (default: none)")
+			fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
+			fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
+			fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
+		},
+		prepare: opts.prepare,
+		work:    opts.work,
+		counts:  func(rep *enrich.Report) map[string]int { return rep.Outcomes.Map() },
+		text:    printEnrichReport,
 	}
-	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Providers, "providers", enrichProvidersDefault, "finders to try, in order: "+strings.Join(provider.Finders(), ", "))
-	fl.StringVar(&opts.Verify, "verify", "", "verifier for found addresses: "+strings.Join(provider.Verifiers(), ", ")+" (default: none)")
-	fl.IntVar(&opts.Batch, "batch", enrich.BatchDefault, "leads claimed per round")
-	fl.IntVar(&opts.Concurrency, "concurrency", enrich.ConcurrencyDefault, "leads worked at once")
-	fl.DurationVar(&opts.MaxDuration, "max-duration", enrich.MaxDurationDefault, "stop claiming after this long")
-	fl.DurationVar(&opts.Lease, "lease", enrich.LeaseDefault, leaseFlagHelp("the provider HTTP timeout (RINDA_<PROVIDER>_TIMEOUT, default "+providerhttp.TimeoutDefault.String()+")"))
-	fl.DurationVar(&opts.NegativeCache, "negative-cache", enrich.NegativeCacheDefault, "how long a lead stays unreachable after a quota answer")
-	fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
-	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
-	fl.IntVar(&opts.Nice, "nice", 10, "raise this tick's niceness by N so email keeps its pace on a shared host (0: leave it)")
-	opts.tickOutputs.register(cmd)
-	return cmd
 }
 
 // enrichProvidersDefault are the finders of an enrich tick without
 // --providers: what a generated unit runs, and what doctor checks.
 var enrichProvidersDefault = []string{"findymail", "hunter"}
 
-func enrichTickRun(ctx context.Context, opts *EnrichTickOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
-	switch {
-	case opts.Batch < 1 || opts.Batch > 10000:
-		return usageError("invalid --batch %d: use 1 to 10000", opts.Batch)
-	case opts.Concurrency < 1 || opts.Concurrency > 1000:
-		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
-	case opts.MaxDuration <= 0:
-		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
-	case opts.NegativeCache <= 0:
-		return usageError("invalid --negative-cache %s: use a positive duration like 24h", opts.NegativeCache)
-	case opts.MaxAttempts < 1:
-		return usageError("invalid --max-attempts %d: use 1 or more", opts.MaxAttempts)
-	}
-	cfg := enrich.TickConfig{
-		Guard: opts.Guard, Batch: opts.Batch, Concurrency: opts.Concurrency,
-		MaxDuration: opts.MaxDuration, NegativeCache: opts.NegativeCache,
-		MaxAttempts: opts.MaxAttempts, Logger: opts.f.Logger(),
-	}
-	var seen []string
-	for _, name := range opts.Providers {
-		name = strings.ToLower(strings.TrimSpace(name))
-		if slices.Contains(seen, name) {
-			return usageError("--providers names %q twice", name)
-		}
-		seen = append(seen, name)
-		fd, err := provider.NewFinder(name, opts.f.Getenv, provider.WithLogger(opts.f.Logger()))
-		if err != nil {
-			return usageError("--providers: %v", err)
-		}
-		cfg.Finders = append(cfg.Finders, fd)
-	}
-	if len(cfg.Finders) == 0 {
-		return usageError("--providers is empty: name at least one of %s", strings.Join(provider.Finders(), ", "))
-	}
-	if opts.Verify != "" {
-		if cfg.Verifier, err = provider.NewVerifier(opts.Verify, opts.f.Getenv, provider.WithLogger(opts.f.Logger())); err != nil {
-			return usageError("--verify: %v", err)
-		}
-		seen = append(seen, cfg.Verifier.Name())
-	}
-	for _, name := range seen {
-		t, err := providerhttp.TimeoutFromEnv(name, opts.f.Getenv)
-		if err != nil {
-			return usageError("%v", err)
-		}
-		cfg.CallTimeout = max(cfg.CallTimeout, t)
-	}
-	if err := opts.fitLease(tick.Grace{Duration: cfg.CallTimeout, What: "the provider HTTP timeout " + cfg.CallTimeout.String()}); err != nil {
-		return err
-	}
+// providerGrace is the enrich tick's grace: a call begun before
+// --max-duration runs at most the longest provider HTTP timeout past it.
+func providerGrace(timeout time.Duration) tick.Grace {
+	return tick.Grace{Duration: timeout, What: "the provider HTTP timeout " + timeout.String()}
+}
 
-	cfg.Lease = opts.Lease
-	ccfg, err := credits.ConfigFromEnv(opts.f.Getenv, seen...)
-	if err != nil {
-		return usageError("%v", err)
+// prepare builds the providers and reads the guard's, the credits' and
+// the timeouts' configuration: everything that needs no database.
+func (opts *EnrichTickOptions) prepare(t *tickEnv) error {
+	switch {
+	case opts.NegativeCache <= 0:
+		return fmt.Errorf("invalid --negative-cache %s: use a positive duration like 24h", opts.NegativeCache)
+	case opts.MaxAttempts < 1:
+		return fmt.Errorf("invalid --max-attempts %d: use 1 or more", opts.MaxAttempts)
 	}
-	lowerPriority(opts.Nice, opts.f.Logger())
-	started := time.Now()
-	pool, err := opts.f.OpenTickDB(ctx, tickkind.Enrich)
-	if err != nil {
+	if err := opts.adapters(t.f); err != nil {
 		return err
 	}
-	defer pool.Close()
-	m := metrics.NewMetrics()
-	if cfg.Guard == nil {
-		gcfg, err := guard.ConfigFromEnv(opts.f.Getenv, seen...)
+	for _, name := range opts.names {
+		timeout, err := providerhttp.TimeoutFromEnv(name, t.f.Getenv)
 		if err != nil {
-			return usageError("%v", err)
-		}
-		cfg.Guard = guard.New(pool, gcfg, m)
-	}
-	if err := ownKeys(ctx, opts.f, pool, &cfg); err != nil {
-		return err
-	}
-	if opts.Workspace != "" {
-		if cfg.WorkspaceID, err = store.WorkspaceID(ctx, pool, opts.Workspace); err != nil {
-			if errors.Is(err, store.ErrNoWorkspace) {
-				return usageError("--workspace: unknown workspace %q (list them with 'rindactl workspace list')", opts.Workspace)
-			}
 			return err
 		}
+		opts.cfg.CallTimeout = max(opts.cfg.CallTimeout, timeout)
 	}
+	t.Grace = providerGrace(opts.cfg.CallTimeout)
+	var err error
+	if opts.credits, err = credits.ConfigFromEnv(t.f.Getenv, opts.names...); err != nil {
+		return err
+	}
+	opts.guard, err = guard.ConfigFromEnv(t.f.Getenv, provider.DefaultLimits(opts.names...))
+	return err
+}
 
-	rep, err := enrich.RunTick(ctx, pool, cfg)
+// adapters builds the --providers finders, in order, and the --verify
+// verifier, on this host's keys.
+func (opts *EnrichTickOptions) adapters(f *Factory) error {
+	for _, name := range opts.Providers {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if slices.Contains(opts.names, name) {
+			return fmt.Errorf("--providers names %q twice", name)
+		}
+		opts.names = append(opts.names, name)
+		fd, err := provider.NewFinder(name, f.Getenv, provider.WithLogger(f.Logger()))
+		if err != nil {
+			return fmt.Errorf("--providers: %w", err)
+		}
+		opts.cfg.Finders = append(opts.cfg.Finders, fd)
+	}
+	if len(opts.cfg.Finders) == 0 {
+		return fmt.Errorf("--providers is empty: name at least one of %s", strings.Join(provider.Finders(), ", "))
+	}
+	if opts.Verify == "" {
+		return nil
+	}
+	v, err := provider.NewVerifier(opts.Verify, f.Getenv, provider.WithLogger(f.Logger()))
+	if err != nil {
+		return fmt.Errorf("--verify: %w", err)
+	}
+	opts.cfg.Verifier = v
+	opts.names = append(opts.names, v.Name())
+	return nil
+}
+
+// work runs the tick: the guard on this database, the workspaces' own
+// keys, the --workspace filter, then enrich.RunTick, and on success the
+// running totals and the providers' credits.
+func (opts *EnrichTickOptions) work(ctx context.Context, t *tickEnv) (*enrich.Report, error) {
+	cfg := opts.cfg
+	cfg.Batch, cfg.Concurrency, cfg.MaxDuration, cfg.Lease = t.Batch, t.Concurrency, t.MaxDuration, t.Lease
+	cfg.NegativeCache, cfg.MaxAttempts, cfg.Logger = opts.NegativeCache, opts.MaxAttempts, t.f.Logger()
+	cfg.Guard = guard.New(t.Pool, opts.guard, t.Metrics)
+	if err := ownKeys(ctx, t.f, t.Pool, &cfg); err != nil {
+		return nil, err
+	}
+	var err error
+	if cfg.WorkspaceID, err = workspaceFilter(ctx, t.Pool, opts.Workspace); err != nil {
+		return nil, err
+	}
+	rep, err := enrich.RunTick(ctx, t.Pool, cfg)
 	var cerr *enrich.ConfigError
 	if errors.As(err, &cerr) {
-		return usageError("%v", cerr)
+		return nil, usageError("%v", cerr)
+	}
+	if rep.TickID == "" {
+		return nil, err // it never started: no run recorded, nothing to report
 	}
 	if err == nil {
 		for outcome, n := range rep.Outcomes.Map() {
-			m.AddLeads(outcome, n)
+			t.Metrics.AddLeads(outcome, n)
 		}
-		m.ObserveOutcomes(string(tickkind.Enrich), rep.Outcomes.Map())
-		watchCredits(ctx, opts.f, pool, ccfg, cfg, m)
+		watchCredits(ctx, t.f, t.Pool, opts.credits, cfg, t.Metrics)
 	}
-	afterTick(ctx, opts.f, pool, tickkind.Enrich, m, started, opts.MaxDuration, err == nil, opts.tickOutputs)
-	if err != nil {
-		return err
+	return &rep, err
+}
+
+// workspaceFilter is the id of --workspace name; 0 (all) when empty.
+func workspaceFilter(ctx context.Context, pool *pgxpool.Pool, name string) (int64, error) {
+	if name == "" {
+		return 0, nil
 	}
-	ios := opts.f.IO
-	if format == cliio.FormatJSON {
-		return ios.WriteJSON(rep)
+	id, err := store.WorkspaceID(ctx, pool, name)
+	if errors.Is(err, store.ErrNoWorkspace) {
+		return 0, usageError("--workspace: unknown workspace %q (list them with 'rindactl workspace list')", name)
 	}
+	return id, err
+}
+
+func printEnrichReport(ios *cliio.IO, rep *enrich.Report) {
 	o := rep.Outcomes
 	n := cliio.Thousands[int]
 	fmt.Fprintf(ios.Out, "tick %s claimed %s: %s enriched, %s not_found, %s pending, %s unreachable, %s enrichment_failed; calls %s; %dms\n",
 		rep.TickID, n(rep.Claimed), n(o.Enriched), n(o.NotFound), n(o.Pending), n(o.Unreachable), n(o.EnrichmentFailed), cliio.Counts(rep.ProviderCalls, "=", " "), rep.DurationMS)
-	return nil
 }
 
 // ownKeys opens the workspaces' own provider keys and gives cfg their

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/events"
-	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -22,7 +18,7 @@ func newCmdEvents(f *Factory) *cobra.Command {
 change and posted once each to the Slack incoming webhook in
 `+events.SlackWebhookEnv+`. Ticks deliver at their end; failed posts are
 retried later with backoff.`,
-		newCmdEventsList(f), newCmdEventsDeliver(f))
+		newCmdEventsList(f))
 }
 
 // EventsListOptions holds the flags of `rindactl events list`.
@@ -76,23 +72,14 @@ func eventsListRun(ctx context.Context, opts *EventsListOptions, format cliio.Fo
 		}})
 }
 
-// EventsDeliverOptions holds the flags of `rindactl events deliver`.
-type EventsDeliverOptions struct {
-	f           *Factory
-	MaxDuration time.Duration
-	tickOutputs
-}
-
-// eventsMaxDurationDefault matches the other ticks: a run on the default
-// every-minute schedule ends before the next firing.
-const eventsMaxDurationDefault = 50 * time.Second
-
-func newCmdEventsDeliver(f *Factory) *cobra.Command {
-	opts := &EventsDeliverOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "deliver",
-		Short: "Deliver pending events to the Slack webhook now (a bounded tick)",
-		Long: `Post every due event to the Slack incoming webhook in ` + events.SlackWebhookEnv + `,
+// eventsTick is the events tick kind: the outbox posted to Slack.
+func eventsTick() tickCommand {
+	return &tickSpec[events.TickReport]{
+		kind: tickkind.Events,
+		cmd: &cobra.Command{
+			Use:   "deliver",
+			Short: "Deliver pending events to the Slack webhook now (a bounded tick)",
+			Long: `Post every due event to the Slack incoming webhook in ` + events.SlackWebhookEnv + `,
 once each, even with several deliverers running. Without a webhook the
 events stay pending (see 'rindactl events list') and this exits 0.
 
@@ -100,69 +87,26 @@ Like the other ticks it is bounded: it claims no new batch after
 --max-duration, stops on SIGTERM once the post in flight is recorded, and
 records its run in tick_runs (kind events), which 'rindactl status' and
 'rindactl doctor' read.`,
-		Example: `  RINDA_SLACK_WEBHOOK_URL=https://hooks.slack.com/services/... rindactl events deliver
+			Example: `  RINDA_SLACK_WEBHOOK_URL=https://hooks.slack.com/services/... rindactl events deliver
   rindactl events deliver --max-duration 50s --output json`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error { return eventsDeliverRun(cmd.Context(), opts) },
+		},
+		bounds: tickBoundSpecs{
+			MaxDuration: durationBound{Default: events.TickMaxDurationDefault, Help: "stop claiming events after this long"},
+		},
+		work: func(ctx context.Context, t *tickEnv) (*events.TickReport, error) {
+			return events.RunTick(ctx, t.Pool, events.TickOptions{
+				WebhookURL: t.f.Getenv(events.SlackWebhookEnv), MaxDuration: t.MaxDuration, Metrics: t.Metrics,
+			})
+		},
+		counts:         (*events.TickReport).Counts,
+		deliversEvents: true,
+		text: func(ios *cliio.IO, rep *events.TickReport) {
+			if rep.NoWebhook {
+				fmt.Fprintf(ios.Out, "%s is not set: events stay pending (see 'rindactl events list')\n", events.SlackWebhookEnv)
+				return
+			}
+			fmt.Fprintf(ios.Out, "delivered %s event(s), %s failed (retried later with backoff)\n",
+				cliio.Thousands(int64(rep.Delivered)), cliio.Thousands(int64(rep.Failed)))
+		},
 	}
-	cmd.Flags().DurationVar(&opts.MaxDuration, "max-duration", eventsMaxDurationDefault, "stop claiming events after this long")
-	opts.tickOutputs.register(cmd)
-	return cmd
-}
-
-// eventsDeliverReport is what `events deliver` prints.
-type eventsDeliverReport struct {
-	TickID string `json:"tick_id"`
-	events.DeliveryReport
-}
-
-func eventsDeliverRun(ctx context.Context, opts *EventsDeliverOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
-	if opts.MaxDuration <= 0 {
-		return usageError("invalid --max-duration %s: use a positive duration like 50s", opts.MaxDuration)
-	}
-	started := time.Now()
-	pool, err := opts.f.OpenDB(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	rep := eventsDeliverReport{TickID: tick.NewID()}
-	run, err := tick.Start(ctx, pool, tickkind.Events, rep.TickID)
-	if err != nil {
-		return err
-	}
-	m := metrics.NewMetrics()
-	rep.DeliveryReport, err = events.DeliverEvents(ctx, pool, opts.f.Getenv(events.SlackWebhookEnv),
-		events.DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration), Metrics: m})
-	if errors.Is(err, context.Canceled) {
-		err = nil // SIGTERM: what was posted is recorded, the rest waits
-	}
-	res := tick.Result{Claimed: rep.Delivered + rep.Failed + rep.Lost,
-		Counts: map[string]int{"delivered": rep.Delivered, "failed": rep.Failed}, Err: err}
-	if err != nil {
-		res.ExitStatus = exitError
-	}
-	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
-		err = ferr
-	}
-	m.ObserveOutcomes(string(tickkind.Events), res.Counts)
-	exportMetrics(context.WithoutCancel(ctx), opts.f, pool, tickkind.Events, m, started, opts.MaxDuration, err == nil, opts.tickOutputs)
-	if err != nil {
-		return err
-	}
-	ios := opts.f.IO
-	if format == cliio.FormatJSON {
-		return ios.WriteJSON(rep)
-	}
-	if rep.NoWebhook {
-		fmt.Fprintf(ios.Out, "%s is not set: events stay pending (see 'rindactl events list')\n", events.SlackWebhookEnv)
-		return nil
-	}
-	fmt.Fprintf(ios.Out, "delivered %s event(s), %s failed (retried later with backoff)\n",
-		cliio.Thousands(int64(rep.Delivered)), cliio.Thousands(int64(rep.Failed)))
-	return nil
 }

@@ -135,17 +135,8 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	defer pool.Close()
 
 	ios := opts.f.IO
-	iopts := enrich.ImportOptions{SkipInvalid: opts.SkipInvalid}
-	if format == cliio.FormatText {
-		iopts.OnInvalid = func(le enrich.LineError) { fmt.Fprintf(ios.ErrOut, "%s: %s\n", name, le.Error()) }
-	}
-	if ios.IsStderrTTY() && format == cliio.FormatText && size > 0 {
-		bar := progressbar.DefaultBytes(size, "importing "+name)
-		progressbar.OptionSetWriter(ios.ErrOut)(bar)
-		progressbar.OptionClearOnFinish()(bar)
-		iopts.Progress = func(n int64) { _ = bar.Set64(min(n, size)) }
-		defer func() { _ = bar.Finish() }()
-	}
+	iopts, done := importLeadsOptions(ios, format, name, size, opts.SkipInvalid)
+	defer done()
 	res, err := enrich.ImportLeads(ctx, pool, opts.Workspace, reader, iopts)
 	rep := importLeadsReport{Workspace: opts.Workspace, LeadImportResult: res.LeadImportResult, Invalid: []importLeadsLine{},
 		InvalidCount: res.InvalidCount, Imported: res.Imported}
@@ -165,17 +156,40 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 	if err != nil {
 		return leadFileError(name, opts.MaxBytes, err)
 	}
-
 	if format == cliio.FormatJSON {
 		return ios.WriteJSON(rep)
 	}
+	printImportLeads(ios, rep)
+	return nil
+}
+
+// importLeadsOptions says how the import reports as it goes: each invalid
+// line on stderr, and a progress bar over the file's size on a terminal
+// (done ends it).
+func importLeadsOptions(ios *cliio.IO, format cliio.Format, name string, size int64, skipInvalid bool) (enrich.ImportOptions, func()) {
+	iopts := enrich.ImportOptions{SkipInvalid: skipInvalid}
+	if format != cliio.FormatText {
+		return iopts, func() {}
+	}
+	iopts.OnInvalid = func(le enrich.LineError) { fmt.Fprintf(ios.ErrOut, "%s: %s\n", name, le.Error()) }
+	if !ios.IsStderrTTY() || size <= 0 {
+		return iopts, func() {}
+	}
+	bar := progressbar.DefaultBytes(size, "importing "+name)
+	progressbar.OptionSetWriter(ios.ErrOut)(bar)
+	progressbar.OptionClearOnFinish()(bar)
+	iopts.Progress = func(n int64) { _ = bar.Set64(min(n, size)) }
+	return iopts, func() { _ = bar.Finish() }
+}
+
+func printImportLeads(ios *cliio.IO, rep importLeadsReport) {
 	created := ""
 	if rep.WorkspaceCreated {
 		created = " (created)"
 	}
 	n := cliio.Thousands[int64]
 	fmt.Fprintf(ios.Out, "imported %s leads into workspace %s%s: %s new, %s updated, %s duplicates merged, %s queued for enrichment",
-		n(rep.Inserted+rep.Updated+rep.Merged), opts.Workspace, created, n(rep.Inserted), n(rep.Updated), n(rep.Merged), n(rep.Queued))
+		n(rep.Inserted+rep.Updated+rep.Merged), rep.Workspace, created, n(rep.Inserted), n(rep.Updated), n(rep.Merged), n(rep.Queued))
 	if rep.InvalidCount > 0 {
 		fmt.Fprintf(ios.Out, ", %s invalid lines skipped", n(int64(rep.InvalidCount)))
 	}
@@ -183,7 +197,6 @@ func importLeadsRun(ctx context.Context, opts *ImportLeadsOptions) error {
 		fmt.Fprintf(ios.Out, ", %s lines of forgotten people left out", n(rep.Forgotten))
 	}
 	fmt.Fprintln(ios.Out)
-	return nil
 }
 
 // errLeadFileTooBig stops a read past the size limit of a pipe or device,

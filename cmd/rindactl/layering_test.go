@@ -19,7 +19,7 @@ func TestLayering(t *testing.T) {
 	t.Parallel()
 	var emailImports []string
 	fset := token.NewFileSet()
-	for _, file := range []string{"email.go", "tick_common.go"} {
+	for _, file := range []string{"email.go", "tick_frame.go", "ticks.go"} {
 		f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestLayering(t *testing.T) {
 		}
 	}
 	if len(emailImports) == 0 {
-		t.Fatal("email.go and tick_common.go import no rindactl package; the check would prove nothing")
+		t.Fatal("email.go and the tick frame import no rindactl package; the check would prove nothing")
 	}
 	for _, tc := range []struct {
 		what   string
@@ -47,6 +47,19 @@ func TestLayering(t *testing.T) {
 		}},
 		{"the vocabulary leaves", vocabulary, func(dep string) bool {
 			return strings.HasPrefix(dep, module) && !slices.Contains(vocabulary, dep)
+		}},
+		// Issue 28: the guard reads no provider's defaults itself (the
+		// command passes them in), and events needs no enrichment to read
+		// a Retry-After.
+		{"internal/guard", []string{module + "internal/guard"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module+"internal/enrich/provider") &&
+				dep != module+"internal/enrich/provider/providerspec" && dep != module+"internal/enrich/provider/providerhttp"
+		}},
+		{"internal/events", []string{module + "internal/events"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module+"internal/enrich")
+		}},
+		{"internal/retryafter", []string{module + "internal/retryafter"}, func(dep string) bool {
+			return strings.HasPrefix(dep, module) && dep != module+"internal/retryafter"
 		}},
 	} {
 		deps := goListDeps(t, tc.pkgs...)
@@ -71,4 +84,28 @@ func goListDeps(t *testing.T, pkgs ...string) []string {
 		t.Fatalf("go list -deps %v: %v", pkgs, err)
 	}
 	return strings.Fields(string(out))
+}
+
+// TestOnlyStoreRunsGeneratedQueries: sqlc's generated code is the store's
+// own; every other package (tick, demo, bench included, issue 28) calls a
+// store function that names what it does and maps the generated row.
+func TestOnlyStoreRunsGeneratedQueries(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sqlcdb := module + "internal/store/sqlcdb"
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		checked++
+		if pkg != module+"internal/store" && slices.Contains(imports, sqlcdb) {
+			t.Errorf("%s imports %s: call a function of internal/store instead", pkg, sqlcdb)
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("go list named %d packages; the check would prove little", checked)
+	}
 }

@@ -117,17 +117,9 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 	if err != nil {
 		return err
 	}
-	olderThan, err := parseAge(opts.OlderThan)
+	filter, err := opts.filter()
 	if err != nil {
-		return usageError("invalid --older-than %q: use a duration such as 30m, 12h or 2d", opts.OlderThan)
-	}
-	if opts.BatchSize <= 0 {
-		return usageError("invalid --batch-size %d: use a positive number", opts.BatchSize)
-	}
-	filter := requeue.Filter{Status: opts.Status, Workspace: opts.Workspace, Provider: opts.Provider,
-		Campaign: opts.Campaign, OlderThan: olderThan, Limit: opts.Limit, Refind: opts.Refind}
-	if !slices.Contains(requeue.ValidStatuses(), filter.Status) {
-		return usageError("invalid --status %q: use one of %s", filter.Status, strings.Join(requeue.ValidStatuses(), ", "))
+		return err
 	}
 	ios := opts.f.IO
 
@@ -147,50 +139,18 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 	}
 	rep := requeueReport{DryRun: opts.DryRun, Filter: filter, OlderThan: opts.OlderThan,
 		Matched: plan.Matched, WouldMove: plan.WouldMove, Groups: plan.Groups}
-	noun := "lead"
-	if !filter.Leads() {
-		noun = "enrollment"
-	}
-
 	if plan.Matched == 0 || opts.DryRun {
-		if format == cliio.FormatJSON {
-			return ios.WriteJSON(rep)
-		}
-		if plan.Matched == 0 {
-			fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("No %ss match %s: nothing to requeue.\n", noun, filter.Describe())))
-			return nil
-		}
-		fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("Dry run: %s %s(s) match %s; would requeue %s. Nothing changed.\n",
-			cliio.Thousands(plan.Matched), noun, filter.Describe(), cliio.Thousands(plan.WouldMove))))
-		writeRequeueGroups(ios, filter, plan.Groups)
-		return nil
+		return printRequeuePlan(ios, format, rep, plan)
 	}
-
-	if !opts.Yes {
-		if !ios.CanPrompt() {
-			return usageError("requeue would move %s %s(s) (%s): pass --yes to confirm when not on a terminal, or --dry-run to look first",
-				cliio.Thousands(plan.WouldMove), noun, filter.Describe())
-		}
-		ok, err := confirm(ios, fmt.Sprintf("Requeue %s %s(s) matching %s? [y/N] ", cliio.Thousands(plan.WouldMove), noun, filter.Describe()))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			fmt.Fprintln(ios.ErrOut, "Requeue cancelled: nothing changed.")
-			return nil
-		}
+	if ok, err := opts.confirmed(plan); !ok || err != nil {
+		return err
 	}
 
 	runOpts := requeue.Options{BatchSize: opts.BatchSize, Actor: actor(opts.f)}
 	if ios.IsStderrTTY() && format != cliio.FormatJSON {
-		bar := progressbar.NewOptions64(plan.WouldMove,
-			progressbar.OptionSetWriter(ios.ErrOut),
-			progressbar.OptionSetDescription("requeue "+noun+"s"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish())
-		runOpts.Progress = func(moved int64) { _ = bar.Set64(min(moved, plan.WouldMove)) }
-		defer func() { _ = bar.Finish() }()
+		var done func()
+		runOpts.Progress, done = requeueProgress(ios, plan)
+		defer done()
 	}
 	res, err := requeue.Run(ctx, pool, plan, runOpts)
 	if err != nil {
@@ -200,6 +160,84 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 	if format == cliio.FormatJSON {
 		return ios.WriteJSON(rep)
 	}
+	printRequeued(ios, plan, res)
+	return nil
+}
+
+// filter reads the flags into a requeue filter; a bad value is a usage
+// error.
+func (opts *RequeueOptions) filter() (requeue.Filter, error) {
+	olderThan, err := parseAge(opts.OlderThan)
+	if err != nil {
+		return requeue.Filter{}, usageError("invalid --older-than %q: use a duration such as 30m, 12h or 2d", opts.OlderThan)
+	}
+	if opts.BatchSize <= 0 {
+		return requeue.Filter{}, usageError("invalid --batch-size %d: use a positive number", opts.BatchSize)
+	}
+	filter := requeue.Filter{Status: opts.Status, Workspace: opts.Workspace, Provider: opts.Provider,
+		Campaign: opts.Campaign, OlderThan: olderThan, Limit: opts.Limit, Refind: opts.Refind}
+	if !slices.Contains(requeue.ValidStatuses(), filter.Status) {
+		return requeue.Filter{}, usageError("invalid --status %q: use one of %s", filter.Status, strings.Join(requeue.ValidStatuses(), ", "))
+	}
+	return filter, nil
+}
+
+// requeueNoun is what the filter's rows are called.
+func requeueNoun(f requeue.Filter) string {
+	if f.Leads() {
+		return "lead"
+	}
+	return "enrollment"
+}
+
+// printRequeuePlan reports a dry run, or a filter that matches nothing.
+func printRequeuePlan(ios *cliio.IO, format cliio.Format, rep requeueReport, plan *requeue.Plan) error {
+	if format == cliio.FormatJSON {
+		return ios.WriteJSON(rep)
+	}
+	noun, filter := requeueNoun(rep.Filter), rep.Filter
+	if plan.Matched == 0 {
+		fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("No %ss match %s: nothing to requeue.\n", noun, filter.Describe())))
+		return nil
+	}
+	fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("Dry run: %s %s(s) match %s; would requeue %s. Nothing changed.\n",
+		cliio.Thousands(plan.Matched), noun, filter.Describe(), cliio.Thousands(plan.WouldMove))))
+	writeRequeueGroups(ios, filter, plan.Groups)
+	return nil
+}
+
+// confirmed is --yes, or the answer to a question on a terminal; elsewhere
+// without --yes it is a usage error. false: the operator said no.
+func (opts *RequeueOptions) confirmed(plan *requeue.Plan) (bool, error) {
+	if opts.Yes {
+		return true, nil
+	}
+	ios, noun, filter := opts.f.IO, requeueNoun(plan.Filter), plan.Filter
+	if !ios.CanPrompt() {
+		return false, usageError("requeue would move %s %s(s) (%s): pass --yes to confirm when not on a terminal, or --dry-run to look first",
+			cliio.Thousands(plan.WouldMove), noun, filter.Describe())
+	}
+	ok, err := confirm(ios, fmt.Sprintf("Requeue %s %s(s) matching %s? [y/N] ", cliio.Thousands(plan.WouldMove), noun, filter.Describe()))
+	if err == nil && !ok {
+		fmt.Fprintln(ios.ErrOut, "Requeue cancelled: nothing changed.")
+	}
+	return ok, err
+}
+
+// requeueProgress is a progress bar on stderr for the run, and its end.
+func requeueProgress(ios *cliio.IO, plan *requeue.Plan) (func(int64), func()) {
+	bar := progressbar.NewOptions64(plan.WouldMove,
+		progressbar.OptionSetWriter(ios.ErrOut),
+		progressbar.OptionSetDescription("requeue "+requeueNoun(plan.Filter)+"s"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish())
+	return func(moved int64) { _ = bar.Set64(min(moved, plan.WouldMove)) }, func() { _ = bar.Finish() }
+}
+
+// printRequeued reports a run for people.
+func printRequeued(ios *cliio.IO, plan *requeue.Plan, res requeue.Result) {
+	noun, filter := requeueNoun(plan.Filter), plan.Filter
 	due := string(lead.Pending)
 	if !filter.Leads() {
 		due = string(enrollment.Active)
@@ -211,7 +249,6 @@ func requeueRun(ctx context.Context, opts *RequeueOptions) error {
 		fmt.Fprint(ios.Out, cliio.Wrap(fmt.Sprintf("%s matching row(s) were held by a running tick or changed meanwhile and were left alone; run the command again to pick them up.\n",
 			cliio.Thousands(plan.WouldMove-res.Moved))))
 	}
-	return nil
 }
 
 func writeRequeueGroups(ios *cliio.IO, f requeue.Filter, groups []requeue.Group) {

@@ -150,6 +150,7 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdBench(f),
 		newCmdDoctor(f),
 	)
+	addTickCommands(root, f)
 	return root
 }
 

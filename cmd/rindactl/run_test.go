@@ -29,7 +29,7 @@ func TestRunFiresTicksAsChildProcessesAndStopsOnSIGTERM(t *testing.T) {
 
 	var opts *RunOptions
 	cmd := newCmdRun(f, func(_ context.Context, o *RunOptions) error { opts = o; return nil })
-	cmd.SetArgs([]string{"--enrich", "* * * * * *", "--email", "off", "--events", "off", "--inbox", "off", "--shutdown-timeout", "20s"})
+	cmd.SetArgs([]string{"--enrich", "* * * * * *", "--email", "off", "--events", "off", "--inbox", "off", "--prune", "off", "--shutdown-timeout", "20s"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRunRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--email", "* * * *"}, `--email: cron spec "* * * *": expected 5 fields`},
 		{[]string{"--events", "@every 5s"}, `--events: cron spec "@every 5s"`},
 		{[]string{"--shutdown-timeout", "0s"}, "--shutdown-timeout 0s"},
-		{[]string{"--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
+		{[]string{"--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off", "--prune", "off"}, "every tick is off"},
 	}
 	for _, tt := range tests {
 		res := runCLI(t, nil, append([]string{"run"}, tt.args...)...)

@@ -34,6 +34,8 @@ type SchedulePrintOptions struct {
 	Binary  string
 	User    string
 	Image   string
+	// DatabaseURLs are the cells' databases: one unit set per cell.
+	DatabaseURLs []string
 	// Unsubscribe is where the unsubscribe server's units listen, or off.
 	Unsubscribe string
 	// Changed reports a flag given on the command line.
@@ -57,18 +59,19 @@ func newCmdSchedulePrint(f *Factory) *cobra.Command {
 		Use:   "print --format crontab|systemd|kubernetes",
 		Short: "Print units for --format crontab|systemd|kubernetes",
 		Long: `Print ready-to-install units that run "rindactl enrich tick", "rindactl email
-tick", "rindactl events deliver" and "rindactl inbox tick" on cron specs (five
-fields; default every minute; "off" leaves a tick out; a leading
+tick", "rindactl events deliver", "rindactl inbox tick" and "rindactl prune"
+on cron specs (five fields; default every minute, prune hourly at minute 17;
+"off" leaves a tick out; a leading
 CRON_TZ=Zone fires the spec in that IANA zone: spec.timeZone for Kubernetes,
 a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
 --max-duration below its interval so it ends before its next firing.
 
   crontab     crontab lines that load --env-file and log to the journal
   systemd     a hardened oneshot .service and a .timer per tick; OnCalendar=
-              is translated from the cron spec; enrichment runs at a lower
-              CPU and IO priority so email keeps its pace; and a .socket
-              and .service pair that starts "rindactl unsubscribe serve" by
-              socket activation on --unsubscribe (exits when idle)
+              is translated from the cron spec; enrichment and prune run at
+              a lower CPU and IO priority so email keeps its pace; and a
+              .socket and .service pair that starts "rindactl unsubscribe
+              serve" by socket activation on --unsubscribe (exits when idle)
   kubernetes  a CronJob per tick with its environment from a Secret, and a
               Deployment and Service for "rindactl unsubscribe serve" (on
               the port of --unsubscribe; put an Ingress with TLS in front)
@@ -77,12 +80,22 @@ a zone in OnCalendar= for systemd, refused for crontab). Each tick gets a
 
 Overlapping ticks are safe: rows are claimed with FOR UPDATE SKIP LOCKED and
 a lease. A spec that is invalid, or that systemd cannot express, exits 2.
+
+With --database-urls (cells: workspaces placed on several independent
+Postgres clusters, docs/scaling.md) one unit set is printed per URL, named
+rindactl-CELL-KIND; each cell's units load their own env file beside
+--env-file (/etc/rindactl/CELL.env) or Secret (rindactl-CELL), which holds
+that cell's DATABASE_URL: the units never carry a URL. A cell is named
+NAME=URL, or after its URL's database. Each cell gets its own unsubscribe
+server, rindactl-CELL-unsubscribe, the n-th cell's on --unsubscribe's
+port + n-1.
 For crontab and systemd, an existing --env-file is checked too: a line that
 sh and systemd would read differently exits 2 with its line number (see
 'rindactl schedule env-file' for the format).`,
 		Example: `  rindactl schedule print --format crontab | crontab -u rindactl -
   rindactl schedule print --format systemd --enrich '*/2 * * * *' --events off
-  rindactl schedule print --format kubernetes > rindactl-cronjobs.yaml`,
+  rindactl schedule print --format kubernetes > rindactl-cronjobs.yaml
+  rindactl schedule print --format systemd --database-urls eu-1=postgres://eu-1.db/rinda,us-1=postgres://us-1.db/rinda`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Changed = cmd.Flags().Changed
@@ -97,41 +110,36 @@ sh and systemd would read differently exits 2 with its line number (see
 	fl.StringVar(&opts.User, "user", "", "user the systemd units run as (default: DynamicUser=yes)")
 	fl.StringVar(&opts.Image, "image", schedule.ImageFor(buildVersion()), "container image (kubernetes): a release binary defaults to its own tag ("+schedule.ImageRepo+":vX.Y.Z), a development build to "+schedule.ImageDefault)
 	fl.StringVar(&opts.Unsubscribe, "unsubscribe", schedule.UnsubscribeListenDefault, `host:port the unsubscribe server listens on (systemd socket; kubernetes: its port), or off`)
+	fl.StringSliceVar(&opts.DatabaseURLs, "database-urls", nil, "one unit set per cell: NAME=URL or URL, comma-separated or repeated (docs/scaling.md)")
 	return cmd
 }
 
 func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
-	if opts.Format == "" {
-		return usageError("--format is required: crontab, systemd or kubernetes")
-	}
-	format, err := schedule.ParseFormat(opts.Format)
+	format, err := opts.format()
 	if err != nil {
-		return usageError("--%v", err)
-	}
-	for _, name := range slices.Sorted(maps.Keys(scheduleFlagFormats)) {
-		if formats := scheduleFlagFormats[name]; opts.Changed != nil && opts.Changed(name) && !slices.Contains(formats, format) {
-			return usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
-		}
+		return err
 	}
 	ticks, err := opts.tickSpecs.parse(schedule.Parse)
 	if err != nil {
 		return err
 	}
-	unsub := opts.Unsubscribe
-	if unsub == specOff || format == schedule.FormatCrontab {
-		unsub = ""
-	}
-	files, err := schedule.Render(format, schedule.Plan{
-		Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image, Unsubscribe: unsub,
-	})
+	plans, err := opts.plans(format, ticks)
 	if err != nil {
-		// Render only rejects its input: a value the format cannot carry.
-		return usageError("%v", err)
+		return err
 	}
-	if format != schedule.FormatKubernetes {
-		if err := checkEnvFile(opts.EnvFile); err != nil {
-			return err
+	var files []schedule.File
+	for _, p := range plans {
+		fs, err := schedule.Render(format, p)
+		if err != nil {
+			// Render only rejects its input: a value the format cannot carry.
+			return usageError("%v", err)
 		}
+		if format != schedule.FormatKubernetes {
+			if err := checkEnvFile(p.EnvFile); err != nil {
+				return err
+			}
+		}
+		files = append(files, fs...)
 	}
 	out := opts.f.IO.Out
 	for i, file := range files {
@@ -143,9 +151,52 @@ func schedulePrintRun(_ context.Context, opts *SchedulePrintOptions) error {
 	return nil
 }
 
-// tickSpecs are the --enrich, --email, --events and --inbox cron specs
-// that `schedule print` and `run` share.
-type tickSpecs struct{ Enrich, Email, Events, Inbox string }
+// format is --format, checked against the flags given that only some
+// formats read.
+func (opts *SchedulePrintOptions) format() (schedule.Format, error) {
+	if opts.Format == "" {
+		return "", usageError("--format is required: crontab, systemd or kubernetes")
+	}
+	format, err := schedule.ParseFormat(opts.Format)
+	if err != nil {
+		return "", usageError("--%v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(scheduleFlagFormats)) {
+		if formats := scheduleFlagFormats[name]; opts.Changed != nil && opts.Changed(name) && !slices.Contains(formats, format) {
+			return "", usageError("--%s does not apply to --format %s (only to %v)", name, format, formats)
+		}
+	}
+	return format, nil
+}
+
+// plans is the plan of the units, or one per cell with --database-urls.
+func (opts *SchedulePrintOptions) plans(format schedule.Format, ticks []schedule.Tick) ([]schedule.Plan, error) {
+	unsub := opts.Unsubscribe
+	if unsub == specOff || format == schedule.FormatCrontab {
+		unsub = ""
+	}
+	plan := schedule.Plan{Ticks: ticks, Binary: opts.Binary, EnvFile: opts.EnvFile, User: opts.User, Image: opts.Image, Unsubscribe: unsub}
+	if len(opts.DatabaseURLs) == 0 {
+		return []schedule.Plan{plan}, nil
+	}
+	cells, err := schedule.ParseCells(opts.DatabaseURLs)
+	if err != nil {
+		return nil, usageError("--database-urls: %v", err)
+	}
+	plans := make([]schedule.Plan, 0, len(cells))
+	for i, c := range cells {
+		p, err := plan.ForCell(c, i)
+		if err != nil {
+			return nil, usageError("--unsubscribe: %v", err)
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// tickSpecs are the --enrich, --email, --events, --inbox and --prune cron
+// specs that `schedule print` and `run` share.
+type tickSpecs struct{ Enrich, Email, Events, Inbox, Prune string }
 
 func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -153,6 +204,7 @@ func (s *tickSpecs) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Email, "email", schedule.SpecDefault, `cron spec for "email tick", or off`)
 	fl.StringVar(&s.Events, "events", schedule.SpecDefault, `cron spec for "events deliver", or off`)
 	fl.StringVar(&s.Inbox, "inbox", schedule.SpecDefault, `cron spec for "inbox tick", or off`)
+	fl.StringVar(&s.Prune, "prune", schedule.DefaultSpec(tickkind.Prune), `cron spec for "prune", or off`)
 }
 
 // errEveryTickOff: no tick left to schedule or run (doctor accepts it).
@@ -165,7 +217,7 @@ func (s tickSpecs) parse(parse func(string) (schedule.Spec, error)) ([]schedule.
 	for _, flag := range []struct {
 		kind tickkind.Kind
 		text string
-	}{{tickkind.Enrich, s.Enrich}, {tickkind.Email, s.Email}, {tickkind.Events, s.Events}, {tickkind.Inbox, s.Inbox}} {
+	}{{tickkind.Enrich, s.Enrich}, {tickkind.Email, s.Email}, {tickkind.Events, s.Events}, {tickkind.Inbox, s.Inbox}, {tickkind.Prune, s.Prune}} {
 		if flag.text == specOff {
 			continue
 		}

@@ -21,6 +21,7 @@ func TestSchedulePrintDefaultsMatchDeployExamples(t *testing.T) {
 			"systemd/rindactl-email.service", "systemd/rindactl-email.timer",
 			"systemd/rindactl-events.service", "systemd/rindactl-events.timer",
 			"systemd/rindactl-inbox.service", "systemd/rindactl-inbox.timer",
+			"systemd/rindactl-prune.service", "systemd/rindactl-prune.timer",
 			"systemd/rindactl-unsubscribe.socket", "systemd/rindactl-unsubscribe.service",
 		},
 	}
@@ -85,7 +86,7 @@ func TestSchedulePrintRejectsBadInputWithExit2(t *testing.T) {
 		{[]string{"--format", "cron"}, `--format "cron": use crontab, systemd or kubernetes`},
 		{[]string{}, "--format is required"},
 		{[]string{"--format", "systemd", "--env-file", "env"}, `env file "env"`},
-		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off"}, "every tick is off"},
+		{[]string{"--format", "crontab", "--enrich", "off", "--email", "off", "--events", "off", "--inbox", "off", "--prune", "off"}, "every tick is off"},
 		{[]string{"--format", "crontab", "extra"}, "takes 0 argument(s)"},
 		{[]string{"--format", "crontab", "--unsubscribe", "127.0.0.1:8080"}, "--unsubscribe does not apply to --format crontab"},
 		{[]string{"--format", "systemd", "--unsubscribe", "8080"}, `unsubscribe listen address "8080": use host:port`},
@@ -173,6 +174,63 @@ func TestScheduleEnvFileWritesBothParsersFormat(t *testing.T) {
 	}
 	if res := runCLI(t, env, "schedule", "env-file", path, "--var", "NOT_SET_HERE"); res.code != exitUsage {
 		t.Errorf("--var of an unset variable: exit %d, want 2", res.code)
+	}
+}
+
+// Issue 30: one unit set per cell, each loading its own env file (or
+// Secret) that holds its DATABASE_URL; the URLs, and their passwords,
+// are never printed.
+func TestSchedulePrintOneUnitSetPerCell(t *testing.T) {
+	t.Parallel()
+	urls := "eu-1=postgres://rinda:Sup3r-S3cret@eu.db.internal/rinda,postgres://rinda:0ther-S3cret@us.db.internal:5433/rinda_us"
+	for format, want := range map[string][]string{
+		"crontab": {". /etc/rindactl/eu-1.env;", "-t rindactl-eu-1-email ", ". /etc/rindactl/rinda-us.env;", "-t rindactl-rinda-us-prune "},
+		"systemd": {"# /etc/systemd/system/rindactl-eu-1-enrich.service\n", "EnvironmentFile=/etc/rindactl/rinda-us.env\n",
+			"Unit=rindactl-rinda-us-email.service\n", "Description=rindactl prune (cell eu-1)\n"},
+		"kubernetes": {"name: rindactl-eu-1-inbox\n", "name: rindactl-rinda-us-events\n", "app.kubernetes.io/instance: eu-1\n",
+			"name: rindactl-rinda-us\n"},
+	} {
+		res := runCLI(t, nil, "schedule", "print", "--format", format, "--database-urls", urls)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, res.code, res.stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(res.stdout, w) {
+				t.Errorf("%s: output lacks %q", format, w)
+			}
+		}
+		for _, secret := range []string{"S3cret", "db.internal", "postgres://"} {
+			if strings.Contains(res.stdout, secret) {
+				t.Errorf("%s: the units print %q from a database URL", format, secret)
+			}
+		}
+		n := 0 // units: a crontab line names its command more than once
+		for _, line := range strings.Split(res.stdout, "\n") {
+			if !strings.HasPrefix(line, "#") && (strings.Contains(line, "enrich tick --max-duration") || strings.Contains(line, `"enrich", "tick"`)) {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("%s: %d enrich units, want one per cell", format, n)
+		}
+	}
+	for _, tt := range []struct{ urls, want string }{
+		{"postgres://a/rinda,postgres://b/rinda", `two cells named "rinda": name them NAME=URL`},
+		{"host=a dbname=rinda", "a key=value connection string cannot name its cell"},
+		{"postgres://a/rinda?sslmode=disable", ""},
+		{"EU=postgres://a/rinda", `cell "EU": use a name of lowercase letters`},
+		{"postgres://a", "names no database"},
+	} {
+		res := runCLI(t, nil, "schedule", "print", "--format", "crontab", "--database-urls", tt.urls)
+		if tt.want == "" {
+			if res.code != 0 || !strings.Contains(res.stdout, "rindactl-rinda-email") {
+				t.Errorf("--database-urls %q: exit %d, want units of cell rinda: %s", tt.urls, res.code, res.stderr)
+			}
+			continue
+		}
+		if res.code != exitUsage || !strings.Contains(res.stderr, tt.want) || res.stdout != "" {
+			t.Errorf("--database-urls %q: exit %d, stderr %q; want 2 and %q", tt.urls, res.code, res.stderr, tt.want)
+		}
 	}
 }
 

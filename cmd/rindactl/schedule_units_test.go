@@ -332,7 +332,7 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 
 	// rindactl run fires the same commands as its own children.
 	var stderr testkit.Buffer
-	run := exec.Command(bin, "run", "--enrich", "* * * * * *", "--email", "* * * * * *", "--events", "* * * * * *", "--inbox", "* * * * * *")
+	run := exec.Command(bin, "run", "--enrich", "* * * * * *", "--email", "* * * * * *", "--events", "* * * * * *", "--inbox", "* * * * * *", "--prune", "* * * * * *")
 	run.Env = append([]string{"DATABASE_URL=" + dsn, "PATH=/usr/bin:/bin"}, keys...)
 	run.Stderr = &stderr
 	before := map[string]int{}

@@ -65,7 +65,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	filter := status.Filter{Workspace: opts.Workspace, Campaign: opts.Campaign}
+	filter := status.Filter{Workspace: opts.Workspace, Campaign: opts.Campaign, EmailOnly: opts.Overdue && format != cliio.FormatJSON}
 	if opts.Watch {
 		if format == cliio.FormatJSON || opts.Overdue || opts.Interval < statusIntervalMin {
 			return usageError("--watch draws its own view: leave out --output json and --overdue, and give --interval of at least %s", statusIntervalMin)

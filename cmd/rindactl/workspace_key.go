@@ -68,24 +68,10 @@ func workspaceSetKeyRun(ctx context.Context, opts *WorkspaceSetKeyOptions) error
 	if _, ok := provider.Lookup(opts.Provider); !ok {
 		return usageError("unknown --provider %q: use one of %s", opts.Provider, strings.Join(append(provider.Finders(), provider.Verifiers()...), ", "))
 	}
-	ios := opts.f.IO
 	if opts.Remove {
-		pool, err := opts.f.OpenDB(ctx)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		removed, err := secrets.RemoveProviderKey(ctx, pool, opts.Workspace, opts.Provider, actor(opts.f))
-		if err != nil {
-			return unknownWorkspace(err, opts.Workspace)
-		}
-		if !removed {
-			fmt.Fprintf(ios.Out, "workspace %s had no %s key of its own: it uses the host's\n", opts.Workspace, opts.Provider)
-			return nil
-		}
-		fmt.Fprintf(ios.Out, "workspace %s: own %s key removed; it uses the host's %s again\n", opts.Workspace, opts.Provider, "RINDA_"+strings.ToUpper(opts.Provider)+"_API_KEY")
-		return nil
+		return workspaceRemoveKey(ctx, opts)
 	}
+	ios := opts.f.IO
 	mk, ok, err := secrets.LoadMasterKey(opts.f.Getenv)
 	if err != nil {
 		return usageError("%v", err)
@@ -118,6 +104,25 @@ func workspaceSetKeyRun(ctx context.Context, opts *WorkspaceSetKeyOptions) error
 	}
 	fmt.Fprintf(ios.Out, "workspace %s: own %s key stored (sealed, master key id %s); its enrich calls to %s use it from the next tick\n",
 		opts.Workspace, opts.Provider, mk.ID(), opts.Provider)
+	return nil
+}
+
+// workspaceRemoveKey drops the workspace's own key for the provider.
+func workspaceRemoveKey(ctx context.Context, opts *WorkspaceSetKeyOptions) error {
+	pool, err := opts.f.OpenDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	removed, err := secrets.RemoveProviderKey(ctx, pool, opts.Workspace, opts.Provider, actor(opts.f))
+	if err != nil {
+		return unknownWorkspace(err, opts.Workspace)
+	}
+	if !removed {
+		fmt.Fprintf(opts.f.IO.Out, "workspace %s had no %s key of its own: it uses the host's\n", opts.Workspace, opts.Provider)
+		return nil
+	}
+	fmt.Fprintf(opts.f.IO.Out, "workspace %s: own %s key removed; it uses the host's %s again\n", opts.Workspace, opts.Provider, "RINDA_"+strings.ToUpper(opts.Provider)+"_API_KEY")
 	return nil
 }
 

@@ -146,3 +146,33 @@ func TestPostgresCPUCountsTheBenchsOwnCluster(t *testing.T) {
 		t.Fatalf("no postmaster given: want postgres unknown, got %v", *pg)
 	}
 }
+
+// The history bench runs both phases end to end at a tiny size: every
+// round measured in both schemas, the prune deletes old rows and keeps
+// the recent ones, and both scratch schemas are dropped.
+func TestHistoryRunsBothPhasesAndPrunes(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res, err := bench.History(context.Background(), bench.HistoryConfig{URL: db.URL,
+		Sequences: 400, Calls: 400, Events: 100, TickRuns: 100, Steps: 30, Leads: 30, Mailboxes: 3, Pairs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rounds) != 2 || res.Rounds[0].Phase != "history" || res.Rounds[1].Phase != "pruned" {
+		t.Fatalf("rounds %+v: want one history and one pruned round", res.Rounds)
+	}
+	if res.Prune.Deleted == 0 {
+		t.Fatalf("prune deleted nothing from a year of history: %+v", res.Prune)
+	}
+	for _, tc := range res.Prune.Tables {
+		if tc.Table == "sends" && (tc.After >= tc.Before || tc.After == 0) {
+			t.Errorf("sends %d -> %d: want the old ones gone and the last 90 days kept", tc.Before, tc.After)
+		}
+	}
+	if _, ok := res.Email["pruned"]; postgresRunsHere() && !ok {
+		t.Errorf("no pruned email ratio: %+v", res)
+	}
+	if n := schemas(t, db); n != 0 {
+		t.Fatalf("%d scratch schemas left behind", n)
+	}
+}

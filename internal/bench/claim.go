@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/rindactl/rindactl/internal/enrich"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Defaults of `rindactl bench claim`: the batch the raw-SQL floor claims
@@ -75,19 +77,10 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 	}
 	cpu0 := SampleCPU(pm)
 	start := time.Now()
-	done := 0
-	for done < cfg.Rows {
-		rep, err := enrich.RunTick(ctx, s.Pool, enrich.TickConfig{
-			Finders: []enrich.Finder{noopFinder{}}, Batch: cfg.Batch, Concurrency: cfg.Concurrency,
-			MaxDuration: time.Hour,
-		})
-		if err != nil {
-			return res, err
-		}
-		if rep.Claimed == 0 {
-			return res, fmt.Errorf("bench claim: the queue stopped with %d of %d leads done", done, cfg.Rows)
-		}
-		done += rep.Outcomes.NotFound
+	if err := drainEnrichment(ctx, s.Pool, enrich.TickConfig{
+		Finders: []enrich.Finder{noopFinder{}}, Batch: cfg.Batch, Concurrency: cfg.Concurrency,
+	}, cfg.Rows); err != nil {
+		return res, err
 	}
 	elapsed := time.Since(start).Seconds()
 	res = ClaimResult{Rows: cfg.Rows, Seconds: elapsed, RowsPerSec: float64(cfg.Rows) / elapsed}
@@ -95,19 +88,28 @@ func Claim(ctx context.Context, cfg ClaimConfig) (res ClaimResult, err error) {
 	return res, nil
 }
 
+// drainEnrichment runs enrichment ticks with cfg until n leads are done
+// (cfg's finders find nothing: each lead ends not_found).
+func drainEnrichment(ctx context.Context, pool *pgxpool.Pool, cfg enrich.TickConfig, n int) error {
+	cfg.MaxDuration = time.Hour
+	for done := 0; done < n; {
+		rep, err := enrich.RunTick(ctx, pool, cfg)
+		if err != nil {
+			return err
+		}
+		if rep.Claimed == 0 {
+			return fmt.Errorf("bench: the enrichment queue stopped with %d of %d leads done", done, n)
+		}
+		done += rep.Outcomes.NotFound
+	}
+	return nil
+}
+
 // loadDueLeads inserts n leads, each with a due enrichment row, in two
 // server-side statements.
 func loadDueLeads(ctx context.Context, s *scratch, n int) error {
-	q := sqlcdb.New(s.Pool)
-	ws, err := q.BenchWorkspace(ctx)
-	if err != nil {
-		return fmt.Errorf("loading leads: %w", err)
-	}
-	if err := q.BenchLeadsDue(ctx, sqlcdb.BenchLeadsDueParams{Column1: ws, Column2: int32(n)}); err != nil {
-		return fmt.Errorf("loading leads: %w", err)
-	}
-	if err := q.BenchEnrichmentDue(ctx); err != nil {
-		return fmt.Errorf("loading leads: %w", err)
+	if err := store.BenchSeedDueLeads(ctx, s.Pool, n); err != nil {
+		return err
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // CPUSample is CPU time (user + system) used so far by this process and by
@@ -43,7 +43,7 @@ func Postmaster(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, err
 	}
 	defer conn.Release()
-	backend, err := sqlcdb.New(conn).BenchBackendPid(ctx)
+	backend, err := store.BenchBackendPID(ctx, conn)
 	if err != nil {
 		return 0, fmt.Errorf("reading the backend's pid: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Defaults of `rindactl bench email`: the incident's 30,339 overdue steps
@@ -150,30 +150,38 @@ func mailboxAddress(i int) string { return fmt.Sprintf("sdr%02d@bench.example", 
 // loadDueSteps imports a one-step campaign through the real import and
 // enrollment code, loads the leads server-side, and makes every step due.
 func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConfig) (*sequence.Campaign, error) {
-	var y strings.Builder
-	fmt.Fprintf(&y, "workspace: bench\nname: bench\nmailboxes:\n")
-	for i := 1; i <= cfg.Mailboxes; i++ {
-		fmt.Fprintf(&y, "  - address: %s\n    smtp_url: %s\n", mailboxAddress(i), smtpURL)
-	}
-	fmt.Fprintf(&y, "steps:\n  - delay: 0s\n    subject: %q\n    body: %q\n", benchSubject, benchBody)
-	c, err := sequence.ParseCampaign(strings.NewReader(y.String()))
+	c, _, err := importCampaign(ctx, s, "bench", smtpURL, cfg.Mailboxes)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sequence.ImportCampaign(ctx, s.Pool, c); err != nil {
-		return nil, err
-	}
-	q := sqlcdb.New(s.Pool)
-	if err := q.BenchLeadsWithEmail(ctx, int32(cfg.Steps)); err != nil {
+	if err := store.BenchSeedLeadsWithEmail(ctx, s.Pool, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("loading leads: %w", err)
 	}
 	if _, err := sequence.Enroll(ctx, s.Pool, sequence.EnrollRequest{Workspace: "bench", Campaign: "bench"}, time.Now()); err != nil {
 		return nil, err
 	}
-	if err := q.BenchStepsDue(ctx); err != nil {
+	if err := store.BenchStepsDue(ctx, s.Pool); err != nil {
 		return nil, fmt.Errorf("making the steps due: %w", err)
 	}
 	return c, s.analyze(ctx, "leads", "enrollments")
+}
+
+// importCampaign imports a one-step campaign named name in workspace
+// bench over mailboxes sdr01.. on the SMTP server at smtpURL, through the
+// real import (a second campaign reuses the mailboxes).
+func importCampaign(ctx context.Context, s *scratch, name, smtpURL string, mailboxes int) (*sequence.Campaign, int64, error) {
+	var y strings.Builder
+	fmt.Fprintf(&y, "workspace: bench\nname: %s\nmailboxes:\n", name)
+	for i := 1; i <= mailboxes; i++ {
+		fmt.Fprintf(&y, "  - address: %s\n    smtp_url: %s\n", mailboxAddress(i), smtpURL)
+	}
+	fmt.Fprintf(&y, "steps:\n  - delay: 0s\n    subject: %q\n    body: %q\n", benchSubject, benchBody)
+	c, err := sequence.ParseCampaign(strings.NewReader(y.String()))
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := sequence.ImportCampaign(ctx, s.Pool, c)
+	return c, res.CampaignID, err
 }
 
 // bareLoop sends the same messages with go-mail and nothing else: one

@@ -101,3 +101,12 @@ func (s *scratch) analyze(ctx context.Context, tables ...string) error {
 	}
 	return nil
 }
+
+// count is how many rows table holds.
+func (s *scratch) count(ctx context.Context, table string) (int64, error) {
+	var n int64
+	if err := s.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{table}.Sanitize()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting %s: %w", table, err)
+	}
+	return n, nil
+}

@@ -106,8 +106,28 @@ func (p *Painter) Table(t Table) string {
 // (two spaces between columns) fits Width.
 func fitCells(t Table) [][]string {
 	n := len(t.Headers)
-	widths, floors := make([]int, n), make([]int, n)
-	var others, all []int // others: neither free text nor kept whole
+	widths, floors, others, all := columnWidths(t)
+	shrink(widths, floors, Width-2*(n-1), t.Flexible, others, all)
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = make([]string, len(r))
+		for c, cell := range r {
+			if c < n && lipgloss.Width(cell) > widths[c] {
+				cell = ansi.Truncate(cell, widths[c], "…")
+			}
+			rows[i][c] = cell
+		}
+	}
+	return rows
+}
+
+// columnWidths are t's natural column widths and the floors no cut goes
+// below (a header; a flexible column's flexibleFloor; a numeric column
+// whole), with the columns that are neither free text nor kept whole
+// (others) and every column (all).
+func columnWidths(t Table) (widths, floors, others, all []int) {
+	n := len(t.Headers)
+	widths, floors = make([]int, n), make([]int, n)
 	for c, h := range t.Headers {
 		all = append(all, c)
 		widths[c] = lipgloss.Width(h)
@@ -129,35 +149,29 @@ func fitCells(t Table) [][]string {
 			floors[c] = widths[c]
 		}
 	}
-	budget := Width - 2*(n-1)
+	return widths, floors, others, all
+}
+
+// shrink narrows widths one character at a time until they sum to at
+// most budget: always the widest column still above its floor, from the
+// first of groups that has one. It stops when none has room left.
+func shrink(widths, floors []int, budget int, groups ...[]int) {
 	total := 0
 	for _, w := range widths {
 		total += w
 	}
 	for ; total > budget; total-- {
-		c := widestAbove(widths, floors, t.Flexible)
-		if c < 0 {
-			c = widestAbove(widths, floors, others)
+		c := -1
+		for _, g := range groups {
+			if c = widestAbove(widths, floors, g); c >= 0 {
+				break
+			}
 		}
 		if c < 0 {
-			c = widestAbove(widths, floors, all)
-		}
-		if c < 0 {
-			break // more columns than Width holds: nothing left to cut
+			return // more columns than the budget holds: nothing left to cut
 		}
 		widths[c]--
 	}
-	rows := make([][]string, len(t.Rows))
-	for i, r := range t.Rows {
-		rows[i] = make([]string, len(r))
-		for c, cell := range r {
-			if c < n && lipgloss.Width(cell) > widths[c] {
-				cell = ansi.Truncate(cell, widths[c], "…")
-			}
-			rows[i][c] = cell
-		}
-	}
-	return rows
 }
 
 // widestAbove is the widest of cols still wider than its floor, or -1.

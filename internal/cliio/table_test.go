@@ -2,6 +2,7 @@ package cliio
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,32 @@ func TestWrapLongLines(t *testing.T) {
 	assertFits(t, got)
 	if want := "short\nblocked (not overdue): no email 3, paused mailbox 6, outside window 17, no\n  mailbox 0, paused campaign 0\n"; got != want {
 		t.Errorf("got\n%q, want\n%q", got, want)
+	}
+}
+
+// The cutting rule on its own: the widest column above its floor, from
+// the first group that has one, until the widths fit.
+func TestShrink(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		widths, floors []int
+		budget         int
+		groups         [][]int
+		want           []int
+	}{
+		{"fits already", []int{5, 5}, []int{1, 1}, 10, [][]int{{0, 1}}, []int{5, 5}},
+		{"widest first", []int{10, 4}, []int{1, 1}, 10, [][]int{{0, 1}}, []int{6, 4}},
+		{"evens out", []int{8, 8}, []int{1, 1}, 10, [][]int{{0, 1}}, []int{5, 5}},
+		{"first group first", []int{10, 10}, []int{1, 1}, 16, [][]int{{1}, {0, 1}}, []int{10, 6}},
+		{"next group once the first is at its floor", []int{10, 10}, []int{1, 8}, 14, [][]int{{1}, {0}}, []int{6, 8}},
+		{"floors hold", []int{10, 10}, []int{9, 9}, 10, [][]int{{0, 1}}, []int{9, 9}},
+		{"a column in no group is kept", []int{10, 10}, []int{1, 1}, 12, [][]int{{0}}, []int{2, 10}},
+	} {
+		w := slices.Clone(tc.widths)
+		shrink(w, tc.floors, tc.budget, tc.groups...)
+		if !slices.Equal(w, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, w, tc.want)
+		}
 	}
 }

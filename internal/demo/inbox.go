@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -55,10 +55,36 @@ func runInboxAct(ctx context.Context, r *runner, pool *pgxpool.Pool, dir, smtpUR
 		return act, fmt.Errorf("starting the demo's IMAP server: %w", err)
 	}
 	defer imap.Close()
+	ar, err := stageInboxAct(ctx, r, pool, imap, dir, smtpURL)
+	if err != nil {
+		return act, err
+	}
+	if err := act.send(ctx, ar, pool); err != nil {
+		return act, err
+	}
+	if err := act.answer(ctx, pool, imap); err != nil {
+		return act, err
+	}
+	var read struct {
+		Outcomes map[string]int `json:"outcomes"`
+	}
+	if err := ar.runJSON(ctx, "inbox-tick", &read, append(tickkind.Inbox.Args(), "--output", "json")...); err != nil {
+		return act, err
+	}
+	act.Outcomes = read.Outcomes
+	out, err := store.DemoInboxOutcome(ctx, pool, act.ReplyLead, act.BounceLead)
+	act.ReplyStatus, act.BounceStatus, act.Suppressed = out.ReplyStatus, out.BounceStatus, out.Suppressed
+	return act, err
+}
+
+// stageInboxAct gives the two mailboxes IMAP accounts, imports their
+// campaign, seeds its leads and enrolls them; the runner it returns has
+// the mailboxes' password.
+func stageInboxAct(ctx context.Context, r *runner, pool *pgxpool.Pool, imap *imaptest.Server, dir, smtpURL string) (*runner, error) {
 	const password = "demo-imap-password"
 	for _, mb := range []string{seasonedMailbox, freshMailbox} {
 		if err := imap.AddAccount(mb, password); err != nil {
-			return act, err
+			return nil, err
 		}
 	}
 	doc := fmt.Sprintf(`workspace: %s
@@ -82,45 +108,53 @@ steps:
 		freshMailbox, smtpURL, imap.URL(freshMailbox), inboxPasswordEnv)
 	path := filepath.Join(dir, "inbox-campaign.yaml")
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		return act, err
+		return nil, err
 	}
 	ar := &runner{binary: r.binary, env: append(slices.Clone(r.env), inboxPasswordEnv+"="+password), logDir: r.logDir}
 	if _, err := ar.run(ctx, "inbox-import-campaign", "import", "campaign", path); err != nil {
-		return act, err
+		return nil, err
 	}
-	q := sqlcdb.New(pool)
-	if err := q.DemoInboxLeadsSeed(ctx, sqlcdb.DemoInboxLeadsSeedParams{Column1: inboxLeads, Name: inboxWorkspace}); err != nil {
-		return act, fmt.Errorf("seeding the inbox act's leads: %w", err)
+	if err := store.DemoSeedInboxLeads(ctx, pool, inboxWorkspace, inboxLeads); err != nil {
+		return nil, fmt.Errorf("seeding the inbox act's leads: %w", err)
 	}
 	if _, err := ar.run(ctx, "inbox-enroll", "enroll", "--workspace", inboxWorkspace, "--campaign", inboxCampaign, "--all-leads"); err != nil {
-		return act, err
+		return nil, err
 	}
+	return ar, nil
+}
+
+// send runs the email tick and reads what each mailbox sent against the
+// fresh one's ramp.
+func (act *InboxAct) send(ctx context.Context, ar *runner, pool *pgxpool.Pool) error {
 	var sent struct {
 		ByMailbox map[string]int `json:"by_mailbox"`
 	}
 	if err := ar.runJSON(ctx, "inbox-email-tick", &sent, append(tickkind.Email.Args(), "--max-duration", "10s", "--output", "json")...); err != nil {
-		return act, err
+		return err
 	}
 	act.RampSent, act.SeasonedSent = sent.ByMailbox[freshMailbox], sent.ByMailbox[seasonedMailbox]
-	ramp, err := q.DemoInboxRamp(ctx, freshMailbox)
+	ramp, err := store.DemoMailboxRamp(ctx, pool, freshMailbox)
 	if err == nil && ramp.CapToday == nil {
 		err = fmt.Errorf("mailbox %s has no cap today", freshMailbox)
 	}
 	if err != nil {
-		return act, fmt.Errorf("reading the ramp: %w", err)
+		return fmt.Errorf("reading the ramp: %w", err)
 	}
 	act.RampCapToday, act.RampDue = int(*ramp.CapToday), int(ramp.Enrollments)
+	return nil
+}
 
-	// Two of the seasoned mailbox's leads answer: one replies, one's
-	// server bounces the message (address unknown).
-	seasoned, err := q.DemoInboxSent(ctx, seasonedMailbox)
+// answer puts a reply and a bounce to two of the seasoned mailbox's
+// messages in its INBOX.
+func (act *InboxAct) answer(ctx context.Context, pool *pgxpool.Pool, imap *imaptest.Server) error {
+	seasoned, err := store.DemoFirstSends(ctx, pool, seasonedMailbox)
 	if err != nil || len(seasoned) < 2 {
-		return act, fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(seasoned), err)
+		return fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(seasoned), err)
 	}
 	var ids, leads []string
 	for _, s := range seasoned {
 		if s.Email == nil {
-			return act, fmt.Errorf("message %s went to a lead without an address", s.MessageID)
+			return fmt.Errorf("message %s went to a lead without an address", s.MessageID)
 		}
 		ids, leads = append(ids, s.MessageID), append(leads, *s.Email)
 	}
@@ -128,18 +162,8 @@ steps:
 	for i, sample := range []string{"gmail-reply.eml", "postfix-bounce.eml"} {
 		msg := imaptest.Sample(sample, imaptest.Fill{MessageID: ids[i], Mailbox: seasonedMailbox, Recipient: leads[i]})
 		if err := imap.Deliver(seasonedMailbox, msg); err != nil {
-			return act, err
+			return err
 		}
 	}
-
-	var read struct {
-		Outcomes map[string]int `json:"outcomes"`
-	}
-	if err := ar.runJSON(ctx, "inbox-tick", &read, append(tickkind.Inbox.Args(), "--output", "json")...); err != nil {
-		return act, err
-	}
-	act.Outcomes = read.Outcomes
-	out, err := q.DemoInboxOutcome(ctx, sqlcdb.DemoInboxOutcomeParams{Email: &act.ReplyLead, Email_2: &act.BounceLead})
-	act.ReplyStatus, act.BounceStatus, act.Suppressed = out.ReplyStatus, out.BounceStatus, out.Suppressed
-	return act, err
+	return nil
 }

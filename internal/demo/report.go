@@ -2,20 +2,18 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/lead"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // Report is what `rindactl demo` prints (`--output json` prints it as is).
@@ -75,10 +73,9 @@ type MailboxSpread struct {
 // collect reads the final state from the database and the stand-ins.
 func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCredits int, end time.Time) (Report, error) {
 	rep := Report{LeadsByStatus: map[string]int{}, EnrichedBy: map[string]int{}}
-	q := sqlcdb.New(pool)
-	enrichment, err := q.DemoReportEnrichment(ctx)
+	enrichment, err := store.DemoEnrichmentResults(ctx, pool)
 	if err != nil {
-		return rep, fmt.Errorf("reading enrichment results: %w", err)
+		return rep, err
 	}
 	for _, r := range enrichment {
 		rep.LeadsByStatus[r.Status] += int(r.Leads)
@@ -87,20 +84,17 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 		}
 	}
 
-	rep.Spread.ByMailbox = map[string]int{}
-	sends, err := q.DemoReportSends(ctx)
-	if err != nil {
+	if rep.Spread.ByMailbox, err = store.DemoSentByMailbox(ctx, pool); err != nil {
 		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
 	}
-	for _, r := range sends {
-		rep.Spread.ByMailbox[r.Address] = int(r.Sent)
-		rep.EmailsSent += int(r.Sent)
+	for _, n := range rep.Spread.ByMailbox {
+		rep.EmailsSent += n
 	}
 	rep.Spread.Min, rep.Spread.Max, rep.Spread.CV = spread(rep.Spread.ByMailbox)
 
 	// Zero when the breaker never opened.
-	breakerOpened, err := q.DemoReportBreakerOpened(ctx)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	breakerOpened, err := store.DemoBreakerOpened(ctx, pool)
+	if err != nil {
 		return rep, fmt.Errorf("reading when the breaker opened: %w", err)
 	}
 	rep.Findymail = FindymailCalls{Total: s.findymail.count(), Credits: findymailCredits}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/store"
 )
 
 // StatusEveryDefault is how often the live status line refreshes.
@@ -26,7 +26,7 @@ func liveStatus(ctx context.Context, w io.Writer, pool *pgxpool.Pool, s *standIn
 			return
 		case <-t.C:
 		}
-		n, err := sqlcdb.New(pool).DemoLiveStatus(ctx)
+		n, err := store.DemoLiveStatus(ctx, pool)
 		if err != nil {
 			continue // the next refresh will tell; the run itself reports errors
 		}

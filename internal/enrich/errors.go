@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -110,35 +108,6 @@ func RateLimited(provider string, status int, retryAfter time.Duration, msg stri
 		kind = KindQuota
 	}
 	return &ProviderError{Provider: provider, Kind: kind, Status: status, RetryAfter: retryAfter, Message: msg}
-}
-
-// ParseRetryAfter reads an RFC 9110 Retry-After value: delta-seconds or an
-// HTTP-date. ok is false for an empty or unparseable value. A date in the
-// past yields 0 with ok true.
-func ParseRetryAfter(value string, now time.Time) (d time.Duration, ok bool) {
-	value = strings.TrimSpace(value)
-	if value == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(value, 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		// Cap absurd values so the arithmetic cannot overflow.
-		const maxSecs = int64(365 * 24 * 3600)
-		if secs > maxSecs {
-			secs = maxSecs
-		}
-		return time.Duration(secs) * time.Second, true
-	}
-	t, err := http.ParseTime(value)
-	if err != nil {
-		return 0, false
-	}
-	if d := t.Sub(now); d > 0 {
-		return d.Round(time.Second), true
-	}
-	return 0, true
 }
 
 // quotaWords are the phrases providers use when a plan or its credits are

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrich/enrichtest"
+
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
@@ -46,7 +48,7 @@ func (e *env) seed(t testing.TB, ws string, n int) []int64 {
 func seedLeads(t testing.TB, db *storetest.DB, ws string, leads []store.LeadImport) []int64 {
 	t.Helper()
 	ctx := context.Background()
-	res, err := store.ImportLeads(ctx, db.Pool, ws, leads)
+	res, err := enrichtest.ImportLeads(ctx, db.Pool, ws, leads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func seedLeads(t testing.TB, db *storetest.DB, ws string, leads []store.LeadImpo
 // and prices.
 func (e *env) config(t testing.TB, finders ...string) enrich.TickConfig {
 	t.Helper()
-	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, finders...)
+	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, provider.DefaultLimits(finders...))
 	if err != nil {
 		t.Fatal(err)
 	}

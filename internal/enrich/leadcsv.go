@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/csvline"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -134,41 +134,21 @@ func leadColumns(header []string) (map[string]int, error) {
 }
 
 func parseLeadLine(rec []string, cols map[string]int, line int) (store.LeadImport, []string) {
-	var reasons []string
-	if len(rec) != len(cols) {
-		return store.LeadImport{Line: line}, []string{fmt.Sprintf("has %d fields, the header has %d", len(rec), len(cols))}
-	}
-	get := func(name string) string {
-		i, ok := cols[name]
-		if !ok {
-			return ""
-		}
-		v := strings.TrimSpace(rec[i])
-		if strings.ContainsRune(v, 0) {
-			// Postgres text cannot hold NUL: the line is bad, not the import.
-			reasons = append(reasons, name+" contains a NUL byte")
-			return ""
-		}
-		if !utf8.ValidString(v) {
-			reasons = append(reasons, name+" is not valid UTF-8")
-			return ""
-		}
-		if n := utf8.RuneCountInString(v); n > ImportMaxFieldLen {
-			reasons = append(reasons, fmt.Sprintf("%s is %d characters long (at most %d)", name, n, ImportMaxFieldLen))
-			return ""
-		}
-		return v
+	f := csvline.Fields{Rec: rec, Cols: cols, MaxLen: ImportMaxFieldLen}
+	if m := f.CountMismatch(); m != "" {
+		return store.LeadImport{Line: line}, []string{m}
 	}
 	lr := store.LeadImport{
 		Line:       line,
-		ExternalID: get("external_id"),
-		FirstName:  get("first_name"),
-		LastName:   get("last_name"),
-		Company:    get("company"),
-		Domain:     strings.ToLower(get("company_domain")),
-		Email:      get("email"),
-		Timezone:   get("timezone"),
+		ExternalID: f.Get("external_id"),
+		FirstName:  f.Get("first_name"),
+		LastName:   f.Get("last_name"),
+		Company:    f.Get("company"),
+		Domain:     strings.ToLower(f.Get("company_domain")),
+		Email:      f.Get("email"),
+		Timezone:   f.Get("timezone"),
 	}
+	reasons := f.Reasons
 	if lr.Email != "" {
 		// Stored in its canonical spelling: dedupe, suppressions and
 		// campaign_recipients compare stored values.
@@ -181,23 +161,30 @@ func parseLeadLine(rec []string, cols map[string]int, line int) (store.LeadImpor
 		}
 		lr.Email = canonical
 	}
+	return lr, append(reasons, leadProblems(lr)...)
+}
+
+// leadProblems are what makes a lead (its email already canonical)
+// unusable: a domain that is not one, nothing to enrich from, an unknown
+// time zone.
+func leadProblems(lr store.LeadImport) []string {
+	var reasons []string
 	if lr.Domain != "" && !validDomain(lr.Domain) {
 		reasons = append(reasons, fmt.Sprintf("company_domain %q is not a domain like example.com (no scheme, path or spaces)", lr.Domain))
 	}
-	if lr.Email == "" {
-		switch {
-		case lr.Domain == "":
-			reasons = append(reasons, "no email and no company_domain: nothing to enrich from")
-		case lr.FirstName == "" && lr.LastName == "":
-			reasons = append(reasons, "no email and no first_name or last_name: nothing to enrich from")
-		}
+	switch {
+	case lr.Email != "":
+	case lr.Domain == "":
+		reasons = append(reasons, "no email and no company_domain: nothing to enrich from")
+	case lr.FirstName == "" && lr.LastName == "":
+		reasons = append(reasons, "no email and no first_name or last_name: nothing to enrich from")
 	}
 	if lr.Timezone != "" {
 		if _, err := time.LoadLocation(lr.Timezone); err != nil || strings.EqualFold(lr.Timezone, "local") {
 			reasons = append(reasons, fmt.Sprintf("timezone %q is not an IANA zone like Europe/Paris", lr.Timezone))
 		}
 	}
-	return lr, reasons
+	return reasons
 }
 
 func validEmail(s string) bool {
@@ -217,13 +204,21 @@ func validDomain(s string) bool {
 		return false
 	}
 	for label := range strings.SplitSeq(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if !validLabel(label) {
 			return false
 		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r > unicode.MaxASCII && unicode.IsLetter(r)) {
-				return false
-			}
+	}
+	return true
+}
+
+// validLabel is one label of validDomain.
+func validLabel(label string) bool {
+	if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		return false
+	}
+	for _, r := range label {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r > unicode.MaxASCII && unicode.IsLetter(r)) {
+			return false
 		}
 	}
 	return true

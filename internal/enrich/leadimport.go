@@ -59,82 +59,108 @@ func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, lr *
 	if opts.Batch <= 0 {
 		opts.Batch = store.ImportBatchDefault
 	}
-	rep := ImportReport{Invalid: []LineError{}}
-	invalid := func(le LineError) {
-		rep.InvalidCount++
-		if len(rep.Invalid) < ImportReportedInvalidMax {
-			rep.Invalid = append(rep.Invalid, le)
-		}
-		if opts.OnInvalid != nil {
-			opts.OnInvalid(le)
-		}
+	im := &leadImport{pool: pool, workspace: workspace, lr: lr, opts: opts,
+		rep: ImportReport{Invalid: []LineError{}}, batch: make([]store.LeadImport, 0, opts.Batch)}
+	defer im.rollback(ctx)
+	if err := im.read(ctx); err != nil {
+		return im.rep, err
 	}
-	var im *store.LeadImporter
-	defer func() {
-		if im != nil {
-			im.Rollback(ctx)
+	if im.rep.InvalidCount > 0 && !opts.SkipInvalid {
+		return im.rep, &InvalidLinesError{Invalid: im.rep.InvalidCount, Valid: im.valid}
+	}
+	if im.tx == nil {
+		return im.rep, nil // no valid line: nothing to write
+	}
+	res, err := im.tx.Commit(ctx)
+	im.tx = nil
+	if err != nil {
+		return im.rep, err
+	}
+	im.rep.LeadImportResult, im.rep.Imported = res, true
+	return im.rep, nil
+}
+
+// leadImport is one ImportLeads under way.
+type leadImport struct {
+	pool      *pgxpool.Pool
+	workspace string
+	lr        *LeadReader
+	opts      ImportOptions
+	rep       ImportReport
+	// tx is the import's transaction, begun with the first batch.
+	tx    *store.LeadImporter
+	batch []store.LeadImport
+	valid int
+}
+
+// read reads every line, writing a batch whenever one is full and the
+// last one at the end.
+func (im *leadImport) read(ctx context.Context) error {
+	for {
+		rec, bad, err := im.lr.Next()
+		if errors.Is(err, io.EOF) {
+			return im.flush(ctx)
 		}
-	}()
-	batch := make([]store.LeadImport, 0, opts.Batch)
-	valid := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if im == nil {
-			var err error
-			if im, err = store.BeginLeadImport(ctx, pool, workspace); err != nil {
-				return err
-			}
-		}
-		repeats, err := im.Add(ctx, batch)
 		if err != nil {
 			return err
 		}
-		for _, r := range repeats {
-			valid--
-			invalid(LineError{Line: r.Line, Reason: fmt.Sprintf("external_id %q already appears on line %d", r.ExternalID, r.FirstLine)})
-		}
-		batch = batch[:0]
-		if opts.Progress != nil {
-			opts.Progress(lr.InputOffset())
-		}
-		return nil
-	}
-	for {
-		rec, bad, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return rep, err
-		}
 		if bad != nil {
-			invalid(*bad)
+			im.invalid(*bad)
 			continue
 		}
-		valid++
-		batch = append(batch, rec)
-		if len(batch) == opts.Batch {
-			if err := flush(); err != nil {
-				return rep, err
+		im.valid++
+		im.batch = append(im.batch, rec)
+		if len(im.batch) == im.opts.Batch {
+			if err := im.flush(ctx); err != nil {
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return rep, err
+}
+
+// invalid counts an invalid line, keeps the first ImportReportedInvalidMax
+// and shows each to OnInvalid.
+func (im *leadImport) invalid(le LineError) {
+	im.rep.InvalidCount++
+	if len(im.rep.Invalid) < ImportReportedInvalidMax {
+		im.rep.Invalid = append(im.rep.Invalid, le)
 	}
-	if rep.InvalidCount > 0 && !opts.SkipInvalid {
-		return rep, &InvalidLinesError{Invalid: rep.InvalidCount, Valid: valid}
+	if im.opts.OnInvalid != nil {
+		im.opts.OnInvalid(le)
 	}
-	if im == nil {
-		return rep, nil // no valid line: nothing to write
+}
+
+// flush writes the batch; a line repeating an earlier external_id is
+// invalid.
+func (im *leadImport) flush(ctx context.Context) error {
+	if len(im.batch) == 0 {
+		return nil
 	}
-	res, err := im.Commit(ctx)
-	im = nil
+	if im.tx == nil {
+		tx, err := store.BeginLeadImport(ctx, im.pool, im.workspace)
+		if err != nil {
+			return err
+		}
+		im.tx = tx
+	}
+	repeats, err := im.tx.Add(ctx, im.batch)
 	if err != nil {
-		return rep, err
+		return err
 	}
-	rep.LeadImportResult, rep.Imported = res, true
-	return rep, nil
+	for _, r := range repeats {
+		im.valid--
+		im.invalid(LineError{Line: r.Line, Reason: fmt.Sprintf("external_id %q already appears on line %d", r.ExternalID, r.FirstLine)})
+	}
+	im.batch = im.batch[:0]
+	if im.opts.Progress != nil {
+		im.opts.Progress(im.lr.InputOffset())
+	}
+	return nil
+}
+
+// rollback discards an import that did not commit.
+func (im *leadImport) rollback(ctx context.Context) {
+	if im.tx != nil {
+		im.tx.Rollback(ctx)
+	}
 }

@@ -208,14 +208,16 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 		leads []store.ClaimedLead
 		err   error
 	}
-	claim := func() <-chan claimResult {
+	// after is the latest due time of the last batch: the next claim reads
+	// the claim index from there, past the entries claimed rows left dead.
+	claim := func(after time.Time) <-chan claimResult {
 		ch := make(chan claimResult, 1)
 		go func() {
 			// Never cancelled mid-statement: a claim committed but not read
 			// would strand its leads until their lease runs out.
 			leads, err := store.ClaimEnrichment(context.WithoutCancel(stop), pool, store.EnrichClaim{
 				TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
-				WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted,
+				WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted, After: after,
 			})
 			ch <- claimResult{leads, err}
 		}()
@@ -235,7 +237,7 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	}
 	defer workers.Wait()
 	defer close(leads)
-	next := claim()
+	next := claim(time.Time{})
 	for {
 		got := <-next
 		if got.err != nil {
@@ -250,7 +252,7 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 		// A short batch means nothing more is due.
 		more := len(got.leads) == r.cfg.Batch && stop.Err() == nil && r.out.Err() == nil
 		if more {
-			next = claim()
+			next = claim(latestDue(got.leads))
 		}
 		for _, l := range got.leads {
 			leads <- l
@@ -259,6 +261,17 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 			return claimed, nil
 		}
 	}
+}
+
+// latestDue is the latest due time among leads before their claim.
+func latestDue(leads []store.ClaimedLead) time.Time {
+	var latest time.Time
+	for _, l := range leads {
+		if l.PrevDue.After(latest) {
+			latest = l.PrevDue
+		}
+	}
+	return latest
 }
 
 // dropUnconfigured leaves out the host's finders that cannot work on this

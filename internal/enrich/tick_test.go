@@ -103,9 +103,13 @@ func TestLeadWithoutDomainMakesNoCall(t *testing.T) {
 	e := newEnv(t)
 	// The importer refuses such leads; older data may still hold them.
 	ids := seedLeads(t, e.db, "acme", []store.LeadImport{
-		{ExternalID: "nodomain", FirstName: "Ada", LastName: "Lovelace"},
-		{ExternalID: "noname", Domain: "x.example"},
+		{ExternalID: "nodomain", FirstName: "Ada", LastName: "Lovelace", Domain: "x.example"},
+		{ExternalID: "noname", FirstName: "Ada", Domain: "x.example"},
 	})
+	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE leads SET company_domain = CASE external_id WHEN 'nodomain' THEN '' ELSE company_domain END,
+		first_name = CASE external_id WHEN 'noname' THEN '' ELSE first_name END`); err != nil {
+		t.Fatal(err)
+	}
 	rep := e.tick(t, e.config(t, "findymail", "hunter"))
 	if rep.Outcomes.NotFound != 2 || e.set.Findymail.Count()+e.set.Hunter.Count() != 0 {
 		t.Fatalf("report %+v: want 2 not_found without any call", rep)
@@ -456,7 +460,7 @@ func (e *env) guardedHunter(t *testing.T, env map[string]string) enrich.TickConf
 	if err != nil {
 		t.Fatal(err)
 	}
-	gcfg, err := guard.ConfigFromEnv(getenv, "hunter")
+	gcfg, err := guard.ConfigFromEnv(getenv, provider.DefaultLimits("hunter"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +571,7 @@ func TestUnrecordableOutcomesCutCallsAsCancelled(t *testing.T) {
 	e := newEnv(t)
 	e.seed(t, "acme", 30)
 	f := &gateFinder{pass: make(chan struct{})}
-	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, f.Name())
+	gcfg, err := guard.ConfigFromEnv(func(string) string { return "" }, provider.DefaultLimits(f.Name()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/retryafter"
 )
 
 // SlackWebhookEnv names the Slack incoming webhook. The URL is a secret:
@@ -180,7 +180,7 @@ func postSlack(ctx context.Context, client *http.Client, webhookURL string, body
 		return nil
 	}
 	werr := &webhookError{Status: resp.StatusCode, Msg: strings.TrimSpace(string(text))}
-	if d, ok := enrich.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if d, ok := retryafter.Parse(resp.Header.Get("Retry-After"), time.Now()); ok {
 		werr.RetryAfter = d
 	}
 	return werr

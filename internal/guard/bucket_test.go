@@ -20,7 +20,7 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"RINDA_HUNTER_RATE": "500/m", "RINDA_HUNTER_BURST": "9", "RINDA_HUNTER_COST_USD": "0.01",
 		"RINDA_HUNTER_BILL_MISSES": "true", "RINDA_HUNTER_RATE_SCOPE": "workspace", "RINDA_BREAKER_FAILURES": "3"}
-	cfg, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, "hunter", "findymail")
+	cfg, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, provider.DefaultLimits("hunter", "findymail"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,11 +28,11 @@ func TestConfigFromEnv(t *testing.T) {
 	if h.Rate.Interval() != 120*time.Millisecond || h.Burst != 9 || h.CostUSD != 0.01 || !h.BillMisses || !h.PerWorkspace {
 		t.Errorf("hunter limits from env: %+v", h)
 	}
-	if cfg.Limits("findymail") != guard.DefaultLimits("findymail") || cfg.FailureThreshold != 3 {
+	if cfg.Limits("findymail") != provider.DefaultLimits("findymail")["findymail"] || cfg.FailureThreshold != 3 {
 		t.Errorf("defaults not kept: %+v", cfg)
 	}
 	env["RINDA_HUNTER_BURST"] = "lots"
-	if _, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, "hunter"); err == nil {
+	if _, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, provider.DefaultLimits("hunter")); err == nil {
 		t.Error("a bad burst was accepted")
 	}
 }

@@ -8,11 +8,12 @@ package guard
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -43,8 +44,8 @@ const (
 // Config is every guard setting. Zero durations and counts take the
 // defaults above.
 type Config struct {
-	// Providers holds per-provider limits; a provider missing here uses
-	// DefaultLimits.
+	// Providers holds per-provider limits; a provider missing here has no
+	// bucket and no price.
 	Providers        map[string]providerspec.Limits
 	QuotaOpen        time.Duration
 	TransientOpen    time.Duration
@@ -62,23 +63,13 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// DefaultLimits returns the documented defaults for provider, from its
-// descriptor; an unknown provider gets no bucket and no price.
-func DefaultLimits(name string) providerspec.Limits {
-	d, _ := provider.Lookup(name)
-	return d.Limits
-}
-
 // Limits returns the limits for provider.
-func (c Config) Limits(provider string) providerspec.Limits {
-	if l, ok := c.Providers[provider]; ok {
-		return l
-	}
-	return DefaultLimits(provider)
-}
+func (c Config) Limits(provider string) providerspec.Limits { return c.Providers[provider] }
 
-// ConfigFromEnv reads the guard settings for providers from the
-// environment (getenv is os.Getenv in production):
+// ConfigFromEnv reads the guard settings from the environment (getenv is
+// os.Getenv in production) over defaults, the limits of the tick's
+// providers by name (provider.DefaultLimits: each adapter's descriptor);
+// the guard knows no provider of its own:
 //
 //	RINDA_<PROVIDER>_RATE         20/s, 500/m, 1000/h, or off
 //	RINDA_<PROVIDER>_BURST        tokens available at once
@@ -88,10 +79,10 @@ func (c Config) Limits(provider string) providerspec.Limits {
 //	RINDA_<PROVIDER>_BILL_MISSES  true when a call without a result is billed
 //	RINDA_BREAKER_QUOTA_OPEN, RINDA_BREAKER_TRANSIENT_OPEN (durations),
 //	RINDA_BREAKER_FAILURES (count)
-func ConfigFromEnv(getenv func(string) string, providers ...string) (Config, error) {
+func ConfigFromEnv(getenv func(string) string, defaults map[string]providerspec.Limits) (Config, error) {
 	cfg := Config{Providers: map[string]providerspec.Limits{}}
-	for _, p := range providers {
-		l, err := limitsFromEnv(getenv, p)
+	for _, p := range slices.Sorted(maps.Keys(defaults)) { // the first bad variable, always the same
+		l, err := limitsFromEnv(getenv, p, defaults[p])
 		if err != nil {
 			return Config{}, err
 		}
@@ -114,8 +105,7 @@ func ConfigFromEnv(getenv func(string) string, providers ...string) (Config, err
 	return cfg.withDefaults(), nil
 }
 
-func limitsFromEnv(getenv func(string) string, provider string) (providerspec.Limits, error) {
-	l := DefaultLimits(provider)
+func limitsFromEnv(getenv func(string) string, provider string, l providerspec.Limits) (providerspec.Limits, error) {
 	prefix := "RINDA_" + strings.ToUpper(provider) + "_"
 	if v := getenv(prefix + "RATE"); v != "" {
 		r, err := providerspec.ParseRate(v)

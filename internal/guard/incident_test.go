@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrich/enrichtest"
+
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
@@ -56,7 +58,7 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	for i := range leads {
 		leads[i] = store.LeadImport{ExternalID: strconv.Itoa(i), FirstName: fmt.Sprintf("Ada%d", i), LastName: "Lovelace", Domain: fmt.Sprintf("co%d.example", i)}
 	}
-	if _, err := store.ImportLeads(ctx, db.Pool, "acme", leads); err != nil {
+	if _, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", leads); err != nil {
 		t.Fatal(err)
 	}
 	// Imported rows must predate the tick's start.
@@ -65,7 +67,7 @@ func TestIncidentBurstFindymailQuotaHunterServes(t *testing.T) {
 	}
 
 	m := metrics.NewMetrics()
-	cfg, err := guard.ConfigFromEnv(os.Getenv, "findymail", "hunter")
+	cfg, err := guard.ConfigFromEnv(os.Getenv, provider.DefaultLimits("findymail", "hunter"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func tickAtDefaultBuckets(t testing.TB, n int) (enrich.Report, providerspec.Limi
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := guard.ConfigFromEnv(func(string) string { return "" }, "hunter")
+	cfg, err := guard.ConfigFromEnv(func(string) string { return "" }, provider.DefaultLimits("hunter"))
 	if err != nil {
 		t.Fatal(err)
 	}

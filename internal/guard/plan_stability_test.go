@@ -28,7 +28,7 @@ func TestEnrichTickReadsNoGrowingTablePerCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"RINDA_HUNTER_RATE": "5000/s", "RINDA_HUNTER_BURST": "5000"}
-	cfg, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, "hunter")
+	cfg, err := guard.ConfigFromEnv(func(k string) string { return env[k] }, provider.DefaultLimits("hunter"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -236,17 +236,7 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 	if mb.IMAP == nil {
 		return nil // imap_url removed since the claim
 	}
-	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
-	if !ok || password == "" {
-		return fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
-	}
-	redact.Register(password)
-	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
-	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
-	if err != nil {
-		return err
-	}
-	r, err := dial(ctx, *mb.IMAP, password, tlsConfig, end)
+	r, err := t.open(ctx, mb, end)
 	if err != nil {
 		return err
 	}
@@ -276,6 +266,22 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		}
 	}
 	return nil
+}
+
+// open logs in to mb's INBOX with its password (from its password_env,
+// hidden from every log and error from here on) and its tls_ca.
+func (t *inboxTick) open(ctx context.Context, mb sequence.Mailbox, end time.Time) (*reader, error) {
+	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
+	if !ok || password == "" {
+		return nil, fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
+	}
+	redact.Register(password)
+	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
+	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
+	if err != nil {
+		return nil, err
+	}
+	return dial(ctx, *mb.IMAP, password, tlsConfig, end)
 }
 
 // act ends the sequences a chunk of messages answers, records the ones it

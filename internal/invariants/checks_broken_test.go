@@ -164,3 +164,29 @@ func TestChecksFailOnBrokenWorlds(t *testing.T) {
 		}
 	})
 }
+
+// A follow-up sent after a reply is found even when a later write (the
+// tick settling the follow-up it sent) moved the enrollment's updated_at
+// past it: the stop counts from when the harness first saw it. Found by
+// TestHarnessFindsBrokenBuilds: a build claiming replied enrollments'
+// follow-ups went unnoticed in 12 runs, each send moving updated_at on.
+func TestStopsCheckCountsFromWhenTheStopWasSeen(t *testing.T) {
+	t.Parallel()
+	ev := brokenFixture(t, recordSend("lead1@example.test", "m1s2@acme.test", 2, "sent")+`;
+		UPDATE enrollments e SET status = 'replied', updated_at = '2026-06-03 12:00:00+00' FROM leads l WHERE l.id = e.lead_id AND l.email = 'lead1@example.test'`,
+		sent(11*time.Hour, "lead1@example.test", "m1s2@acme.test", 2))
+	if v := checkStops(ev); len(v) > 0 {
+		t.Fatalf("without an observation the stop counts from updated_at (12:00), after the 11:00 follow-up; got %v", v)
+	}
+	ev.stopsSeen = map[int64]time.Time{}
+	for id, e := range ev.enrollments {
+		if e.email == "lead1@example.test" {
+			ev.stopsSeen[id] = day.Add(10*time.Hour + 30*time.Minute)
+		}
+	}
+	if v := checkStops(ev); len(v) == 0 {
+		t.Error("a follow-up at 11:00 to an enrollment seen replied at 10:30 passed")
+	} else {
+		t.Logf("found: %s", v[0])
+	}
+}

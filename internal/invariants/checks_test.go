@@ -134,9 +134,13 @@ func checkStops(ev *evidence) []string {
 		}
 		switch e.status {
 		case "replied", "unsubscribed", "bounced":
-			if d.Started.After(e.updated.Add(stopSlack)) {
+			stop := e.updated
+			if seen, ok := ev.stopsSeen[e.id]; ok && seen.Before(stop) {
+				stop = seen
+			}
+			if d.Started.After(stop.Add(stopSlack)) {
 				out = append(out, fmt.Sprintf("%s step %d started at %s, after enrollment %d was %s (by %s)",
-					d.To, d.Step, d.Started.Format(time.RFC3339), e.id, e.status, e.updated.Format(time.RFC3339)))
+					d.To, d.Step, d.Started.Format(time.RFC3339), e.id, e.status, stop.Format(time.RFC3339)))
 			}
 		}
 	}

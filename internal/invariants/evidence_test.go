@@ -23,6 +23,9 @@ type evidence struct {
 	windows map[int64]*sequence.Window
 	// suppressed addresses (normalised) and since when.
 	suppressed map[string]time.Time
+	// stopsSeen: when the harness first saw an enrollment stopped (after
+	// an epoch), which bounds its stop when later writes moved updated_at.
+	stopsSeen map[int64]time.Time
 	// After the recovery ticks: sends rows still 'sending', active
 	// enrollments and leads still under a lease.
 	leftSending, leasedEnrollments, leasedLeads []string
@@ -44,7 +47,8 @@ type enrollmentRow struct {
 	email, tz    string
 	status       string
 	// updated is when the row last changed: a stop (replied,
-	// unsubscribed, bounced) happened at or before it.
+	// unsubscribed, bounced) happened at or before it (and at or before
+	// the harness first saw it: evidence.stopsSeen).
 	updated time.Time
 }
 
@@ -77,7 +81,7 @@ type parkedLead struct {
 
 // collect reads the evidence of world w after its recovery.
 func (w *world) collect() *evidence {
-	ev := &evidence{deliveries: w.smtp.deliveries(), caps: w.caps, providerModes: w.providerModes}
+	ev := &evidence{deliveries: w.smtp.deliveries(), caps: w.caps, providerModes: w.providerModes, stopsSeen: w.stopsSeen}
 	if err := retry(func() error { return ev.read(context.Background(), w.db.Pool, w.clock) }); err != nil {
 		w.t.Fatalf("collecting evidence: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -29,6 +31,7 @@ func (w *world) schedule() {
 	for e := range epochs {
 		w.epoch(e)
 		w.observeCaps()
+		w.observeStops()
 		w.between()
 	}
 	w.recover()
@@ -233,6 +236,35 @@ func (w *world) observeCaps() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.caps = append(w.caps, capObservation{at: at, caps: caps})
+		return nil
+	})
+}
+
+// observeStops notes, for each enrollment first seen replied,
+// unsubscribed or bounced, when the harness saw it so: its stop happened
+// by then. The row's updated_at alone cannot tell, since later writes
+// (a tick settling a row it holds) move it.
+func (w *world) observeStops() {
+	_ = retry(func() error {
+		rows, err := w.db.Pool.Query(context.Background(), `SELECT id FROM enrollments WHERE status IN ('replied', 'unsubscribed', 'bounced')`)
+		if err != nil {
+			return err
+		}
+		at := w.clock.now()
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.stopsSeen == nil {
+			w.stopsSeen = map[int64]time.Time{}
+		}
+		for _, id := range ids {
+			if _, ok := w.stopsSeen[id]; !ok {
+				w.stopsSeen[id] = at
+			}
+		}
 		return nil
 	})
 }

@@ -42,6 +42,9 @@ type world struct {
 	imap   *imaptest.Server
 	finder []*providertest.Server
 	dir    string
+	// bin is the rindactl build the schedule runs (binary, or a broken
+	// one: TestHarnessFindsBrokenBuilds).
+	bin string
 
 	mailboxes []string
 	tickEnv   map[string]string
@@ -56,6 +59,8 @@ type world struct {
 	processes, restarts, kills int
 	caps                       []capObservation
 	providerModes              []providerModeChange
+	// stopsSeen: when the harness first saw each enrollment stopped.
+	stopsSeen map[int64]time.Time
 }
 
 // capObservation is every mailbox's cap in force at a harness time.
@@ -77,7 +82,7 @@ const (
 	stopSlack = 4 * time.Second
 	// ceilingUSD is the workspace's monthly ceiling; each call costs
 	// callCostUSD, so a run reaches it.
-	ceilingUSD  = "0.30"
+	ceilingUSD  = "0.10"
 	callCostUSD = "0.01"
 	callCost    = 0.01
 )
@@ -87,7 +92,7 @@ const (
 // to enrich), enrolled and due.
 func newWorld(t *testing.T, seed int64) *world {
 	t.Helper()
-	w := &world{t: t, rng: rand.New(rand.NewPCG(uint64(seed), 0x23)), db: storetest.New(t), clock: &clock{}, dir: t.TempDir()}
+	w := &world{t: t, rng: rand.New(rand.NewPCG(uint64(seed), 0x23)), db: storetest.New(t), clock: &clock{}, dir: t.TempDir(), bin: binary}
 	var err error
 	if w.smtp, err = startSMTP(w.clock); err != nil {
 		t.Fatal(err)
@@ -247,7 +252,7 @@ func (w *world) must(name string, env map[string]string, args ...string) {
 func (w *world) exec(p process) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, p.args...)
+	cmd := exec.CommandContext(ctx, w.bin, p.args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
 	keys := make([]string, 0, len(p.env))
 	for k := range p.env {

@@ -242,14 +242,7 @@ func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions,
 		return nil
 	}
 	if db != nil {
-		if err := m.Refresh(ctx, db, kind); err != nil {
-			return err
-		}
-		totals, err := loadTotals(ctx, db, kind)
-		if err != nil {
-			return err
-		}
-		if err := registerOnce(m.shared, totals); err != nil {
+		if err := m.refreshShared(ctx, db, kind); err != nil {
 			return err
 		}
 	}
@@ -260,26 +253,48 @@ func (m *Metrics) Export(ctx context.Context, db store.DBTX, opts ExportOptions,
 		}
 	}
 	if opts.PushgatewayURL != "" {
-		job := opts.Job
-		if job == "" {
-			job = "rindactl_" + kind
+		errs = append(errs, m.push(ctx, opts, kind))
+	}
+	return errors.Join(errs...)
+}
+
+// refreshShared reads the series kind owns from the database: its gauges
+// and its running totals.
+func (m *Metrics) refreshShared(ctx context.Context, db store.DBTX, kind string) error {
+	if err := m.Refresh(ctx, db, kind); err != nil {
+		return err
+	}
+	totals, err := loadTotals(ctx, db, kind)
+	if err != nil {
+		return err
+	}
+	return registerOnce(m.shared, totals)
+}
+
+// push sends the metrics to the Pushgateway of opts: everything to the
+// job's group or, with an Instance, this run's gauges to {job, instance}
+// and the database-wide series to {job}.
+func (m *Metrics) push(ctx context.Context, opts ExportOptions, kind string) error {
+	job := opts.Job
+	if job == "" {
+		job = "rindactl_" + kind
+	}
+	type group struct {
+		instance string
+		g        prometheus.Gatherer
+	}
+	pushes := []group{{"", prometheus.Gatherers{m.run, m.shared}}}
+	if opts.Instance != "" {
+		pushes = []group{{opts.Instance, m.run}}
+		// An empty push would wipe the job's totals another host pushed.
+		if fams, err := m.shared.Gather(); err != nil || len(fams) > 0 {
+			pushes = append(pushes, group{"", m.shared})
 		}
-		type group struct {
-			instance string
-			g        prometheus.Gatherer
-		}
-		pushes := []group{{"", prometheus.Gatherers{m.run, m.shared}}}
-		if opts.Instance != "" {
-			pushes = []group{{opts.Instance, m.run}}
-			// An empty push would wipe the job's totals another host pushed.
-			if fams, err := m.shared.Gather(); err != nil || len(fams) > 0 {
-				pushes = append(pushes, group{"", m.shared})
-			}
-		}
-		for _, p := range pushes {
-			if err := pushgateway(ctx, opts.PushgatewayURL, job, p.instance, p.g); err != nil {
-				errs = append(errs, err)
-			}
+	}
+	var errs []error
+	for _, p := range pushes {
+		if err := pushgateway(ctx, opts.PushgatewayURL, job, p.instance, p.g); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

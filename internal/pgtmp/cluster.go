@@ -52,6 +52,36 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
+// binaries finds the Postgres binaries, installing them first where
+// mayInstall says so and the process may (root).
+func binaries(ctx context.Context, mayInstall bool, logf func(string, ...any)) (string, error) {
+	bin, err := FindBinaries()
+	if !errors.Is(err, errNoBinaries) || !mayInstall || os.Geteuid() != 0 {
+		return bin, err
+	}
+	logf("no Postgres binaries found; installing with %s", InstallHint)
+	if err := install(ctx); err != nil {
+		return "", fmt.Errorf("installing Postgres: %w", err)
+	}
+	return FindBinaries()
+}
+
+// initdb creates the cluster's data directory in dir, owned by cred's
+// user (nil: this process's).
+func initdb(ctx context.Context, bin, dir, data string, cred *syscall.Credential) error {
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb failed: %v: %s", err, lastLines(string(out), 5))
+	}
+	return nil
+}
+
 // Start creates and starts a cluster. When run as root the server runs as
 // the "postgres" user, since Postgres refuses to run as root.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
@@ -59,14 +89,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	bin, err := FindBinaries()
-	if errors.Is(err, errNoBinaries) && opts.InstallIfMissing && os.Geteuid() == 0 {
-		logf("no Postgres binaries found; installing with %s", InstallHint)
-		if ierr := install(ctx); ierr != nil {
-			return nil, fmt.Errorf("installing Postgres: %w", ierr)
-		}
-		bin, err = FindBinaries()
-	}
+	bin, err := binaries(ctx, opts.InstallIfMissing, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -86,17 +109,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return nil, err
-		}
-	}
-
 	data := filepath.Join(dir, "data")
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb failed: %v: %s", err, lastLines(string(out), 5))
+	if err := initdb(ctx, bin, dir, data, cred); err != nil {
+		return nil, err
 	}
 
 	port, err := freePort()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrich/enrichtest"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
@@ -32,7 +34,7 @@ func TestParallelEnrichTicksProcessEachLeadOnce(t *testing.T) {
 	for i := range batch {
 		batch[i] = store.LeadImport{ExternalID: fmt.Sprint("p-", i), FirstName: fmt.Sprint("Ada", i), LastName: "Lovelace", Domain: fmt.Sprintf("co%d.example", i)}
 	}
-	if _, err := store.ImportLeads(context.Background(), db.Pool, "acme", batch); err != nil {
+	if _, err := enrichtest.ImportLeads(context.Background(), db.Pool, "acme", batch); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"DATABASE_URL": db.TickURL()}

@@ -103,43 +103,55 @@ func parseEnvLine(line string) (string, string, *EnvFileError) {
 	case !envKey.MatchString(key):
 		return "", "", &EnvFileError{Reason: "the text before '=' is not a variable name (letters, digits and _, no spaces): " + envLineHint}
 	}
-	fail := func(reason string) (string, string, *EnvFileError) {
+	value, reason := envValue(raw)
+	if reason != "" {
 		return "", "", &EnvFileError{Key: key, Reason: reason}
 	}
+	return key, value, nil
+}
+
+// envValue is the value sh and systemd both read from raw (what follows
+// '='), or why they would read it differently.
+func envValue(raw string) (value, reason string) {
 	switch {
 	case strings.HasPrefix(raw, `"`):
-		var b strings.Builder
-		for i := 1; i < len(raw); i++ {
-			c := raw[i]
-			switch {
-			case c == '\\' && i+1 < len(raw) && strings.IndexByte(envEscaped, raw[i+1]) >= 0:
-				b.WriteByte(raw[i+1])
-				i++
-			case c == '"':
-				if strings.TrimRight(raw[i+1:], " \t") != "" {
-					return fail("text after the closing quote is read differently by sh and systemd; " + envFixHint)
-				}
-				return key, b.String(), nil
-			case c == '$' || c == '`':
-				return fail("an unescaped $ or ` is expanded by sh but not by systemd; " + envFixHint)
-			default:
-				b.WriteByte(c)
-			}
-		}
-		return fail("the double quote is not closed on this line; " + envFixHint)
+		return doubleQuoted(raw[1:])
 	case strings.HasPrefix(raw, `'`):
 		value, rest, closed := strings.Cut(raw[1:], `'`)
 		if !closed {
-			return fail("the single quote is not closed on this line; " + envFixHint)
+			return "", "the single quote is not closed on this line; " + envFixHint
 		}
 		if strings.TrimRight(rest, " \t") != "" {
-			return fail("text after the closing quote is read differently by sh and systemd; " + envFixHint)
+			return "", "text after the closing quote is read differently by sh and systemd; " + envFixHint
 		}
-		return key, value, nil
+		return value, ""
 	case !envBare.MatchString(raw):
-		return fail("an unquoted value with spaces, quotes or shell characters (& ; $ | < > ...) is read differently by sh and systemd; " + envFixHint)
+		return "", "an unquoted value with spaces, quotes or shell characters (& ; $ | < > ...) is read differently by sh and systemd; " + envFixHint
 	}
-	return key, raw, nil
+	return raw, ""
+}
+
+// doubleQuoted reads a double-quoted value after its opening quote.
+func doubleQuoted(raw string) (value, reason string) {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '\\' && i+1 < len(raw) && strings.IndexByte(envEscaped, raw[i+1]) >= 0:
+			b.WriteByte(raw[i+1])
+			i++
+		case c == '"':
+			if strings.TrimRight(raw[i+1:], " \t") != "" {
+				return "", "text after the closing quote is read differently by sh and systemd; " + envFixHint
+			}
+			return b.String(), ""
+		case c == '$' || c == '`':
+			return "", "an unescaped $ or ` is expanded by sh but not by systemd; " + envFixHint
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "the double quote is not closed on this line; " + envFixHint
 }
 
 // splitLF splits at \n only: bufio.ScanLines would hide a CRLF line end.

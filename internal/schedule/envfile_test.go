@@ -107,3 +107,33 @@ func TestParseEnvFileRejectsAmbiguousLines(t *testing.T) {
 		t.Errorf("valid lines: %v %v", vars, problems)
 	}
 }
+
+// The value after '=' on its own: what sh and systemd both read, or why
+// they would not.
+func TestEnvValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		raw, value, reason string
+	}{
+		{`plain`, "plain", ""},
+		{`postgres://u@h:5432/db?sslmode=require`, "postgres://u@h:5432/db?sslmode=require", ""},
+		{``, "", ""},
+		{`"with space"`, "with space", ""},
+		{"\"esc \\\" \\\\ \\$ \\`\"", "esc \" \\ $ `", ""},
+		{`"keeps \n"`, `keeps \n`, ""},
+		{`"x"  `, "x", ""},
+		{`"x" y`, "", "text after the closing quote"},
+		{`"$HOME"`, "", "an unescaped $ or `"},
+		{`"open`, "", "the double quote is not closed"},
+		{`'single $x'`, "single $x", ""},
+		{`'open`, "", "the single quote is not closed"},
+		{`'x'y`, "", "text after the closing quote"},
+		{`a b`, "", "an unquoted value with spaces"},
+		{`a;b`, "", "an unquoted value with spaces"},
+	} {
+		value, reason := envValue(tc.raw)
+		if value != tc.value || !strings.HasPrefix(reason, tc.reason) || (tc.reason == "") != (reason == "") {
+			t.Errorf("envValue(%s) = %q, %q; want %q, %q...", tc.raw, value, reason, tc.value, tc.reason)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func defaultTicks(t *testing.T) []Tick {
 	t.Helper()
 	var ticks []Tick
 	for _, kind := range tickkind.All {
-		spec, err := Parse(SpecDefault)
+		spec, err := Parse(DefaultSpec(kind))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,6 +71,9 @@ type Plan struct {
 	// Unsubscribe is where `rindactl unsubscribe serve` listens (host:port;
 	// the container's port for kubernetes); empty: no unit for it.
 	Unsubscribe string
+	// Cell names the database these ticks serve when there are several
+	// (ForCell); "" for one database.
+	Cell string
 }
 
 // File is one generated file: its conventional name and its content.
@@ -116,6 +119,10 @@ func Render(format Format, plan Plan) ([]File, error) {
 			MaxSeconds:      int64(t.MaxDuration() / time.Second),
 			ShutdownSeconds: int64(ShutdownTimeoutDefault / time.Second),
 		}
+		if plan.Cell != "" {
+			u.Name = plan.unitName(string(t.Kind))
+			u.Title += " (cell " + plan.Cell + ")"
+		}
 		if format == FormatSystemd {
 			cal, err := t.Spec.OnCalendar()
 			if err != nil {
@@ -125,7 +132,13 @@ func Render(format Format, plan Plan) ([]File, error) {
 		}
 		units = append(units, u)
 	}
+	return files(format, plan, units)
+}
 
+// files renders units in format: one file for every tick (crontab,
+// kubernetes) or a service and a timer per tick (systemd), and the
+// unsubscribe server's when the plan has one.
+func files(format Format, plan Plan, units []unit) ([]File, error) {
 	switch format {
 	case FormatCrontab, FormatKubernetes:
 		// One file holds every tick.
@@ -209,6 +222,9 @@ func (p Plan) validate() error {
 	}
 	if !image.MatchString(p.Image) {
 		return fmt.Errorf("image %q: use a reference like %s", p.Image, ImageDefault)
+	}
+	if p.Cell != "" && !cellName.MatchString(p.Cell) {
+		return fmt.Errorf("cell %q: use lowercase letters, digits and -", p.Cell)
 	}
 	if !dnsLabel.MatchString(p.Secret) {
 		return fmt.Errorf("secret %q: use a Kubernetes name like %s", p.Secret, SecretDefault)

@@ -70,45 +70,21 @@ func ParseWithSeconds(text string) (Spec, error) {
 
 func parse(text string, allowSeconds bool) (Spec, error) {
 	text = strings.Join(strings.Fields(text), " ")
-	fail := func(field, format string, args ...any) (Spec, error) {
-		return Spec{}, &SpecError{Spec: text, Field: field, Reason: fmt.Sprintf(format, args...)}
+	fail := func(e *SpecError) (Spec, error) {
+		e.Spec = text
+		return Spec{}, e
 	}
 	if text == "" {
-		return fail("", "empty; use five fields like %q", SpecDefault)
+		return fail(specError("", "empty; use five fields like %q", SpecDefault))
 	}
-	expr, zone, loc := text, "", (*time.Location)(nil)
-	if strings.HasPrefix(text, "TZ=") || strings.HasPrefix(text, "CRON_TZ=") {
-		prefix, rest, _ := strings.Cut(text, " ")
-		_, zone, _ = strings.Cut(prefix, "=")
-		var err error
-		if loc, err = time.LoadLocation(zone); err != nil || zone == "" || strings.EqualFold(zone, "local") {
-			return fail("", "unknown time zone %q: use an IANA zone like Europe/Paris", zone)
-		}
-		expr = rest
+	expr, zone, loc, serr := splitZone(text)
+	if serr != nil {
+		return fail(serr)
 	}
-	fieldsText := expr
-	if strings.HasPrefix(expr, "@") {
-		expanded, ok := descriptors[expr]
-		if !ok {
-			return fail("", "unknown descriptor; use @hourly, @daily, @weekly, @monthly, @yearly or five fields")
-		}
-		fieldsText = expanded
+	fields, hasSeconds, serr := specFields(expr, allowSeconds)
+	if serr != nil {
+		return fail(serr)
 	}
-
-	parts := strings.Fields(fieldsText)
-	var fields [6]string
-	switch {
-	case len(parts) == 5:
-		fields[0] = "0"
-		copy(fields[1:], parts)
-	case len(parts) == 6 && allowSeconds:
-		copy(fields[:], parts)
-	case allowSeconds:
-		return fail("", "expected 5 fields (minute hour day-of-month month day-of-week) or 6 with a leading second, found %d", len(parts))
-	default:
-		return fail("", "expected 5 fields (minute hour day-of-month month day-of-week), found %d", len(parts))
-	}
-
 	// Parse each field on its own first so the error can name it: robfig's
 	// messages quote the bad expression but not which field it was in.
 	parser := cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
@@ -116,22 +92,67 @@ func parse(text string, allowSeconds bool) (Spec, error) {
 		probe := [6]string{"0", "*", "*", "*", "*", "*"}
 		probe[i] = f
 		if _, err := parser.Parse(strings.Join(probe[:], " ")); err != nil {
-			return fail(fieldNames[i], "%q: %s", f, strings.TrimSuffix(err.Error(), ": "+f))
+			return fail(specError(fieldNames[i], "%q: %s", f, strings.TrimSuffix(err.Error(), ": "+f)))
 		}
 	}
 	sched, err := parser.Parse(strings.Join(fields[:], " "))
 	if err != nil {
-		return fail("", "%s", err)
+		return fail(specError("", "%s", err))
 	}
-	spec := Spec{text: text, expr: expr, zone: zone, loc: loc, fields: fields, hasSeconds: len(parts) == 6, sched: sched.(*cron.SpecSchedule)}
+	spec := Spec{text: text, expr: expr, zone: zone, loc: loc, fields: fields, hasSeconds: hasSeconds, sched: sched.(*cron.SpecSchedule)}
 	if field, ok := spec.ambiguousDay(); ok {
-		return fail(field, "%q with a restricted %s picks different days in Vixie cron (AND) and robfig/cron (OR); list the values instead of using a step on *",
-			spec.fields[fieldIndex(field)], otherDayField(field))
+		return fail(specError(field, "%q with a restricted %s picks different days in Vixie cron (AND) and robfig/cron (OR); list the values instead of using a step on *",
+			spec.fields[fieldIndex(field)], otherDayField(field)))
 	}
 	if spec.neverFires() {
-		return fail("", "never fires (a day-of-month that the month never has?); check the day-of-month and month fields")
+		return fail(specError("", "never fires (a day-of-month that the month never has?); check the day-of-month and month fields"))
 	}
 	return spec, nil
+}
+
+// specError is a SpecError without its spec (parse adds it).
+func specError(field, format string, args ...any) *SpecError {
+	return &SpecError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// splitZone takes a CRON_TZ= (or TZ=) prefix off text: the expression
+// after it and the zone ("" and nil without one).
+func splitZone(text string) (expr, zone string, loc *time.Location, serr *SpecError) {
+	if !strings.HasPrefix(text, "TZ=") && !strings.HasPrefix(text, "CRON_TZ=") {
+		return text, "", nil, nil
+	}
+	prefix, rest, _ := strings.Cut(text, " ")
+	_, zone, _ = strings.Cut(prefix, "=")
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "" || strings.EqualFold(zone, "local") {
+		return "", "", nil, specError("", "unknown time zone %q: use an IANA zone like Europe/Paris", zone)
+	}
+	return rest, zone, loc, nil
+}
+
+// specFields are expr's six fields, second first ("0" when expr has five),
+// a descriptor (@hourly, ...) expanded.
+func specFields(expr string, allowSeconds bool) (fields [6]string, hasSeconds bool, serr *SpecError) {
+	if strings.HasPrefix(expr, "@") {
+		expanded, ok := descriptors[expr]
+		if !ok {
+			return fields, false, specError("", "unknown descriptor; use @hourly, @daily, @weekly, @monthly, @yearly or five fields")
+		}
+		expr = expanded
+	}
+	parts := strings.Fields(expr)
+	switch {
+	case len(parts) == 5:
+		fields[0] = "0"
+		copy(fields[1:], parts)
+		return fields, false, nil
+	case len(parts) == 6 && allowSeconds:
+		copy(fields[:], parts)
+		return fields, true, nil
+	case allowSeconds:
+		return fields, false, specError("", "expected 5 fields (minute hour day-of-month month day-of-week) or 6 with a leading second, found %d", len(parts))
+	}
+	return fields, false, specError("", "expected 5 fields (minute hour day-of-month month day-of-week), found %d", len(parts))
 }
 
 // neverFires reports a spec robfig/cron finds no firing for: robfig gives up

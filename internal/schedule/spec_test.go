@@ -143,6 +143,7 @@ func TestTickCommand(t *testing.T) {
 		tickkind.Email:  "email tick --max-duration=110s",
 		tickkind.Events: "events deliver --max-duration=110s",
 		tickkind.Inbox:  "inbox tick --max-duration=110s",
+		tickkind.Prune:  "prune --max-duration=110s",
 	}
 	for _, kind := range tickkind.All {
 		got := strings.Join(Tick{Kind: kind, Spec: spec}.Command(), " ")
@@ -171,5 +172,33 @@ func TestParseTimeZonePrefix(t *testing.T) {
 	}
 	if d, err := Parse("TZ=UTC @daily"); err != nil || d.Zone() != "UTC" || d.Expr() != "@daily" {
 		t.Errorf("TZ=UTC @daily: %v %q %q", err, d.Zone(), d.Expr())
+	}
+}
+
+// A spec's fields on their own: five or, where allowed, six; a
+// descriptor expanded; anything else refused with the count found.
+func TestSpecFields(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		expr    string
+		seconds bool
+		want    string // the six fields joined; "" when refused
+		hasSecs bool
+	}{
+		{"*/5 * * * *", false, "0 */5 * * * *", false},
+		{"@hourly", false, "0 0 * * * *", false},
+		{"30 */5 * * * *", true, "30 */5 * * * *", true},
+		{"30 */5 * * * *", false, "", false},
+		{"* * * *", true, "", false},
+		{"@sometimes", false, "", false},
+	} {
+		fields, hasSecs, serr := specFields(tc.expr, tc.seconds)
+		got := ""
+		if serr == nil {
+			got = strings.Join(fields[:], " ")
+		}
+		if got != tc.want || hasSecs != tc.hasSecs {
+			t.Errorf("specFields(%q, %v) = %q %v (%v), want %q %v", tc.expr, tc.seconds, got, hasSecs, serr, tc.want, tc.hasSecs)
+		}
 	}
 }

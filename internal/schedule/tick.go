@@ -7,6 +7,19 @@ import (
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
+// SpecPruneDefault fires prune hourly, at a minute away from the top of
+// the hour where other cron jobs crowd: history grows by the hour, and
+// each run deletes what aged past its keep since the last.
+const SpecPruneDefault = "17 * * * *"
+
+// DefaultSpec is the spec `schedule print` and `run` give kind unless told.
+func DefaultSpec(kind tickkind.Kind) string {
+	if kind == tickkind.Prune {
+		return SpecPruneDefault
+	}
+	return SpecDefault
+}
+
 // Tick is one kind of tick on its spec.
 type Tick struct {
 	Kind tickkind.Kind

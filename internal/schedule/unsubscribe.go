@@ -65,7 +65,7 @@ func unsubscribeFiles(format Format, plan Plan) ([]File, error) {
 		return nil, err
 	}
 	u := unsubscribeUnit{
-		Plan: plan, Name: "rindactl-unsubscribe", Listen: plan.Unsubscribe, Port: port,
+		Plan: plan, Name: plan.unitName("unsubscribe"), Listen: plan.Unsubscribe, Port: port,
 		Command:         "unsubscribe serve --idle-exit=" + formatSeconds(UnsubscribeIdleExit),
 		Args:            []string{"unsubscribe", "serve", "--listen=:" + strconv.Itoa(port), "--trust-forwarded-for"},
 		IdleExitSeconds: int64(UnsubscribeIdleExit / time.Second),

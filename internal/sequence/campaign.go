@@ -173,29 +173,53 @@ func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
 		return nil, errors.New("name: required")
 	}
 
-	if f.UnsubscribeURL != "" {
-		u, err := url.Parse(f.UnsubscribeURL)
-		if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-			return nil, fmt.Errorf("unsubscribe_url: %q is not an http(s) URL", f.UnsubscribeURL)
-		}
-		t, err := parseFieldTemplate("unsubscribe_url", f.UnsubscribeURL)
-		if err != nil {
-			return nil, err
-		}
-		c.UnsubscribeURL, c.unsubscribe = f.UnsubscribeURL, t
-	}
-
 	var err error
+	if c.UnsubscribeURL, c.unsubscribe, err = f.unsubscribeURL(); err != nil {
+		return nil, err
+	}
 	if c.BounceGuard, err = f.BounceGuard.validate("bounce_guard"); err != nil {
 		return nil, err
 	}
-
 	if requireMailboxes && len(f.Mailboxes) == 0 {
 		return nil, errors.New("mailboxes: at least one mailbox is required")
 	}
+	if c.Mailboxes, err = f.mailboxes(); err != nil {
+		return nil, err
+	}
+	if f.Window != nil {
+		if c.Window, err = f.Window.validate("window"); err != nil {
+			return nil, err
+		}
+	}
+	if c.Steps, err = f.steps(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// unsubscribeURL checks the campaign's own unsubscribe_url ("": none)
+// and parses it as a template.
+func (f *campaignFile) unsubscribeURL() (string, *fieldTemplate, error) {
+	if f.UnsubscribeURL == "" {
+		return "", nil, nil
+	}
+	u, err := url.Parse(f.UnsubscribeURL)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return "", nil, fmt.Errorf("unsubscribe_url: %q is not an http(s) URL", f.UnsubscribeURL)
+	}
+	t, err := parseFieldTemplate("unsubscribe_url", f.UnsubscribeURL)
+	if err != nil {
+		return "", nil, err
+	}
+	return f.UnsubscribeURL, t, nil
+}
+
+// mailboxes checks each mailbox, with the campaign's ramp and gap for
+// those without their own, and refuses an address listed twice.
+func (f *campaignFile) mailboxes() ([]Mailbox, error) {
+	var out []Mailbox
 	seen := make(map[string]int, len(f.Mailboxes))
 	for i, mf := range f.Mailboxes {
-		// The campaign's ramp and gap apply to mailboxes without their own.
 		if mf.Ramp == nil {
 			mf.Ramp = f.Ramp
 		}
@@ -211,28 +235,25 @@ func (f *campaignFile) validate(requireMailboxes bool) (*Campaign, error) {
 			return nil, fmt.Errorf("mailboxes[%d].address: %q is already mailboxes[%d]", i, mb.Address, j)
 		}
 		seen[key] = i
-		c.Mailboxes = append(c.Mailboxes, mb)
+		out = append(out, mb)
 	}
+	return out, nil
+}
 
-	if f.Window != nil {
-		w, err := f.Window.validate("window")
-		if err != nil {
-			return nil, err
-		}
-		c.Window = w
-	}
-
+// steps checks the sequence: at least one step, each valid.
+func (f *campaignFile) steps() ([]Step, error) {
 	if len(f.Steps) == 0 {
 		return nil, errors.New("steps: at least one step is required")
 	}
+	out := make([]Step, 0, len(f.Steps))
 	for i, sf := range f.Steps {
 		st, err := sf.validate(fmt.Sprintf("steps[%d]", i), i)
 		if err != nil {
 			return nil, err
 		}
-		c.Steps = append(c.Steps, st)
+		out = append(out, st)
 	}
-	return c, nil
+	return out, nil
 }
 
 func (f mailboxFile) validate(path string) (Mailbox, error) {
@@ -247,20 +268,8 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if err != nil {
 		return Mailbox{}, fmt.Errorf("%s.smtp_url: %w", path, err)
 	}
-	if ep.Username != "" && f.PasswordEnv == "" {
-		return Mailbox{}, fmt.Errorf("%s.password_env: required when smtp_url has a user; name the environment variable holding the password", path)
-	}
-	if f.PasswordEnv != "" && !isEnvName(f.PasswordEnv) {
-		return Mailbox{}, fmt.Errorf("%s.password_env: %q is not an environment variable name", path, f.PasswordEnv)
-	}
-	if f.DailyCap < 0 {
-		return Mailbox{}, fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
-	}
-	if f.HELO != "" && !ValidGreetingName(f.HELO) {
-		return Mailbox{}, fmt.Errorf("%s.helo: %q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); servers refuse a bare name", path, f.HELO)
-	}
-	if f.TLSCA != "" && (!filepath.IsAbs(f.TLSCA) || filepath.Clean(f.TLSCA) != f.TLSCA) {
-		return Mailbox{}, fmt.Errorf("%s.tls_ca: %q is not a clean absolute path; name the PEM file of the CA as every tick host sees it (/etc/rindactl/ca.pem)", path, f.TLSCA)
+	if err := f.checkSending(path, ep.Username != ""); err != nil {
+		return Mailbox{}, err
 	}
 	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
 	if f.IMAPURL != "" {
@@ -282,6 +291,25 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 		}
 	}
 	return mb, nil
+}
+
+// checkSending checks the mailbox's sending settings beside its SMTP URL
+// (withUser: the URL names a user): its password variable, daily cap,
+// greeting name and CA file.
+func (f mailboxFile) checkSending(path string, withUser bool) error {
+	switch {
+	case withUser && f.PasswordEnv == "":
+		return fmt.Errorf("%s.password_env: required when smtp_url has a user; name the environment variable holding the password", path)
+	case f.PasswordEnv != "" && !isEnvName(f.PasswordEnv):
+		return fmt.Errorf("%s.password_env: %q is not an environment variable name", path, f.PasswordEnv)
+	case f.DailyCap < 0:
+		return fmt.Errorf("%s.daily_cap: %d is negative; use 0 for no cap", path, f.DailyCap)
+	case f.HELO != "" && !ValidGreetingName(f.HELO):
+		return fmt.Errorf("%s.helo: %q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); servers refuse a bare name", path, f.HELO)
+	case f.TLSCA != "" && (!filepath.IsAbs(f.TLSCA) || filepath.Clean(f.TLSCA) != f.TLSCA):
+		return fmt.Errorf("%s.tls_ca: %q is not a clean absolute path; name the PEM file of the CA as every tick host sees it (/etc/rindactl/ca.pem)", path, f.TLSCA)
+	}
+	return nil
 }
 
 func (f stepFile) validate(path string, index int) (Step, error) {

@@ -137,3 +137,36 @@ func TestParseCampaignValid(t *testing.T) {
 		t.Errorf("stored and read back: %+v %v", back, err)
 	}
 }
+
+// A mailbox's sending settings beside its SMTP URL, each rule on its own.
+func TestMailboxCheckSending(t *testing.T) {
+	t.Parallel()
+	ok := mailboxFile{PasswordEnv: "RINDA_SMTP_PASSWORD", DailyCap: 50, HELO: "mail.example.com", TLSCA: "/etc/rindactl/ca.pem"}
+	for _, tc := range []struct {
+		name     string
+		edit     func(*mailboxFile)
+		withUser bool
+		want     string // "" for valid
+	}{
+		{"valid", func(*mailboxFile) {}, true, ""},
+		{"no user, no password", func(f *mailboxFile) { f.PasswordEnv = "" }, false, ""},
+		{"user without password", func(f *mailboxFile) { f.PasswordEnv = "" }, true, "m.password_env: required when smtp_url has a user"},
+		{"bad variable name", func(f *mailboxFile) { f.PasswordEnv = "1PASS" }, true, `m.password_env: "1PASS" is not an environment variable name`},
+		{"negative cap", func(f *mailboxFile) { f.DailyCap = -1 }, true, "m.daily_cap: -1 is negative"},
+		{"no cap", func(f *mailboxFile) { f.DailyCap = 0 }, true, ""},
+		{"bare greeting name", func(f *mailboxFile) { f.HELO = "vm" }, true, `m.helo: "vm" is not a fully qualified host name`},
+		{"address literal", func(f *mailboxFile) { f.HELO = "[192.0.2.1]" }, true, ""},
+		{"relative CA", func(f *mailboxFile) { f.TLSCA = "ca.pem" }, true, `m.tls_ca: "ca.pem" is not a clean absolute path`},
+		{"unclean CA", func(f *mailboxFile) { f.TLSCA = "/etc/../ca.pem" }, true, `m.tls_ca: "/etc/../ca.pem" is not a clean absolute path`},
+	} {
+		f := ok
+		tc.edit(&f)
+		err := f.checkSending("m", tc.withUser)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want valid", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

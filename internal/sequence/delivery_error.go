@@ -152,41 +152,71 @@ func ClassifyDelivery(err error) *DeliveryError {
 		return de
 	}
 	r := readReply(err)
-	kind := DeliveryTransient
+	kind := r.kind(r.code == 0 && untrustedCertificate(err))
+	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Cut: r.cut, Err: err}
+}
+
+// kind is what the reply means; untrusted: the TLS handshake found the
+// server's certificate untrusted (there was no reply). The order matters:
+// a full recipient mailbox is the lead's problem whatever its words, and
+// the mailbox's own failures come before a lead's bounce.
+func (r reply) kind(untrusted bool) DeliveryKind {
 	switch {
-	case r.code == 0 && untrustedCertificate(err):
-		// Retrying changes nothing until the mailbox's tls_ca (or the
-		// server's certificate) is fixed: the mailbox's problem, not a lead's.
-		kind = DeliveryMailboxRefused
-	case r.code == 0 && r.phase == PhaseDataEnd:
-		kind = DeliveryUnknown
 	case r.code == 0:
-		// No reply at all: connection refused, dropped, timed out.
+		return noReplyKind(r.phase, untrusted)
 	case r.enhanced == "4.2.2" || r.enhanced == "5.2.2" || recipientFullPattern.MatchString(r.text):
 		if r.code >= 500 {
-			kind = DeliveryRejected
+			return DeliveryRejected
 		}
+		return DeliveryTransient
+	}
+	if kind, ok := r.mailboxKind(); ok {
+		return kind
+	}
+	switch {
+	case isBounceCode(r.enhanced), r.code >= 550 && r.code <= 553 && r.enhanced == "" && r.phase == PhaseRcpt:
+		return DeliveryBounced
+	case r.code >= 500:
+		return DeliveryRejected
+	}
+	return DeliveryTransient
+}
+
+// noReplyKind is a failure without any reply: connection refused,
+// dropped, timed out.
+func noReplyKind(phase Phase, untrusted bool) DeliveryKind {
+	switch {
+	case untrusted:
+		// Retrying changes nothing until the mailbox's tls_ca (or the
+		// server's certificate) is fixed: the mailbox's problem, not a lead's.
+		return DeliveryMailboxRefused
+	case phase == PhaseDataEnd:
+		return DeliveryUnknown
+	}
+	return DeliveryTransient
+}
+
+// mailboxKind is a reply about the sending mailbox rather than the lead:
+// its quota, its credentials, its rate, its session or its sender address.
+func (r reply) mailboxKind() (DeliveryKind, bool) {
+	switch {
 	case r.enhanced == "5.4.5", r.code == 554 && r.enhanced == "5.2.0", sendQuotaPattern.MatchString(r.text):
-		kind = DeliveryMailboxQuota
+		return DeliveryMailboxQuota, true
 	case r.code == 535 || r.enhanced == "5.7.8":
-		kind = DeliveryMailboxDisabled
+		return DeliveryMailboxDisabled, true
 	case r.enhanced == "4.7.28", r.code == 421 && r.enhanced == "4.7.0", throttlePattern.MatchString(r.text),
 		strings.HasPrefix(r.enhanced, "4.7.") && !greylistPattern.MatchString(r.text):
-		kind = DeliveryMailboxThrottled
+		return DeliveryMailboxThrottled, true
 	case r.code >= 500 && r.phase == PhaseConnect:
 		// The session itself was refused (greeting, EHLO/HELO, STARTTLS,
 		// AUTH): nothing about a lead was said yet.
-		kind = DeliveryMailboxRefused
+		return DeliveryMailboxRefused, true
 	case r.code >= 500 && r.phase == PhaseMail:
 		// MAIL FROM names the sender: even a 5.1.x code there is the
 		// mailbox's, never a bounce of the lead.
-		kind = DeliveryMailboxDisabled
-	case isBounceCode(r.enhanced), r.code >= 550 && r.code <= 553 && r.enhanced == "" && r.phase == PhaseRcpt:
-		kind = DeliveryBounced
-	case r.code >= 500:
-		kind = DeliveryRejected
+		return DeliveryMailboxDisabled, true
 	}
-	return &DeliveryError{Kind: kind, Code: r.code, Enhanced: r.enhanced, Phase: r.phase, Cut: r.cut, Err: err}
+	return "", false
 }
 
 // untrustedCertificate reports a TLS handshake that failed verifying the

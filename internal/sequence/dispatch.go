@@ -62,11 +62,6 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 	return nil
 }
 
-// stepCount is how many steps a campaign loaded by this tick has.
-func (t *emailTick) stepCount(campaignID int64) int {
-	return len(t.campaign(campaignID).Steps)
-}
-
 // load reads the campaigns, workspace unsubscribe keys and mailboxes a
 // batch needs, once per tick.
 func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) error {

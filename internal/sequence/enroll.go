@@ -65,6 +65,23 @@ type EnrollResult struct {
 	Suppressed int `json:"suppressed"`
 }
 
+// enrollable are the candidates to enroll: not suppressed, not another
+// lead's duplicate. res counts the others.
+func (res *EnrollResult) enrollable(all []store.EnrollCandidate) []store.EnrollCandidate {
+	var out []store.EnrollCandidate
+	for _, cand := range all {
+		switch {
+		case cand.Suppressed:
+			res.Suppressed++
+		case cand.Duplicate:
+			res.Duplicates++
+		default:
+			out = append(out, cand)
+		}
+	}
+	return out
+}
+
 // Enroll enrolls leads in a campaign, binding each to a mailbox with the
 // balanced binder and scheduling step 1 inside the window. Enrolling a lead
 // twice is a no-op. The campaign row is locked, so concurrent enrollments
@@ -96,18 +113,7 @@ func Enroll(ctx context.Context, pool *pgxpool.Pool, req EnrollRequest, now time
 		if err != nil {
 			return err
 		}
-		var candidates []store.EnrollCandidate
-		for _, cand := range all {
-			switch {
-			case cand.Suppressed:
-				res.Suppressed++
-				continue
-			case cand.Duplicate:
-				res.Duplicates++
-				continue
-			}
-			candidates = append(candidates, cand)
-		}
+		candidates := res.enrollable(all)
 		if len(candidates) == 0 {
 			return nil
 		}

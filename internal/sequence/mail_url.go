@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 )
 
@@ -48,14 +49,11 @@ func parseMailURL(raw string, r mailURLRules) (mailEndpoint, url.Values, error) 
 		return mailEndpoint{}, nil, errors.New("the URL holds a password; remove it and name an environment variable in password_env")
 	}
 	ep := mailEndpoint{Host: u.Hostname(), Username: u.User.Username()}
-	switch u.Scheme {
-	case r.schemes[0].name:
-		ep.TLS, ep.Port = r.schemes[0].tls, r.schemes[0].port
-	case r.schemes[1].name:
-		ep.TLS, ep.Port = r.schemes[1].tls, r.schemes[1].port
-	default:
+	i := slices.IndexFunc(r.schemes[:], func(s mailScheme) bool { return s.name == u.Scheme })
+	if i < 0 {
 		return mailEndpoint{}, nil, fmt.Errorf("scheme %q is not %s or %s", u.Scheme, r.schemes[0].name, r.schemes[1].name)
 	}
+	ep.TLS, ep.Port = r.schemes[i].tls, r.schemes[i].port
 	if ep.Host == "" {
 		return mailEndpoint{}, nil, fmt.Errorf("%q has no host", raw)
 	}

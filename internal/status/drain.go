@@ -117,81 +117,74 @@ type mailboxDrain struct {
 // moment its room or its backlog changes (rows come out of a backoff, slots
 // free, the ramp grows), it sends what its room and its backlog allow.
 func (m Mailbox) drain(now time.Time) mailboxDrain {
-	backlog := slices.Clone(m.backlog)
-	slices.SortFunc(backlog, func(a, b drainSlot) int { return a.at.Compare(b.at) })
+	backlog := sortedSlots(m.backlog)
 	var total int64
 	for _, b := range backlog {
 		total += b.n
 	}
-	var res mailboxDrain
 	if total == 0 {
-		return res
+		return mailboxDrain{}
 	}
-	if m.CapToday == 0 { // uncapped: each row goes when it may
-		for _, b := range backlog {
-			if !b.at.After(now) {
-				res.sendableNow += b.n
-			}
+	if m.CapToday == 0 {
+		return uncappedDrain(backlog, now)
+	}
+	sim := capSim{backlog: backlog, taken: sortedSlots(m.taken), ramp: rampPlan{m.ramp, m.DailyCap, m.CapToday}, total: total}
+	return sim.run(now)
+}
+
+// uncappedDrain: each row goes when it may.
+func uncappedDrain(backlog []drainSlot, now time.Time) mailboxDrain {
+	var res mailboxDrain
+	for _, b := range backlog {
+		if !b.at.After(now) {
+			res.sendableNow += b.n
 		}
-		res.took, res.limitedBy = max(backlog[len(backlog)-1].at.Sub(now), 0), "backoff"
-		return res
 	}
-	taken := slices.Clone(m.taken)
-	slices.SortFunc(taken, func(a, b drainSlot) int { return a.at.Compare(b.at) })
-	ramp := rampPlan{m.ramp, m.DailyCap, m.CapToday}
-	t, sent, next := now, int64(0), 0 // next: first backlog group not yet available
-	waited := false                   // rows were left waiting for room at the last moment
+	res.took, res.limitedBy = max(backlog[len(backlog)-1].at.Sub(now), 0), "backoff"
+	return res
+}
+
+func sortedSlots(s []drainSlot) []drainSlot {
+	s = slices.Clone(s)
+	slices.SortFunc(s, func(a, b drainSlot) int { return a.at.Compare(b.at) })
+	return s
+}
+
+// capSim is a capped mailbox's drain in progress.
+type capSim struct {
+	backlog []drainSlot // overdue rows by when they may go
+	// taken are the cap's slots by when they free. Every slot taken before
+	// now frees within 24 hours of now (mailbox_cap_slots), and one taken
+	// during the simulation 24 hours after it is, so appending keeps the
+	// order.
+	taken []drainSlot
+	ramp  rampPlan
+	total int64 // rows to send
+	sent  int64
+	next  int // first backlog group not yet due
+}
+
+func (s *capSim) run(now time.Time) mailboxDrain {
+	var res mailboxDrain
+	t := now
+	waited := false // rows were left waiting for room at the last moment
 	for range drainEventsMax {
-		var used int64
-		for _, s := range taken {
-			if s.at.After(t) {
-				used += s.n
-			}
-		}
-		for next < len(backlog) && !backlog[next].at.After(t) {
-			next++
-		}
-		avail := -sent
-		for _, b := range backlog[:next] {
-			avail += b.n
-		}
-		limit, fromRamp := ramp.capAt(t)
-		k := min(max(int64(limit)-used, 0), avail)
+		avail := s.available(t)
+		limit, fromRamp := s.ramp.capAt(t)
+		k := min(max(int64(limit)-s.used(t), 0), avail)
 		if t.Equal(now) {
 			res.sendableNow = k
 		}
 		if k > 0 {
-			taken = append(taken, drainSlot{t.Add(capPeriod), k})
-			sent += k
+			s.taken = append(s.taken, drainSlot{t.Add(capPeriod), k})
+			s.sent += k
 		}
-		if sent >= total {
-			res.took, res.limitedBy = t.Sub(now), "backoff"
-			if waited || t.Equal(now) {
-				res.limitedBy = "daily_cap"
-				if fromRamp {
-					res.limitedBy = "ramp"
-				}
-			}
+		if s.sent >= s.total {
+			res.took, res.limitedBy = t.Sub(now), drainLimit(waited || t.Equal(now), fromRamp)
 			return res
 		}
 		waited = avail > k
-		// The next moment something changes.
-		nt := time.Time{}
-		earliest := func(c time.Time) {
-			if c.After(t) && (nt.IsZero() || c.Before(nt)) {
-				nt = c
-			}
-		}
-		if next < len(backlog) {
-			earliest(backlog[next].at)
-		}
-		for _, s := range taken {
-			if s.at.After(t) {
-				earliest(s.at)
-				break
-			}
-		}
-		earliest(ramp.nextGrowth(t))
+		nt := s.nextChange(t)
 		if nt.IsZero() {
 			break // the cap can never send the rest
 		}
@@ -201,6 +194,61 @@ func (m Mailbox) drain(now time.Time) mailboxDrain {
 	// it got.
 	res.took, res.limitedBy = t.Sub(now), "daily_cap"
 	return res
+}
+
+// available is how many overdue rows may go at t and are not sent yet.
+func (s *capSim) available(t time.Time) int64 {
+	for s.next < len(s.backlog) && !s.backlog[s.next].at.After(t) {
+		s.next++
+	}
+	n := -s.sent
+	for _, b := range s.backlog[:s.next] {
+		n += b.n
+	}
+	return n
+}
+
+// used is how many of the cap's slots are taken at t.
+func (s *capSim) used(t time.Time) int64 {
+	var n int64
+	for _, sl := range s.taken {
+		if sl.at.After(t) {
+			n += sl.n
+		}
+	}
+	return n
+}
+
+// nextChange is the first moment after t at which rows come out of a
+// backoff, slots free or the ramp grows; the zero time when none will.
+func (s *capSim) nextChange(t time.Time) time.Time {
+	var nt time.Time
+	earliestAfter := func(c time.Time) {
+		if c.After(t) && (nt.IsZero() || c.Before(nt)) {
+			nt = c
+		}
+	}
+	if s.next < len(s.backlog) {
+		earliestAfter(s.backlog[s.next].at)
+	}
+	if i := slices.IndexFunc(s.taken, func(sl drainSlot) bool { return sl.at.After(t) }); i >= 0 {
+		earliestAfter(s.taken[i].at)
+	}
+	earliestAfter(s.ramp.nextGrowth(t))
+	return nt
+}
+
+// drainLimit names what held the last rows back: the cap in force when
+// they waited for room (or all went at once), their backoff otherwise.
+func drainLimit(capBound, fromRamp bool) string {
+	switch {
+	case !capBound:
+		return "backoff"
+	case fromRamp:
+		return "ramp"
+	default:
+		return "daily_cap"
+	}
 }
 
 // rampPlan is a mailbox's cap in force over time: its daily cap, lowered by

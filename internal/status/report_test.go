@@ -204,7 +204,7 @@ func TestStatusJSONSchema(t *testing.T) {
 		t.Errorf("open_until is %T", br["open_until"])
 	}
 	ticks := doc["ticks"].(map[string]any)
-	if got := strings.Join(keys(ticks), ","); got != "email,enrich,events,inbox" {
+	if got := strings.Join(keys(ticks), ","); got != "email,enrich,events,inbox,prune" {
 		t.Errorf("tick kinds = %s", got)
 	}
 	for _, k := range []string{"last_started_at", "last_success_at", "last_failure_at", "runs_24h", "failures_24h"} {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/rindactl/rindactl/internal/lead"
 )
@@ -20,6 +21,10 @@ type EnrichClaim struct {
 	// TickStarted is the tick's start (database time): rows updated since
 	// are not claimed again by the same tick.
 	TickStarted time.Time
+	// After is the latest due time of the tick's previous batch (zero for
+	// its first): the claim reads its index from there, not through the
+	// entries claimed rows left dead at its head.
+	After time.Time
 }
 
 // ClaimedLead is a lead a tick now holds, with the lead fields a provider
@@ -52,7 +57,11 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	if c.Batch < 1 {
 		return nil, fmt.Errorf("claiming leads: batch %d: use 1 or more", c.Batch)
 	}
-	args := []any{c.Lease.Seconds(), c.TickID, nil, c.TickStarted}
+	after := pgtype.Timestamptz{Time: c.After, Valid: true}
+	if c.After.IsZero() {
+		after.InfinityModifier = pgtype.NegativeInfinity
+	}
+	args := []any{c.Lease.Seconds(), c.TickID, nil, c.TickStarted, after}
 	if c.WorkspaceID != 0 {
 		// One workspace's claim is planned for that workspace every time:
 		// a generic plan cannot know a small workspace behind a big one's

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/enrich/enrichtest"
+
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -19,7 +21,7 @@ func seedStates(t *testing.T, db *storetest.DB, rows map[string]string) map[stri
 	for name := range rows {
 		leads = append(leads, store.LeadImport{ExternalID: name, FirstName: name, LastName: "X", Domain: "x.example"})
 	}
-	if _, err := store.ImportLeads(ctx, db.Pool, "acme", leads); err != nil {
+	if _, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", leads); err != nil {
 		t.Fatal(err)
 	}
 	ids := map[string]int64{}
@@ -153,7 +155,7 @@ func TestClaimEnrichmentWorkspaceFilter(t *testing.T) {
 	ctx := context.Background()
 	var wsB int64
 	for _, ws := range []string{"a", "b"} {
-		res, err := store.ImportLeads(ctx, db.Pool, ws, []store.LeadImport{{FirstName: "Ada", Domain: "x.example"}})
+		res, err := enrichtest.ImportLeads(ctx, db.Pool, ws, []store.LeadImport{{FirstName: "Ada", Domain: "x.example"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -143,33 +143,6 @@ func (im *LeadImporter) Rollback(ctx context.Context) {
 // far below statement_timeout and memory stays flat.
 const ImportBatchDefault = 5000
 
-// ImportLeads imports leads in one transaction, in batches: either every
-// lead is imported or none is. A repeated external_id fails the import.
-func ImportLeads(ctx context.Context, pool *pgxpool.Pool, workspace string, leads []LeadImport) (LeadImportResult, error) {
-	im, err := BeginLeadImport(ctx, pool, workspace)
-	if err != nil {
-		return LeadImportResult{}, err
-	}
-	defer im.Rollback(ctx)
-	for start := 0; start < len(leads); start += ImportBatchDefault {
-		batch := leads[start:min(start+ImportBatchDefault, len(leads))]
-		for i := range batch {
-			if batch[i].Line == 0 {
-				batch[i].Line = start + i + 1
-			}
-		}
-		repeats, err := im.Add(ctx, batch)
-		if err != nil {
-			return LeadImportResult{}, err
-		}
-		if len(repeats) > 0 {
-			r := repeats[0]
-			return LeadImportResult{}, fmt.Errorf("importing leads: line %d: external_id %q already appears on line %d", r.Line, r.ExternalID, r.FirstLine)
-		}
-	}
-	return im.Commit(ctx)
-}
-
 // nullText maps "" to NULL.
 func nullText(s string) *string {
 	if s == "" {

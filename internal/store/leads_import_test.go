@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rindactl/rindactl/internal/enrich/enrichtest"
+
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -18,7 +20,7 @@ func TestImportLeadsUpsertsByExternalID(t *testing.T) {
 		{ExternalID: "b", FirstName: "Alan", LastName: "Turing", Domain: "bletchley.example", Email: "alan@bletchley.example"},
 		{FirstName: "Grace", LastName: "Hopper", Domain: "navy.example"},
 	}
-	res, err := store.ImportLeads(ctx, db.Pool, "acme", first)
+	res, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func TestImportLeadsUpsertsByExternalID(t *testing.T) {
 		{ExternalID: "a", FirstName: "Ada", LastName: "King", Domain: "analytical.example"},
 		{ExternalID: "b", FirstName: "Alan", LastName: "Turing", Domain: "bletchley.example", Email: "alan@bletchley.example"},
 	}
-	res, err = store.ImportLeads(ctx, db.Pool, "acme", again)
+	res, err = enrichtest.ImportLeads(ctx, db.Pool, "acme", again)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +63,11 @@ func TestImportLeadsWithEmailClosesWaitingEnrichment(t *testing.T) {
 	db := storetest.New(t)
 	ctx := context.Background()
 	lead := store.LeadImport{ExternalID: "x", FirstName: "Ada", LastName: "Lovelace", Domain: "analytical.example"}
-	if _, err := store.ImportLeads(ctx, db.Pool, "acme", []store.LeadImport{lead}); err != nil {
+	if _, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", []store.LeadImport{lead}); err != nil {
 		t.Fatal(err)
 	}
 	lead.Email = "ada@analytical.example"
-	res, err := store.ImportLeads(ctx, db.Pool, "acme", []store.LeadImport{lead})
+	res, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", []store.LeadImport{lead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +84,13 @@ func TestImportLeadsIsAllOrNothing(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	ctx := context.Background()
-	// The second lead violates nothing we check in Go but breaks the
-	// database's identity rule (same external_id twice in one statement).
+	// The second lead repeats the first's external_id (the staging
+	// table's check finds it): the import fails whole, workspace included.
 	leads := []store.LeadImport{
 		{ExternalID: "dup", FirstName: "A", Domain: "a.example"},
 		{ExternalID: "dup", FirstName: "B", Domain: "b.example"},
 	}
-	if _, err := store.ImportLeads(ctx, db.Pool, "acme", leads); err == nil {
+	if _, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", leads); err == nil {
 		t.Fatal("import with a repeated external_id succeeded")
 	}
 	var n int
@@ -109,7 +111,7 @@ func BenchmarkImportLeads100k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := store.ImportLeads(context.Background(), db.Pool, "bench", leads); err != nil {
+		if _, err := enrichtest.ImportLeads(context.Background(), db.Pool, "bench", leads); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -128,14 +130,14 @@ func TestImportLeadsWithoutExternalIDMergesDuplicates(t *testing.T) {
 		{FirstName: "Ada", LastName: "King", Domain: "analytical.example", Email: "ada@analytical.example"}, // same address
 		{FirstName: "grace", LastName: "HOPPER", Domain: "navy.example"},                                    // same name
 	}
-	res, err := store.ImportLeads(ctx, db.Pool, "acme", file)
+	res, err := enrichtest.ImportLeads(ctx, db.Pool, "acme", file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Inserted != 2 || res.Merged != 2 || res.Queued != 1 {
 		t.Fatalf("first import: %+v, want 2 inserted, 2 duplicates merged, 1 queued", res)
 	}
-	res, err = store.ImportLeads(ctx, db.Pool, "acme", file)
+	res, err = enrichtest.ImportLeads(ctx, db.Pool, "acme", file)
 	if err != nil {
 		t.Fatal(err)
 	}

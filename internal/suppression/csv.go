@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/csvline"
 )
 
 // The suppression CSV, as `suppressions export` writes it and `suppressions
@@ -134,54 +134,16 @@ func (r *Reader) InputOffset() int64 { return r.cr.InputOffset() }
 
 func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 	e := Entry{Line: line}
-	if len(rec) != len(r.cols) {
-		return e, []string{fmt.Sprintf("has %d fields, the header has %d", len(rec), len(r.cols))}
+	f := csvline.Fields{Rec: rec, Cols: r.cols, MaxLen: fieldMaxLen}
+	if m := f.CountMismatch(); m != "" {
+		return e, []string{m}
+	}
+	given, hash, reason, created := f.Get(colAddress), f.Get(colHash), f.Get(colReason), f.Get(colCreated)
+	if len(f.Reasons) > 0 {
+		return e, f.Reasons
 	}
 	var reasons []string
-	get := func(name string) string {
-		i, ok := r.cols[name]
-		if !ok {
-			return ""
-		}
-		v := strings.TrimSpace(rec[i])
-		switch {
-		case strings.ContainsRune(v, 0):
-			reasons = append(reasons, name+" contains a NUL byte")
-		case !utf8.ValidString(v):
-			reasons = append(reasons, name+" is not valid UTF-8")
-		case utf8.RuneCountInString(v) > fieldMaxLen:
-			reasons = append(reasons, fmt.Sprintf("%s is over %d characters", name, fieldMaxLen))
-		default:
-			return v
-		}
-		return ""
-	}
-	given, hash, reason, created := get(colAddress), get(colHash), get(colReason), get(colCreated)
-	if len(reasons) > 0 {
-		return e, reasons
-	}
-	if given != "" {
-		canonical, err := address.Canonical(given)
-		if err != nil {
-			reasons = append(reasons, "email "+err.Error())
-		} else {
-			e.Email, e.SHA256 = canonical, Hash(canonical)
-		}
-	}
-	if hash != "" {
-		h, err := ParseHashHex(hash)
-		switch {
-		case err != nil:
-			reasons = append(reasons, "email_sha256 is "+err.Error())
-		case e.SHA256 != nil && !bytes.Equal(h, e.SHA256):
-			reasons = append(reasons, "email_sha256 is not the SHA-256 of the address (leave it empty to have it computed)")
-		case e.SHA256 == nil && given == "":
-			e.SHA256 = h
-		}
-	}
-	if given == "" && hash == "" {
-		reasons = append(reasons, "no email (and no email_sha256)")
-	}
+	e.Email, e.SHA256, reasons = identity(given, hash)
 	e.Reason = ReasonImported
 	if reason != "" {
 		if !reasonPattern.MatchString(reason) {
@@ -197,6 +159,35 @@ func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 		e.CreatedAt = t
 	}
 	return e, reasons
+}
+
+// identity is who a line suppresses: the canonical address given and its
+// hash, or only a hash (an export of a forgotten person); a hash beside an
+// address must be that address's.
+func identity(given, hash string) (email string, sha []byte, reasons []string) {
+	if given != "" {
+		canonical, err := address.Canonical(given)
+		if err != nil {
+			reasons = append(reasons, "email "+err.Error())
+		} else {
+			email, sha = canonical, Hash(canonical)
+		}
+	}
+	if hash != "" {
+		h, err := ParseHashHex(hash)
+		switch {
+		case err != nil:
+			reasons = append(reasons, "email_sha256 is "+err.Error())
+		case sha != nil && !bytes.Equal(h, sha):
+			reasons = append(reasons, "email_sha256 is not the SHA-256 of the address (leave it empty to have it computed)")
+		case sha == nil && given == "":
+			sha = h
+		}
+	}
+	if given == "" && hash == "" {
+		reasons = append(reasons, "no email (and no email_sha256)")
+	}
+	return email, sha, reasons
 }
 
 func csvError(err error) error {

@@ -8,13 +8,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -52,12 +52,22 @@ type Result struct {
 	Err        error
 }
 
+// CleanStop is a tick's error once its work returned: a tick its context
+// stopped (SIGTERM) between two units of work has recorded what it did, so
+// context.Canceled is a clean stop (nil, exit 0), not a failure.
+func CleanStop(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
 // Start records a tick's start. The row's finished_at stays NULL until
 // Finish, so a crashed tick is visible as one that never finished.
 func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
-	started, err := sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: id, Host: host, Pid: int32(os.Getpid())})
+	started, err := store.TickRunStart(ctx, db, kind, id, host, os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("recording %s tick start: %w", kind, err)
 	}
@@ -83,10 +93,7 @@ func (r *Run) Finish(ctx context.Context, res Result) error {
 		s := redact.Stored(res.Err.Error())
 		errText = &s
 	}
-	exit := int32(res.ExitStatus)
-	err = sqlcdb.New(r.db).TickFinish(ctx, sqlcdb.TickFinishParams{
-		TickID: r.ID, Claimed: int32(res.Claimed), Counts: cj, ExitStatus: &exit, Error: errText,
-	})
+	err = store.TickRunFinish(ctx, r.db, r.ID, store.TickRunEnd{Claimed: res.Claimed, Counts: cj, ExitStatus: res.ExitStatus, Error: errText})
 	if err != nil {
 		return fmt.Errorf("recording %s tick finish: %w", r.Kind, err)
 	}

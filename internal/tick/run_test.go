@@ -3,6 +3,7 @@ package tick_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -42,5 +43,23 @@ func TestRunRecordsStartAndFinishEvenAfterCancel(t *testing.T) {
 	}
 	if claimed != 7 || exit != 1 || enriched != 5 || msg != "db went away" {
 		t.Fatalf("recorded claimed=%d exit=%d enriched=%d error=%q", claimed, exit, enriched, msg)
+	}
+}
+
+func TestCleanStop(t *testing.T) {
+	t.Parallel()
+	other := errors.New("connection refused")
+	for _, tc := range []struct {
+		err, want error
+	}{
+		{nil, nil},
+		{context.Canceled, nil},
+		{fmt.Errorf("claiming events: %w", context.Canceled), nil},
+		{context.DeadlineExceeded, context.DeadlineExceeded},
+		{other, other},
+	} {
+		if got := tick.CleanStop(tc.err); got != tc.want {
+			t.Errorf("CleanStop(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -13,12 +13,13 @@ const (
 	Email  Kind = "email"
 	Events Kind = "events"
 	Inbox  Kind = "inbox"
+	Prune  Kind = "prune"
 )
 
 // All lists every kind in the order units are generated and started and
 // reports show them; the database's CHECK constraint allows exactly these
 // (schema test).
-var All = []Kind{Enrich, Email, Events, Inbox}
+var All = []Kind{Enrich, Email, Events, Inbox, Prune}
 
 // Args are the rindactl arguments that run one tick of the kind.
 func (k Kind) Args() []string {
@@ -31,10 +32,13 @@ func (k Kind) Args() []string {
 		return []string{"events", "deliver"}
 	case Inbox:
 		return []string{"inbox", "tick"}
+	case Prune:
+		return []string{"prune"}
 	}
 	panic(fmt.Sprintf("tickkind: unknown tick kind %q", string(k)))
 }
 
 // Background reports whether the kind yields CPU to the others: enrichment
-// must never slow the email ticks down (the incident's starvation).
-func (k Kind) Background() bool { return k == Enrich }
+// must never slow the email ticks down (the incident's starvation), and
+// neither must deleting old history.
+func (k Kind) Background() bool { return k == Enrich || k == Prune }

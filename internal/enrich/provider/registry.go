@@ -34,6 +34,18 @@ func Lookup(name string) (providerspec.Descriptor, bool) {
 	return providerspec.Descriptor{}, false
 }
 
+// DefaultLimits are the documented bucket and price of each named
+// provider, from its descriptor, for guard.ConfigFromEnv; an unknown name
+// gets no bucket and no price.
+func DefaultLimits(names ...string) map[string]providerspec.Limits {
+	out := make(map[string]providerspec.Limits, len(names))
+	for _, name := range names {
+		d, _ := Lookup(name)
+		out[name] = d.Limits
+	}
+	return out
+}
+
 // Finders lists the known finder names.
 func Finders() []string { return names(providerspec.Finder) }
 

@@ -120,35 +120,36 @@ func (s *Raw) session(c net.Conn) {
 			return
 		}
 		tag, cmd, args := splitCommand(strings.TrimRight(line, "\r\n"))
-		ok := true
-		switch cmd {
-		case "CAPABILITY":
-			ok = send("* CAPABILITY IMAP4rev1 AUTH=PLAIN") && send("%s OK done", tag)
-		case "NOOP":
-			ok = send("%s OK done", tag)
-		case "LOGIN":
-			if f := strings.Fields(args); len(f) == 2 && unquote(f[1]) == s.opts.Password {
-				ok = send("%s OK [CAPABILITY IMAP4rev1] logged in", tag)
-			} else {
-				ok = send("%s NO [AUTHENTICATIONFAILED] invalid credentials", tag)
-			}
-		case "SELECT", "EXAMINE":
-			ok = send("* %d EXISTS", len(s.opts.Messages)) && send("* OK [UIDVALIDITY %d] ok", s.opts.UIDValidity) &&
-				send("* OK [UIDNEXT %d] ok", len(s.opts.Messages)+1) && send("* FLAGS (\\Seen)") &&
-				send("%s OK [READ-ONLY] done", tag)
-		case "UID":
-			ok = s.uid(tag, args, w, send)
-		case "LOGOUT":
-			send("* BYE bye")
-			send("%s OK done", tag)
-			return
-		default:
-			ok = send("%s BAD unknown command", tag)
-		}
-		if !ok {
+		if !s.command(tag, cmd, args, w, send) {
 			return
 		}
 	}
+}
+
+// command answers one tagged command; false ends the session.
+func (s *Raw) command(tag, cmd, args string, w *bufio.Writer, send func(string, ...any) bool) bool {
+	switch cmd {
+	case "CAPABILITY":
+		return send("* CAPABILITY IMAP4rev1 AUTH=PLAIN") && send("%s OK done", tag)
+	case "NOOP":
+		return send("%s OK done", tag)
+	case "LOGIN":
+		if f := strings.Fields(args); len(f) == 2 && unquote(f[1]) == s.opts.Password {
+			return send("%s OK [CAPABILITY IMAP4rev1] logged in", tag)
+		}
+		return send("%s NO [AUTHENTICATIONFAILED] invalid credentials", tag)
+	case "SELECT", "EXAMINE":
+		return send("* %d EXISTS", len(s.opts.Messages)) && send("* OK [UIDVALIDITY %d] ok", s.opts.UIDValidity) &&
+			send("* OK [UIDNEXT %d] ok", len(s.opts.Messages)+1) && send("* FLAGS (\\Seen)") &&
+			send("%s OK [READ-ONLY] done", tag)
+	case "UID":
+		return s.uid(tag, args, w, send)
+	case "LOGOUT":
+		send("* BYE bye")
+		send("%s OK done", tag)
+		return false
+	}
+	return send("%s BAD unknown command", tag)
 }
 
 // uid answers UID SEARCH (every UID) and UID FETCH (the whole message as
@@ -164,33 +165,48 @@ func (s *Raw) uid(tag, args string, w *bufio.Writer, send func(string, ...any) b
 		}
 		return send("%s", b.String()) && send("%s OK done", tag)
 	case "FETCH":
-		first := s.fetches.Add(1) == 1
 		set, _, _ := strings.Cut(rest, " ")
-		for i, uid := range uidsIn(set, len(s.opts.Messages)) {
-			msg := s.opts.Messages[uid-1]
-			fmt.Fprintf(w, "* %d FETCH (UID %d BODY[]<0> {%d}\r\n", uid, uid, len(msg))
-			if first && i == 0 && s.opts.FetchStall > 0 {
-				half := len(msg) / 2
-				w.Write(msg[:half])
-				if w.Flush() != nil {
-					return false
-				}
-				s.stalledOnce.Do(func() { close(s.stalled) })
-				select {
-				case <-time.After(s.opts.FetchStall):
-				case <-s.quit:
-					return false
-				}
-				msg = msg[half:]
-			}
-			w.Write(msg)
-			if !send(")") {
-				return false
-			}
-		}
-		return send("%s OK done", tag)
+		return s.fetch(tag, set, w, send)
 	}
 	return send("%s BAD unknown UID command", tag)
+}
+
+// fetch sends the messages of set whole; the first FETCH of the server's
+// life stalls half way through its first message for FetchStall.
+func (s *Raw) fetch(tag, set string, w *bufio.Writer, send func(string, ...any) bool) bool {
+	first := s.fetches.Add(1) == 1
+	for i, uid := range uidsIn(set, len(s.opts.Messages)) {
+		msg := s.opts.Messages[uid-1]
+		fmt.Fprintf(w, "* %d FETCH (UID %d BODY[]<0> {%d}\r\n", uid, uid, len(msg))
+		if first && i == 0 && s.opts.FetchStall > 0 {
+			half := len(msg) / 2
+			if !s.stall(w, msg[:half]) {
+				return false
+			}
+			msg = msg[half:]
+		}
+		w.Write(msg)
+		if !send(")") {
+			return false
+		}
+	}
+	return send("%s OK done", tag)
+}
+
+// stall sends part and then nothing for FetchStall; false when the
+// client went away or the server closed.
+func (s *Raw) stall(w *bufio.Writer, part []byte) bool {
+	w.Write(part)
+	if w.Flush() != nil {
+		return false
+	}
+	s.stalledOnce.Do(func() { close(s.stalled) })
+	select {
+	case <-time.After(s.opts.FetchStall):
+		return true
+	case <-s.quit:
+		return false
+	}
 }
 
 func splitCommand(line string) (tag, cmd, args string) {

@@ -293,114 +293,120 @@ func (s *Raw) session(c net.Conn) {
 	if !s.write(c, greeting) || !strings.HasPrefix(greeting, "2") {
 		return
 	}
-	r := bufio.NewReader(c)
-	var from string
-	var to []string
+	rs := &rawSession{Raw: s, c: c, r: bufio.NewReader(c)}
 	for {
-		line, err := r.ReadString('\n')
+		line, err := rs.r.ReadString('\n')
 		if err != nil {
 			return
 		}
-		line = strings.TrimRight(line, "\r\n")
-		verb, arg, _ := strings.Cut(line, " ")
-		switch strings.ToUpper(verb) {
-		case "EHLO", "HELO":
-			s.mu.Lock()
-			s.helos = append(s.helos, arg)
-			s.mu.Unlock()
-			if s.opts.RequireFQDN && !qualifiedName(arg) {
-				if !s.write(c, "504 5.5.2 <"+arg+">: Helo command rejected: need fully-qualified hostname") {
-					return
-				}
-				continue
-			}
-			caps := []string{"250-raw.smtptest", "250-8BITMIME", "250-AUTH PLAIN LOGIN"}
-			if s.opts.Enhanced {
-				caps = append(caps, "250-ENHANCEDSTATUSCODES")
-			}
-			caps = append(caps, "250 PIPELINING")
-			if !s.answer(c, StageEHLO, strings.Join(caps, "\r\n")) {
-				return
-			}
-		case "AUTH":
-			s.mu.Lock()
-			s.auths++
-			s.mu.Unlock()
-			ok := "235 2.7.0 Authentication successful"
-			if s.opts.AuthEcho {
-				ok = authEcho(arg)
-			}
-			if !s.answer(c, StageAuth, ok) {
-				return
-			}
-		case "MAIL":
-			from, to = addrArg(arg), nil
-			if !s.answer(c, StageMail, "250 2.1.0 Ok") {
-				return
-			}
-		case "RCPT":
-			to = append(to, addrArg(arg))
-			if !s.answer(c, StageRcpt, "250 2.1.5 Ok") {
-				return
-			}
-		case "DATA":
-			if !s.write(c, "354 End data with <CR><LF>.<CR><LF>") {
-				return
-			}
-			data, err := readDotted(r)
-			if err != nil {
-				return
-			}
-			msg := Message{From: from, To: to, Data: data}
-			if parsed, err := mail.ReadMessage(bytes.NewReader(data)); err == nil {
-				msg.Header = parsed.Header
-			}
-			s.mu.Lock()
-			s.received = append(s.received, msg)
-			index := len(s.received) - 1
-			s.mu.Unlock()
-			switch s.opts.AfterDot {
-			case AfterDotDrop:
-				return
-			case AfterDotHang:
-				s.hang()
-				return
-			}
-			if s.opts.Flood != nil && s.opts.Flood.Stage == StageData {
-				s.mu.Lock()
-				s.refused[index] = true
-				s.mu.Unlock()
-				if !s.flood(c) {
-					return
-				}
-				continue
-			}
-			answer, scripted := s.opts.Replies[StageData]
-			if !scripted {
-				answer = "250 2.0.0 Ok: queued as " + strconv.Itoa(len(data))
-			}
-			s.mu.Lock()
-			if strings.HasPrefix(answer, "2") {
-				s.accepted++
-			} else {
-				s.refused[index] = true
-			}
-			s.mu.Unlock()
-			if !s.write(c, answer) {
-				return
-			}
-		case "RSET", "NOOP":
-			if !s.write(c, "250 2.0.0 Ok") {
-				return
-			}
-		case "QUIT":
-			s.write(c, "221 2.0.0 Bye")
+		verb, arg, _ := strings.Cut(strings.TrimRight(line, "\r\n"), " ")
+		if !rs.command(verb, arg) {
 			return
-		default:
-			if !s.write(c, fmt.Sprintf("502 5.5.2 %s not implemented", verb)) {
-				return
-			}
 		}
+	}
+}
+
+// rawSession is one client's connection to a Raw server: the envelope of
+// the message under way.
+type rawSession struct {
+	*Raw
+	c    net.Conn
+	r    *bufio.Reader
+	from string
+	to   []string
+}
+
+// command answers one command line; false ends the session.
+func (rs *rawSession) command(verb, arg string) bool {
+	switch strings.ToUpper(verb) {
+	case "EHLO", "HELO":
+		return rs.helo(arg)
+	case "AUTH":
+		rs.mu.Lock()
+		rs.auths++
+		rs.mu.Unlock()
+		ok := "235 2.7.0 Authentication successful"
+		if rs.opts.AuthEcho {
+			ok = authEcho(arg)
+		}
+		return rs.answer(rs.c, StageAuth, ok)
+	case "MAIL":
+		rs.from, rs.to = addrArg(arg), nil
+		return rs.answer(rs.c, StageMail, "250 2.1.0 Ok")
+	case "RCPT":
+		rs.to = append(rs.to, addrArg(arg))
+		return rs.answer(rs.c, StageRcpt, "250 2.1.5 Ok")
+	case "DATA":
+		return rs.data()
+	case "RSET", "NOOP":
+		return rs.write(rs.c, "250 2.0.0 Ok")
+	case "QUIT":
+		rs.write(rs.c, "221 2.0.0 Bye")
+		return false
+	}
+	return rs.write(rs.c, fmt.Sprintf("502 5.5.2 %s not implemented", verb))
+}
+
+func (rs *rawSession) helo(name string) bool {
+	rs.mu.Lock()
+	rs.helos = append(rs.helos, name)
+	rs.mu.Unlock()
+	if rs.opts.RequireFQDN && !qualifiedName(name) {
+		return rs.write(rs.c, "504 5.5.2 <"+name+">: Helo command rejected: need fully-qualified hostname")
+	}
+	caps := []string{"250-raw.smtptest", "250-8BITMIME", "250-AUTH PLAIN LOGIN"}
+	if rs.opts.Enhanced {
+		caps = append(caps, "250-ENHANCEDSTATUSCODES")
+	}
+	caps = append(caps, "250 PIPELINING")
+	return rs.answer(rs.c, StageEHLO, strings.Join(caps, "\r\n"))
+}
+
+// data takes a message up to its final dot, keeps it, and does what the
+// script says after the dot.
+func (rs *rawSession) data() bool {
+	if !rs.write(rs.c, "354 End data with <CR><LF>.<CR><LF>") {
+		return false
+	}
+	data, err := readDotted(rs.r)
+	if err != nil {
+		return false
+	}
+	msg := Message{From: rs.from, To: rs.to, Data: data}
+	if parsed, err := mail.ReadMessage(bytes.NewReader(data)); err == nil {
+		msg.Header = parsed.Header
+	}
+	rs.mu.Lock()
+	rs.received = append(rs.received, msg)
+	index := len(rs.received) - 1
+	rs.mu.Unlock()
+	switch {
+	case rs.opts.AfterDot == AfterDotDrop:
+		return false
+	case rs.opts.AfterDot == AfterDotHang:
+		rs.hang()
+		return false
+	case rs.opts.Flood != nil && rs.opts.Flood.Stage == StageData:
+		rs.settle(index, "flood")
+		return rs.flood(rs.c)
+	}
+	answer, scripted := rs.opts.Replies[StageData]
+	if !scripted {
+		answer = "250 2.0.0 Ok: queued as " + strconv.Itoa(len(data))
+	}
+	rs.settle(index, answer)
+	return rs.write(rs.c, answer)
+}
+
+// settle counts received message index as accepted (a 2xx answer) or
+// refused (anything else).
+func (s *Raw) settle(index int, answer string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if strings.HasPrefix(answer, "2") {
+		s.accepted++
+	} else {
+		s.refused[index] = true
 	}
 }
 

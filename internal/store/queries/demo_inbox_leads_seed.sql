@@ -3,5 +3,5 @@
 -- address, in one workspace.
 INSERT INTO leads (workspace_id, first_name, company, email)
 SELECT w.id, 'Lead' || g, 'Company' || g, 'lead' || g || '@customer.example'
-FROM workspaces w, generate_series(1, $1::int) g
-WHERE w.name = $2;
+FROM workspaces w, generate_series(1, sqlc.arg(leads)::int) g
+WHERE w.name = sqlc.arg(workspace);

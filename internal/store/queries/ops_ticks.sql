@@ -16,7 +16,7 @@ SELECT k.kind::text AS kind,
         WHERE r.kind = k.kind AND r.started_at > sqlc.arg(now)::timestamptz - interval '24 hours'
           AND r.started_at <= sqlc.arg(now)::timestamptz
           AND r.exit_status <> 0) AS failures_24h
-FROM unnest(ARRAY['enrich', 'email', 'events', 'inbox']) AS k(kind)
+FROM unnest(ARRAY['enrich', 'email', 'events', 'inbox', 'prune']) AS k(kind)
 LEFT JOIN tick_runs s ON s.id = (
     SELECT r.id FROM tick_runs r WHERE r.kind = k.kind AND r.started_at <= sqlc.arg(now)::timestamptz
     ORDER BY r.started_at DESC LIMIT 1)

@@ -16,12 +16,12 @@ FROM generate_series(1, $2::int) g
 `
 
 type BenchLeadsDueParams struct {
-	Column1 int64
-	Column2 int32
+	WorkspaceID int64
+	N           int32
 }
 
 // The claim benchmark's leads, spread over 1000 companies.
 func (q *Queries) BenchLeadsDue(ctx context.Context, arg BenchLeadsDueParams) error {
-	_, err := q.db.Exec(ctx, benchLeadsDue, arg.Column1, arg.Column2)
+	_, err := q.db.Exec(ctx, benchLeadsDue, arg.WorkspaceID, arg.N)
 	return err
 }

@@ -17,8 +17,8 @@ FROM workspaces w, generate_series(1, $1::int) g
 WHERE w.name = 'bench'
 `
 
-// The email benchmark's $1 leads with an address, in workspace bench.
-func (q *Queries) BenchLeadsWithEmail(ctx context.Context, dollar_1 int32) error {
-	_, err := q.db.Exec(ctx, benchLeadsWithEmail, dollar_1)
+// The email benchmark's n leads with an address, in workspace bench.
+func (q *Queries) BenchLeadsWithEmail(ctx context.Context, n int32) error {
+	_, err := q.db.Exec(ctx, benchLeadsWithEmail, n)
 	return err
 }

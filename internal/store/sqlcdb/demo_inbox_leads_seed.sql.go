@@ -17,13 +17,13 @@ WHERE w.name = $2
 `
 
 type DemoInboxLeadsSeedParams struct {
-	Column1 int32
-	Name    string
+	Leads     int32
+	Workspace string
 }
 
 // Seeds the demo's inbox act with a number of leads that have an
 // address, in one workspace.
 func (q *Queries) DemoInboxLeadsSeed(ctx context.Context, arg DemoInboxLeadsSeedParams) error {
-	_, err := q.db.Exec(ctx, demoInboxLeadsSeed, arg.Column1, arg.Name)
+	_, err := q.db.Exec(ctx, demoInboxLeadsSeed, arg.Leads, arg.Workspace)
 	return err
 }

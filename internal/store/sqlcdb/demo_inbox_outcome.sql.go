@@ -10,14 +10,14 @@ import (
 )
 
 const demoInboxOutcome = `-- name: DemoInboxOutcome :one
-SELECT (SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $1) AS reply_status,
-       (SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $2) AS bounce_status,
-       EXISTS (SELECT 1 FROM suppressions WHERE email_sha256 = address_sha256($2)) AS suppressed
+SELECT (SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $1::text) AS reply_status,
+       (SELECT e.status FROM enrollments e JOIN leads l ON l.id = e.lead_id WHERE l.email = $2::text) AS bounce_status,
+       EXISTS (SELECT 1 FROM suppressions WHERE email_sha256 = address_sha256($2::text)) AS suppressed
 `
 
 type DemoInboxOutcomeParams struct {
-	Email   *string
-	Email_2 *string
+	ReplyEmail  string
+	BounceEmail string
 }
 
 type DemoInboxOutcomeRow struct {
@@ -28,7 +28,7 @@ type DemoInboxOutcomeRow struct {
 
 // What the inbox tick made of a reply and a bounce, by lead address.
 func (q *Queries) DemoInboxOutcome(ctx context.Context, arg DemoInboxOutcomeParams) (DemoInboxOutcomeRow, error) {
-	row := q.db.QueryRow(ctx, demoInboxOutcome, arg.Email, arg.Email_2)
+	row := q.db.QueryRow(ctx, demoInboxOutcome, arg.ReplyEmail, arg.BounceEmail)
 	var i DemoInboxOutcomeRow
 	err := row.Scan(&i.ReplyStatus, &i.BounceStatus, &i.Suppressed)
 	return i, err

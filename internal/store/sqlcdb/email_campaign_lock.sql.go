@@ -10,14 +10,16 @@ import (
 )
 
 const emailCampaignLock = `-- name: EmailCampaignLock :exec
-SELECT pg_advisory_xact_lock(7042005, id::int)
+SELECT pg_advisory_xact_lock(7042005, hashint8(id))
 FROM unnest($1::bigint[]) AS id
 ORDER BY id
 `
 
 // Serialises binding changes per campaign (enroll, rebinding after a pause)
 // with transaction advisory locks, taken in id order. Row locks on campaigns
-// would need UPDATE on campaigns, which the tick role does not have.
+// would need UPDATE on campaigns, which the tick role does not have. The
+// lock's second key is an int, the id a bigint: hashint8 folds it (two
+// campaigns sharing a key only wait for each other).
 func (q *Queries) EmailCampaignLock(ctx context.Context, dollar_1 []int64) error {
 	_, err := q.db.Exec(ctx, emailCampaignLock, dollar_1)
 	return err

@@ -97,41 +97,16 @@ func parse(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Finding,
 	var a answer
 	decodeErr := c.DecodeJSON(resp, &a)
 	msg := c.Text(a.message())
-	status := resp.Status
-	if status == http.StatusOK && decodeErr == nil && len(a.Errors) > 0 && a.Data == nil {
-		// A 200 with an error inside: classify by the code the error names.
-		status = a.Errors[0].Code
-	}
-	switch {
+	switch status := a.status(resp.Status, decodeErr == nil); {
 	case status == http.StatusOK:
 		if decodeErr != nil {
 			return enrich.Finding{}, decodeErr
 		}
-		if a.Data == nil {
-			return enrich.Finding{}, c.Error(enrich.KindUnavailable, resp, "answer has neither data nor errors", nil)
-		}
-		if a.Data.Email == nil || strings.TrimSpace(*a.Data.Email) == "" {
-			return enrich.Finding{}, nil
-		}
-		email := strings.TrimSpace(*a.Data.Email)
-		if !providerhttp.PlausibleEmail(email) {
-			return enrich.Finding{}, c.Error(enrich.KindUnavailable, resp, "answer's email is not an address", nil)
-		}
-		f := enrich.Finding{Email: email, Found: true}
-		if a.Data.Score != nil {
-			f.Score = min(max(*a.Data.Score, 0), 100)
-		}
-		return f, nil
+		return a.finding(c, resp)
 	case status == http.StatusTooManyRequests:
-		if msg == "" {
-			msg = "usage limit of the billing period reached"
-		}
-		return enrich.Finding{}, c.Error(enrich.KindQuota, resp, msg, nil)
+		return enrich.Finding{}, c.Error(enrich.KindQuota, resp, or(msg, "usage limit of the billing period reached"), nil)
 	case status == http.StatusForbidden:
-		if msg == "" {
-			msg = "rate limit reached"
-		}
-		return enrich.Finding{}, c.RateLimited(resp, msg)
+		return enrich.Finding{}, c.RateLimited(resp, or(msg, "rate limit reached"))
 	case status == http.StatusUnauthorized:
 		return enrich.Finding{}, c.Error(enrich.KindAuth, resp, join(msg, "check "+providerhttp.KeyEnv(Name)), nil)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
@@ -148,6 +123,44 @@ func parse(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Finding,
 		return enrich.Finding{}, decodeErr
 	}
 	return enrich.Finding{}, c.Unexpected(resp, msg)
+}
+
+// status is the HTTP status an answer is classified by: the response's,
+// except that a decoded 200 carrying only errors counts as the code its
+// first error names.
+func (a *answer) status(httpStatus int, decoded bool) int {
+	if httpStatus == http.StatusOK && decoded && len(a.Errors) > 0 && a.Data == nil {
+		return a.Errors[0].Code
+	}
+	return httpStatus
+}
+
+// finding is what a decoded 200 says: an address (with its score, 0 to
+// 100), a clean miss, or an answer that is not one.
+func (a *answer) finding(c *providerhttp.Client, resp *providerhttp.Response) (enrich.Finding, error) {
+	if a.Data == nil {
+		return enrich.Finding{}, c.Error(enrich.KindUnavailable, resp, "answer has neither data nor errors", nil)
+	}
+	if a.Data.Email == nil || strings.TrimSpace(*a.Data.Email) == "" {
+		return enrich.Finding{}, nil
+	}
+	email := strings.TrimSpace(*a.Data.Email)
+	if !providerhttp.PlausibleEmail(email) {
+		return enrich.Finding{}, c.Error(enrich.KindUnavailable, resp, "answer's email is not an address", nil)
+	}
+	f := enrich.Finding{Email: email, Found: true}
+	if a.Data.Score != nil {
+		f.Score = min(max(*a.Data.Score, 0), 100)
+	}
+	return f, nil
+}
+
+// or is msg, or def when Hunter said nothing.
+func or(msg, def string) string {
+	if msg == "" {
+		return def
+	}
+	return msg
 }
 
 func join(a, b string) string {

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/rindactl/rindactl/internal/retryafter"
+
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/redact"
 )
@@ -39,7 +41,7 @@ func (c *Client) RetryAfter(resp *Response) (d time.Duration, ok bool) {
 	if resp == nil || resp.Header == nil {
 		return 0, false
 	}
-	return enrich.ParseRetryAfter(resp.Header.Get("Retry-After"), c.cfg.Now())
+	return retryafter.Parse(resp.Header.Get("Retry-After"), c.cfg.Now())
 }
 
 // Unexpected classifies what no adapter rule covers: 401 is a rejected key,

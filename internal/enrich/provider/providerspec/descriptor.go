@@ -2,8 +2,9 @@
 // Descriptor: the adapter's constructor, the guard's default bucket and
 // price, and the stand-in that speaks its wire format. Each adapter package
 // (hunter, findymail, millionverifier) exports its Descriptor; the registry
-// (package provider), the guard's defaults and providertest read it, so
-// adding a provider touches one package plus one line in the registry.
+// (package provider, whose DefaultLimits the enrich tick gives the guard)
+// and providertest read it, so adding a provider touches one package plus
+// one line in the registry.
 // This package imports no adapter, so the adapters and the guard can both
 // depend on it.
 package providerspec

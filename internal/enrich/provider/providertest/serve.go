@@ -82,9 +82,44 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	l := wr.Read(r)
 	req := Request{At: time.Now(), Provider: s.provider, Key: l.Key, FirstName: l.FirstName, LastName: l.LastName, Domain: l.Domain, Email: l.Email}
 
+	mode, held := s.record(r, req)
+	if held {
+		return
+	}
+	if s.serveBroken(w, r, mode.mode) {
+		return
+	}
+	switch {
+	case req.Key == "" || (mode.keys != nil && !mode.keys[req.Key]):
+		wr.Unauthorized(w, l)
+	case mode.mode == ModeQuotaExhausted || mode.mode == ModeQuota429:
+		wr.Quota(w, l, mode.mode == ModeQuota429)
+	case mode.mode == ModeRateLimited:
+		wr.RateLimited(w, mode.retryAfter)
+	case wr.Invalid(w, l):
+	case s.Credits(l.Key) <= 0 || !s.serveWithinQuota():
+		wr.Quota(w, l, false)
+	default:
+		wr.Answer(w, l, directory{s, l.Key})
+	}
+}
+
+// serving is what a request is answered by: the server's mode and keys
+// when it arrived.
+type serving struct {
+	mode       Mode
+	retryAfter string
+	keys       map[string]bool
+}
+
+// record counts the request and waits as the server is told to: its
+// latency (and a slow mode's delay), or past HoldAfter until the client
+// gives up (held: nothing more is answered).
+func (s *Server) record(r *http.Request, req Request) (serving, bool) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
-	mode, retryAfter, latency, slowDelay, keys := s.mode, s.retryAfter, s.latency, s.slowDelay, s.keys
+	mode := serving{s.mode, s.retryAfter, s.keys}
+	latency, slowDelay := s.latency, s.slowDelay
 	hold := s.holdAfter >= 0 && len(s.requests) > s.holdAfter
 	if hold {
 		s.held++
@@ -93,54 +128,39 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if hold {
 		s.wait(r.Context(), holdLimit)
 		s.locked(func() { s.held-- })
-		return
+		return mode, true
 	}
-
 	s.wait(r.Context(), latency)
+	if mode.mode == ModeSlow {
+		s.wait(r.Context(), slowDelay)
+	}
+	return mode, false
+}
+
+// serveBroken answers as a broken provider or the network in front of it
+// does in mode, whatever the request: a gateway error, a cut or huge body,
+// a redirect. false: mode is not one of those.
+func (s *Server) serveBroken(w http.ResponseWriter, r *http.Request, mode Mode) bool {
 	switch mode {
 	case ModeServerError:
 		writeHTML(w, http.StatusBadGateway, "502 Bad Gateway")
-		return
-	case ModeSlow:
-		s.wait(r.Context(), slowDelay)
 	case ModeMalformed:
 		providerspec.WriteRaw(w, http.StatusOK, "application/json", `{"data":{"email":"jo`)
-		return
 	case ModeHugeBody:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = fmt.Fprintf(w, `{"data":{"email":null,"pad":"%s"}}`, strings.Repeat("x", 2<<20))
-		return
 	case ModeTruncated:
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "4096")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"data":{"email":"trunc`))
-		return
 	case ModeRedirect:
 		http.Redirect(w, r, s.elsewhere.URL+r.URL.RequestURI(), http.StatusFound)
-		return
+	default:
+		return false
 	}
-	if req.Key == "" || (keys != nil && !keys[req.Key]) {
-		wr.Unauthorized(w, l)
-		return
-	}
-	switch mode {
-	case ModeQuotaExhausted, ModeQuota429:
-		wr.Quota(w, l, mode == ModeQuota429)
-		return
-	case ModeRateLimited:
-		wr.RateLimited(w, retryAfter)
-		return
-	}
-	if wr.Invalid(w, l) {
-		return
-	}
-	if s.Credits(l.Key) <= 0 || !s.serveWithinQuota() {
-		wr.Quota(w, l, false)
-		return
-	}
-	wr.Answer(w, l, directory{s, l.Key})
+	return true
 }
 
 // serveWithinQuota counts a normal answer, or reports that QuotaAfter's

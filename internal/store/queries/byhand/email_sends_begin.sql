@@ -26,6 +26,9 @@ WITH input AS (
 claimed AS (
     INSERT INTO campaign_recipients (campaign_id, email, enrollment_id)
     SELECT campaign_id, email, enrollment_id FROM input WHERE email <> '' AND step = 1 AND seen_holder = 0
+    -- In key order: two ticks claiming the same addresses (duplicate
+    -- leads) wait for each other in one direction only, never in a cycle.
+    ORDER BY campaign_id, email
     ON CONFLICT (campaign_id, email) DO NOTHING
     RETURNING campaign_id, email, enrollment_id
 ),

@@ -3,9 +3,9 @@
 --   sends:       'sending' rows become 'sent', 'failed' when the server
 --                refused the message (a failed row means: not delivered), or
 --                'delivery_unknown' (with a delivery_unknown event); each
---                adds its metric ($17) to its mailbox's running totals; a
---                hard bounce ($18) gets bounced_at, which the bounce-rate
---                guard counts;
+--                adds its metric ($17) to its mailbox's running totals,
+--                locked in mailbox order; a hard bounce ($18) gets
+--                bounced_at, which the bounce-rate guard counts;
 --   enrollments: outcomes applied to the rows the tick still holds, which are
 --                released; a mailbox of 0 keeps the current one (it may have
 --                been rebound);
@@ -31,6 +31,10 @@ totals AS (
            count(*) FILTER (WHERE metric = 'delivery_unknown')
     FROM metrics
     GROUP BY mailbox_id
+    -- Rows are locked in this order: in mailbox order, two ticks settling
+    -- over the same mailboxes never each hold a row the other waits for
+    -- (a hash aggregate's order deadlocked four ticks at once).
+    ORDER BY mailbox_id
     ON CONFLICT (mailbox_id) DO UPDATE
     SET sent             = t.sent + EXCLUDED.sent,
         failed           = t.failed + EXCLUDED.failed,
@@ -81,6 +85,7 @@ suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
     SELECT u.workspace_id, u.email, u.reason
     FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
+    ORDER BY 1, 2 -- in key order, as the totals: no two ticks wait on each other
     ON CONFLICT (workspace_id, email) DO NOTHING
     RETURNING 1
 )

@@ -6,6 +6,14 @@
 -- Rows updated since $4 (this tick's start) are skipped, so one tick works a
 -- lead at most once even when its backoff is shorter than the tick.
 --
+-- The index is read from $5, the latest due time of the tick's previous
+-- batch (-infinity for its first): every row due before it was claimed by
+-- that batch or held by another tick's claim (SKIP LOCKED), and every
+-- write sets a due time no earlier than itself. Below it lie only the dead
+-- entries claimed rows left behind (a claim moves its row to the lease's
+-- end, a recorded outcome takes it out), which until autovacuum came every
+-- claim walked: the claim's cost grew with the table (issue 30).
+--
 -- The batch is not a parameter: store.claimSQL writes the tick's --batch in
 -- place of "100 /* batch */". With LIMIT $n the prepared statement's generic
 -- plan, which Postgres switches to after five runs, expects a large batch
@@ -19,6 +27,7 @@ WITH due AS (
     WHERE e.status IN ('pending', 'in_progress', 'unreachable')
       AND e.next_attempt_at <= now()
       AND e.updated_at < $4
+      AND e.next_attempt_at >= $5::timestamptz
       AND ($3::bigint IS NULL OR e.workspace_id = $3)
     ORDER BY e.next_attempt_at
     LIMIT 100 /* batch */

@@ -1,0 +1,86 @@
+package prune
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
+	"github.com/rindactl/rindactl/internal/tickkind"
+)
+
+// MaxDurationDefault matches the other ticks: a run on an every-minute
+// schedule ends before the next firing. Scheduled hourly (the default
+// spec), a run gets the hour, and stops as soon as every table is done.
+const MaxDurationDefault = 50 * time.Second
+
+// TickOptions tunes RunTick.
+type TickOptions struct {
+	Keeps       Keeps
+	Batch       int
+	MaxDuration time.Duration
+	DryRun      bool
+	TickID      string
+}
+
+// TickReport is what `rindactl prune` prints.
+type TickReport struct {
+	// TickID is empty for a dry run, which records no tick_runs row.
+	TickID string `json:"tick_id,omitempty"`
+	Report
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// Counts are the rows deleted per table (tables with none left out), as
+// tick_runs and the metrics count them.
+func (r *TickReport) Counts() map[string]int {
+	counts := map[string]int{}
+	for _, t := range r.Tables {
+		if t.Deleted > 0 {
+			counts[string(t.Table)] = int(t.Deleted)
+		}
+	}
+	return counts
+}
+
+// RunTick is one prune tick: a tick_runs row of kind prune (none for a dry
+// run), the keeps counted back from its start on the database's clock, and
+// Run bounded by MaxDuration. Stopped by ctx (SIGTERM) between batches, it
+// records what it did and is not a failure.
+func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
+	tick.Defaults(&opts, TickOptions{MaxDuration: MaxDurationDefault, Batch: BatchDefault, TickID: tick.NewID()})
+	start := time.Now()
+	rep := &TickReport{}
+	var run *tick.Run
+	var now time.Time
+	var err error
+	if opts.DryRun {
+		now, err = store.DBNow(ctx, pool)
+	} else {
+		rep.TickID = opts.TickID
+		if run, err = tick.Start(ctx, pool, tickkind.Prune, opts.TickID); err == nil {
+			now = run.Started
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Report, err = Run(ctx, pool, Options{
+		Keeps: opts.Keeps, Batch: opts.Batch, Now: now, StopAt: start.Add(opts.MaxDuration), DryRun: opts.DryRun,
+	})
+	err = tick.CleanStop(err) // SIGTERM: what was deleted is recorded, the rest waits
+	rep.DurationMS = time.Since(start).Milliseconds()
+	if run == nil {
+		return rep, err
+	}
+	res := tick.Result{Claimed: int(rep.Deleted), Counts: rep.Counts(), Err: err}
+	if err != nil {
+		res.ExitStatus = 1
+	}
+	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
+		err = ferr
+	}
+	return rep, err
+}

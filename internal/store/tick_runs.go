@@ -1,0 +1,34 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
+	"github.com/rindactl/rindactl/internal/tickkind"
+)
+
+// TickRunStart records a tick's start in tick_runs and returns it on the
+// database's clock. finished_at stays NULL until TickRunFinish, so a
+// crashed tick shows as one that never finished.
+func TickRunStart(ctx context.Context, db DBTX, kind tickkind.Kind, tickID, host string, pid int) (time.Time, error) {
+	return sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: tickID, Host: host, Pid: int32(pid)})
+}
+
+// TickRunEnd is what a finished tick records: the rows it claimed, its
+// outcome counts as a JSON object, its exit status and its error (nil:
+// none).
+type TickRunEnd struct {
+	Claimed    int
+	Counts     []byte
+	ExitStatus int
+	Error      *string
+}
+
+// TickRunFinish records the end of tick tickID.
+func TickRunFinish(ctx context.Context, db DBTX, tickID string, end TickRunEnd) error {
+	exit := int32(end.ExitStatus)
+	return sqlcdb.New(db).TickFinish(ctx, sqlcdb.TickFinishParams{
+		TickID: tickID, Claimed: int32(end.Claimed), Counts: end.Counts, ExitStatus: &exit, Error: end.Error,
+	})
+}
