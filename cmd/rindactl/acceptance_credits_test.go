@@ -89,6 +89,43 @@ func TestAcceptanceProvidersRunwayAtAKnownPace(t *testing.T) {
 	}
 }
 
+// Issue 27/24: the enrich tick exports the runway the credits alert
+// pages on, rindactl_provider_runway_seconds{provider,key}: credits left
+// over the last hour's billed pace, as `providers` computes it. Findymail
+// has 600 credits at 120 billed calls an hour: about 5 h. It was not
+// exported (the alert rule fell back to a forecast of the credits gauge).
+func TestAcceptanceEnrichTickExportsTheRunway(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	db, set, env, tickEnv := a.db, a.set, a.env, a.tickEnv
+	importAcceptanceLeads(t, env, "acme", "pace", 1)
+	set.Findymail.SetCredits(providertest.KeyDefault, 600)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO provider_calls (workspace_id, provider, state, cost_usd, outcome, created_at, settled_at)
+		SELECT 1, 'findymail', 'settled', 0.049, 'found', now() - g * interval '30 seconds', now() - g * interval '30 seconds'
+		FROM generate_series(1, 240) g`); err != nil {
+		t.Fatal(err)
+	}
+	metrics := filepath.Join(t.TempDir(), "rindactl_enrich.prom")
+	if res := runCLI(t, tickEnv, "enrich", "tick", "--providers", "findymail", "--metrics-file", metrics); res.code != exitOK {
+		t.Fatalf("tick: exit %d\n%s", res.code, res.stderr)
+	}
+	fam := readMetricsFile(t, metrics)["rindactl_provider_runway_seconds"]
+	if fam == nil || len(fam.GetMetric()) != 1 {
+		t.Fatalf("metrics: rindactl_provider_runway_seconds = %v, want findymail's runway", fam)
+	}
+	m := fam.GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	// The tick's own lead was billed too (600 - 1 credits at ~121/h).
+	const want = 5 * time.Hour
+	got := time.Duration(m.GetGauge().GetValue() * float64(time.Second))
+	if labels["provider"] != "findymail" || labels["key"] != "host" || math.Abs(float64(got-want)) > 0.1*float64(want) {
+		t.Errorf("runway gauge %v = %s, want findymail/host within 10%% of %s", labels, got, want)
+	}
+}
+
 // Issue 24: a credits_low Slack message once per episode. Findymail's
 // account runs low while ticks work at the shipped pace: the first tick
 // that reads the credits alerts; later readings while still low do not;

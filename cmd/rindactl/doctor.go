@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
+	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 // DoctorOptions holds the flags and clients of `rindactl doctor`.
@@ -89,10 +91,13 @@ flag is "off", as for 'schedule print') can start on this host with the
 environment its unit gets: the env file when there is one, else this
 process's environment (Kubernetes, rindactl run). A unit that would fail
 every firing is a problem naming the unit: an enrich unit with no usable
-finder (no RINDA_FINDYMAIL_API_KEY nor RINDA_HUNTER_API_KEY), or an env
-file without DATABASE_URL.
+finder (no RINDA_FINDYMAIL_API_KEY nor RINDA_HUNTER_API_KEY), an email
+unit whose RINDA_UNSUBSCRIBE_BASE_URL is not an absolute https URL (http
+only on a loopback host), or an env file without DATABASE_URL. An email
+unit without RINDA_UNSUBSCRIBE_BASE_URL is a warning: its messages carry
+only the mailto: unsubscribe, no one-click URL.
 
-Exits 0 when everything is fine, 1 with one line per problem on stderr
+Exits 0 when everything is fine (warnings included), 1 with one line per problem on stderr
 (a stale tick is a problem an operator must see), 2 on bad flags.`,
 		Example: `  rindactl doctor
   rindactl doctor --interval 5m   # ticks fire every 5 minutes
@@ -118,11 +123,18 @@ type doctorReport struct {
 	Checks   []string `json:"checks"`
 	Problems []string `json:"problems"`
 	// Notes are worth knowing but not wrong (a tick kind that never ran).
-	Notes     []string        `json:"notes"`
+	Notes []string `json:"notes"`
+	// Warnings are worth fixing but fail nothing (no one-click
+	// unsubscribe URL).
+	Warnings  []string        `json:"warnings"`
 	Providers map[string]bool `json:"providers_configured"`
 	// Units says per tick kind whether its unit can start on this host:
 	// "ok", "off" (not scheduled here) or why it would fail.
 	Units map[string]string `json:"units"`
+	// UnsubscribeBaseURL is RINDA_UNSUBSCRIBE_BASE_URL as the email unit
+	// gets it: "ok", "unset", "off" (no email unit here) or why it is
+	// not usable.
+	UnsubscribeBaseURL string `json:"unsubscribe_base_url"`
 	// EnvFileRead: the units' environment was read from --env-file.
 	EnvFileRead bool `json:"-"`
 }
@@ -139,7 +151,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if err != nil && !errors.Is(err, errEveryTickOff) {
 		return err
 	}
-	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Providers: map[string]bool{}, Units: map[string]string{}}
+	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Warnings: []string{}, Providers: map[string]bool{}, Units: map[string]string{}}
 
 	// ownKeys are the providers some workspace has its own key for: an
 	// enrich tick uses them whatever this host's keys.
@@ -147,9 +159,11 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 
 	unitEnv := checkEnvFileFor(opts, &rep)
 	for _, p := range providerNames {
-		rep.Providers[p] = unitEnv("RINDA_"+p+"_API_KEY") != ""
+		v, _ := unitEnv("RINDA_" + p + "_API_KEY")
+		rep.Providers[p] = v != ""
 	}
 	checkUnits(ticks, unitEnv, ownKeys, opts, &rep)
+	checkUnsubscribeBase(ticks, unitEnv, &rep)
 	rep.OK = len(rep.Problems) == 0
 
 	if err := printDoctor(opts.f.IO, format, rep); err != nil {
@@ -212,6 +226,9 @@ func printDoctor(ios *cliio.IO, format cliio.Format, rep doctorReport) error {
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintln(ios.Out, "info     "+n)
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(ios.Out, "warning  "+w)
 	}
 	for _, p := range providerNames {
 		state := "no key (RINDA_" + p + "_API_KEY unset): enrich ticks on this host skip it"
@@ -306,11 +323,11 @@ func newestError(h store.TickHealth) string {
 // It returns the environment the units get: the file's variables when it
 // was read (crontab and systemd units see nothing else), else this
 // process's.
-func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) string {
+func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) (string, bool) {
 	vars, problems, err := schedule.ReadEnvFile(opts.EnvFile)
-	env := opts.f.Getenv
+	env := opts.f.LookupEnv
 	if err == nil {
-		env = func(k string) string { return vars[k] }
+		env = func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	}
 	rep.EnvFileRead = err == nil
 	switch {
@@ -331,7 +348,7 @@ func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) string
 // checkUnits adds to rep whether the unit of each scheduled tick kind can
 // start on this host with env, the environment the unit gets: a unit that
 // would exit 2 on every firing is a problem.
-func checkUnits(scheduled []schedule.Tick, env func(string) string, ownKeys map[string]bool, opts *DoctorOptions, rep *doctorReport) {
+func checkUnits(scheduled []schedule.Tick, env func(string) (string, bool), ownKeys map[string]bool, opts *DoctorOptions, rep *doctorReport) {
 	for _, kind := range tickkind.All {
 		rep.Units[string(kind)] = "off"
 	}
@@ -351,14 +368,24 @@ func checkUnits(scheduled []schedule.Tick, env func(string) string, ownKeys map[
 	}
 }
 
-// unitCannotStart says why a tick of kind would exit 2 at start with env
-// (and workspaces' own keys for the providers in ownKeys), or "" when it
-// can start.
-func unitCannotStart(kind tickkind.Kind, env func(string) string, ownKeys map[string]bool, fromFile bool) string {
+// unitCannotStart says why a tick of kind would exit 2 at start with
+// lookup's environment (and workspaces' own keys for the providers in
+// ownKeys), or "" when it can start.
+func unitCannotStart(kind tickkind.Kind, lookup func(string) (string, bool), ownKeys map[string]bool, fromFile bool) string {
+	env := func(k string) string { v, _ := lookup(k); return v }
 	if fromFile && env("DATABASE_URL") == "" {
 		return "no DATABASE_URL"
 	}
-	if kind != tickkind.Enrich {
+	switch kind {
+	case tickkind.Email:
+		if raw, ok := lookup(unsubscribe.BaseURLEnv); ok {
+			if _, err := unsubscribe.ParseBaseURL(raw); err != nil {
+				return err.Error()
+			}
+		}
+		return ""
+	case tickkind.Enrich:
+	default:
 		return ""
 	}
 	var finders []enrich.Finder
@@ -379,6 +406,31 @@ func unitCannotStart(kind tickkind.Kind, env func(string) string, ownKeys map[st
 		return err.Error()
 	}
 	return ""
+}
+
+// checkUnsubscribeBase reports RINDA_UNSUBSCRIBE_BASE_URL as the email
+// unit gets it. Unset is a warning: the email tick runs, but its messages
+// carry only the mailto: unsubscribe (Gmail and Yahoo expect the RFC 8058
+// one-click URL from bulk senders). Not usable, checkUnits already made it
+// a problem of the email unit.
+func checkUnsubscribeBase(scheduled []schedule.Tick, lookup func(string) (string, bool), rep *doctorReport) {
+	rep.UnsubscribeBaseURL = "off"
+	if !slices.ContainsFunc(scheduled, func(t schedule.Tick) bool { return t.Kind == tickkind.Email }) {
+		return
+	}
+	raw, ok := lookup(unsubscribe.BaseURLEnv)
+	if !ok {
+		rep.UnsubscribeBaseURL = "unset"
+		rep.Warnings = append(rep.Warnings, unsubscribe.BaseURLEnv+" is not set for the email unit: messages carry only the mailto: unsubscribe (or the campaign's unsubscribe_url), no one-click URL; run 'rindactl unsubscribe serve' and set it to its https address (docs/email.md, \"Unsubscribe\")")
+		return
+	}
+	base, err := unsubscribe.ParseBaseURL(raw)
+	if err != nil {
+		rep.UnsubscribeBaseURL = err.Error()
+		return
+	}
+	rep.UnsubscribeBaseURL = "ok"
+	rep.Checks = append(rep.Checks, "unsubscribe one-click URL "+unsubscribe.URL(base, "TOKEN"))
 }
 
 // checkOwnKeys reports whether the master key on this host opens the

@@ -284,3 +284,69 @@ func TestDoctorJudgesAKindByItsSpec(t *testing.T) {
 		t.Errorf("by the email spec */10 (30 minutes stale, lease 651s): exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// Issue 25: doctor checks RINDA_UNSUBSCRIBE_BASE_URL in the environment
+// the email unit gets. Unset: a warning (exit 0) that messages carry only
+// the mailto: unsubscribe. Set but not an absolute https URL (http only on
+// a loopback host): the email unit would exit 2 on every firing, so a
+// problem naming the fix. Nothing was checked: doctor said ok, then every
+// email tick failed.
+func TestDoctorChecksTheUnsubscribeBaseURL(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	base := "DATABASE_URL=\"postgres://u@h/db\"\nRINDA_HUNTER_API_KEY=hk-test\n"
+	for _, tc := range []struct {
+		name, line string
+		args       []string
+		code       int
+		state      string // the JSON's unsubscribe_base_url
+		stdout     string
+		problem    string
+	}{
+		{name: "unset", code: exitOK, state: "unset",
+			stdout: "warning  RINDA_UNSUBSCRIBE_BASE_URL is not set for the email unit: messages carry only the mailto: unsubscribe"},
+		{name: "https", line: "RINDA_UNSUBSCRIBE_BASE_URL=https://unsubscribe.acme.example/u/\n", code: exitOK, state: "ok",
+			stdout: "ok       unsubscribe one-click URL https://unsubscribe.acme.example/u/TOKEN"},
+		{name: "http on loopback", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://127.0.0.1:8080\n", code: exitOK, state: "ok"},
+		{name: "http elsewhere", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://unsubscribe.acme.example\n", code: exitError,
+			state:   `RINDA_UNSUBSCRIBE_BASE_URL="http://unsubscribe.acme.example": use https (one-click unsubscribe requires it; http is accepted only on a loopback host)`,
+			problem: "rindactl-email unit (email tick) would fail on this host with"},
+		{name: "not absolute", line: "RINDA_UNSUBSCRIBE_BASE_URL=unsubscribe.acme.example\n", code: exitError,
+			state: `RINDA_UNSUBSCRIBE_BASE_URL="unsubscribe.acme.example" is not a URL like https://unsubscribe.example.com`, problem: "is not a URL like https://unsubscribe.example.com"},
+		{name: "set but empty", line: "RINDA_UNSUBSCRIBE_BASE_URL=\n", code: exitError,
+			state: `RINDA_UNSUBSCRIBE_BASE_URL="" is not a URL like https://unsubscribe.example.com`, problem: "is not a URL like"},
+		{name: "a password in it is never shown", line: "RINDA_UNSUBSCRIBE_BASE_URL=https://ops:pw-s3cr3t@unsubscribe.acme.example\n", code: exitError,
+			problem: "use a URL without user, query or fragment"},
+		{name: "email not scheduled here", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://unsubscribe.acme.example\n", args: []string{"--email", "off"}, code: exitOK, state: "off"},
+	} {
+		env := map[string]string{"DATABASE_URL": db.URL}
+		args := append([]string{"--env-file", envFile(t, base+tc.line)}, tc.args...)
+		res := runCLI(t, env, append([]string{"doctor"}, args...)...)
+		if res.code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, res.code, tc.code, res.stdout, res.stderr)
+		}
+		if tc.stdout != "" && !strings.Contains(res.stdout, tc.stdout) {
+			t.Errorf("%s: stdout lacks %q:\n%s", tc.name, tc.stdout, res.stdout)
+		}
+		if tc.problem != "" && (!strings.Contains(res.stderr, "problem  ") || !strings.Contains(res.stderr, tc.problem) || !strings.Contains(res.stderr, "RINDA_UNSUBSCRIBE_BASE_URL")) {
+			t.Errorf("%s: stderr lacks a problem naming RINDA_UNSUBSCRIBE_BASE_URL and %q:\n%s", tc.name, tc.problem, res.stderr)
+		}
+		if strings.Contains(res.stdout+res.stderr, "pw-s3cr3t") {
+			t.Errorf("%s: doctor printed the URL's password", tc.name)
+		}
+		res = runCLI(t, env, append([]string{"doctor", "--output", "json"}, args...)...)
+		var rep struct {
+			Unsubscribe string   `json:"unsubscribe_base_url"`
+			Warnings    []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, res.stdout)
+		}
+		if tc.state != "" && rep.Unsubscribe != tc.state {
+			t.Errorf("%s: unsubscribe_base_url = %q, want %q", tc.name, rep.Unsubscribe, tc.state)
+		}
+		if warned := len(rep.Warnings) > 0; warned != (tc.state == "unset") {
+			t.Errorf("%s: warnings %q", tc.name, rep.Warnings)
+		}
+	}
+}

@@ -37,13 +37,15 @@ over one SMTP connection per mailbox, record every outcome and schedule the
 next step inside the sending window, then exit. Run it every minute from
 cron or a systemd timer; any number may run at once.
 
-A mailbox its provider limits (quota, throttling, failed login) is paused or
-disabled at its first refusal, with a mailbox_paused event: it is not tried
-again this tick, and its unsent step-1 leads move to healthy mailboxes. A
-paused mailbox is a deliberate block, not a failure: the exit code is 0.
-So is a session the server refuses (a 5xx to the greeting, EHLO/HELO,
-STARTTLS or AUTH) or a certificate this host does not trust: the mailbox
-pauses an hour, no lead fails.
+A mailbox its provider limits (quota, throttling) is paused at its first
+refusal, with a mailbox_paused event: it is not tried again this tick, and
+its unsent step-1 leads move to healthy mailboxes. A paused mailbox is a
+deliberate block, not a failure: the exit code is 0. So is a session the
+server refuses (a 5xx to the greeting, EHLO/HELO, STARTTLS, AUTH or MAIL
+FROM: a failed login, a refused sender) or a certificate this host does
+not trust: the mailbox pauses an hour, no lead fails, and the first tick
+after the pause picks up a fixed password or setting. No tick disables a
+mailbox.
 
 The greeting name (EHLO/HELO) is the mailbox's helo from the campaign
 file, else RINDA_SMTP_HELO, else this host's fully qualified name, else an

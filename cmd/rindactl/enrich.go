@@ -263,7 +263,8 @@ func ownKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, cfg *enrich.Ti
 // watchCredits reads the credits of the tick's provider accounts when they
 // are due (at most once per RINDA_CREDITS_REFRESH across all processes),
 // alerts when a runway runs short (credits_low, delivered with the other
-// events right after) and puts the credits in the tick's metrics. It never
+// events right after) and puts the credits and their runway in the
+// tick's metrics. It never
 // fails the tick: a problem is logged and the next tick tries again.
 func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg credits.Config, cfg enrich.TickConfig, m *metrics.Metrics) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*ccfg.ReadTimeout)
@@ -288,5 +289,13 @@ func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg cred
 			key = r.Workspace
 		}
 		m.CreditsRemaining(r.Provider, key, *r.Credits)
+		left, _, ok, err := credits.AccountRunway(ctx, pool, r)
+		if err != nil {
+			f.Logger().Warn("reading the provider's billed pace failed; the next tick tries again", "component", "credits", "provider", r.Provider, "error", err.Error())
+			continue
+		}
+		if ok {
+			m.ProviderRunway(r.Provider, key, left)
+		}
 	}
 }

@@ -123,6 +123,20 @@ func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.L
 	return true, store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, &c.Remaining, reset, "")
 }
 
+// AccountRunway is how long an account's last reading lasts at its
+// billed calls of the last hour (perHour); false with no credits known or
+// nothing billed in the last hour.
+func AccountRunway(ctx context.Context, db store.DBTX, row store.CreditsAccount) (left time.Duration, perHour int64, ok bool, err error) {
+	if row.Credits == nil {
+		return 0, 0, false, nil
+	}
+	if perHour, err = store.CreditsPace(ctx, db, row.Provider, row.WorkspaceID); err != nil {
+		return 0, 0, false, err
+	}
+	left, ok = Runway(*row.Credits, perHour)
+	return left, perHour, ok, nil
+}
+
 // alert compares row's runway with its threshold and marks the account
 // low or not; with no credits known or no billed call in the last hour
 // there is no runway, and the mark stays as it is.
@@ -135,16 +149,9 @@ func alert(ctx context.Context, db store.DBTX, cfg Config, row store.CreditsAcco
 		}
 		return nil
 	}
-	if row.Credits == nil {
-		return nil
-	}
-	perHour, err := store.CreditsPace(ctx, db, row.Provider, row.WorkspaceID)
-	if err != nil {
+	left, perHour, ok, err := AccountRunway(ctx, db, row)
+	if !ok || err != nil {
 		return err
-	}
-	left, ok := Runway(*row.Credits, perHour)
-	if !ok {
-		return nil
 	}
 	low := left < under
 	if low == row.Low {

@@ -239,3 +239,43 @@ func TestEventSender(t *testing.T) {
 		}
 	}
 }
+
+// Issue 25 follow-up: a flood of forged reports flooded Slack, one
+// inbox_suspicious alert per message. Every report keeps its event in the
+// outbox, but only the first of a mailbox in an hour is an alert (posted);
+// another mailbox, or the next hour, has its own.
+func TestInboxSuspiciousAlertsOncePerMailboxAnHour(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	forge := func(mb string, n, reports int) {
+		t.Helper()
+		for r := 0; r < reports; r++ {
+			var names []string
+			for i := 0; i < 10; i++ {
+				names = append(names, fmt.Sprintf("victim%d-%d-%d@example.test", n, r, i))
+			}
+			if err := f.imap.Deliver(mb, dsnReport("mallory@evil.test", mb, reportType, "", names...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	alerts := func() string {
+		return f.str(`SELECT count(*) || ' events, ' || count(*) FILTER (WHERE alert) || ' alerts, '
+			|| count(DISTINCT mailbox_id) FILTER (WHERE alert) || ' mailboxes alerted' FROM events WHERE kind = 'inbox_suspicious'`)
+	}
+	forge("sdr01@acme.test", 1, 20)
+	forge("sdr02@acme.test", 2, 3)
+	if rep := f.tick(TickOptions{}); rep.Outcomes[OutcomeSuspicious] != 23 {
+		t.Fatalf("report %+v, want 23 suspicious messages", rep)
+	}
+	if got := alerts(); got != "23 events, 2 alerts, 2 mailboxes alerted" {
+		t.Errorf("after a flood over two mailboxes: %s, want 23 events, 2 alerts (one per mailbox)", got)
+	}
+	forge("sdr01@acme.test", 3, 5)
+	if rep := f.tick(TickOptions{Now: func() time.Time { return time.Now().Add(time.Hour) }}); rep.Outcomes[OutcomeSuspicious] != 5 {
+		t.Fatalf("an hour later: report %+v, want 5 suspicious messages", rep)
+	}
+	if got := alerts(); got != "28 events, 3 alerts, 2 mailboxes alerted" {
+		t.Errorf("an hour later: %s, want one more alert", got)
+	}
+}

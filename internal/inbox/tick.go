@@ -124,7 +124,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	if err != nil {
 		return nil, err
 	}
-	t := &inboxTick{pool: pool, opts: opts, report: rep, deadline: start.Add(opts.MaxDuration)}
+	t := &inboxTick{pool: pool, opts: opts, report: rep, start: start, deadline: start.Add(opts.MaxDuration)}
 	err = t.run(ctx, run.Started)
 	rep.DurationMS = opts.Now().Sub(start).Milliseconds()
 	res := tick.Result{Claimed: rep.Mailboxes, Counts: rep.Outcomes, Err: err}
@@ -147,10 +147,12 @@ func (o TickOptions) withDefaults() TickOptions {
 }
 
 type inboxTick struct {
-	pool     *pgxpool.Pool
-	opts     TickOptions
-	report   *TickReport
-	deadline time.Time
+	pool   *pgxpool.Pool
+	opts   TickOptions
+	report *TickReport
+	// start is when the tick started (its hour keys the
+	// inbox_suspicious alerts), deadline when it stops reading.
+	start, deadline time.Time
 }
 
 // mailbox is what acting on a mailbox's messages needs to know of it.
@@ -168,7 +170,8 @@ func (t *inboxTick) run(ctx context.Context, started time.Time) error {
 		claimed := t.opts.Now()
 		cp, ok, err := store.ClaimInbox(ctx, t.pool, started, t.opts.Lease, t.opts.TickID)
 		if err != nil {
-			return errors.Join(append(failed, err)...)
+			// A signal here falls between two mailboxes: nothing is half-read.
+			return errors.Join(append(failed, tick.CleanStop(err))...)
 		}
 		if !ok {
 			break
@@ -469,15 +472,21 @@ func (t *inboxTick) bounce(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 	return suppress != "", mark(ctx, tx, sends, enrollment.Bounced, suppress, OutcomeBounced, counts)
 }
 
-// suspicious records the one inbox_suspicious event of a message.
+// suspicious records the one inbox_suspicious event of a message. A
+// flood of forged reports is one Slack alert per mailbox per hour (the
+// hour this tick started in): the first event of the hour is the alert,
+// the others stay in the outbox unposted (`events list` shows them).
 func (t *inboxTick) suspicious(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, uid uint32, f Finding, never int) error {
 	from := eventSender(f.From)
-	reason := fmt.Sprintf("a delivery report from %s names %d addresses %s never mailed; it was ignored", from, never, mb.address)
-	t.opts.Logger.Warn("inbox message ignored as suspicious", "mailbox", mb.address, "uid", uid, "reason", reason, "tick_id", t.opts.TickID)
+	reason := fmt.Sprintf("a delivery report from %s names %d addresses %s never mailed; it was ignored (one alert per mailbox an hour: `rindactl events list` shows every report)", from, never, mb.address)
 	payload := map[string]any{"address": mb.address, "uid": uid, "uid_validity": cp.UIDValidity, "from": from,
 		"recipients": len(f.Recipients), "never_mailed": never, "reason": reason, "tick_id": t.opts.TickID}
+	hour := t.start.Truncate(time.Hour).Unix()
+	episode := fmt.Sprintf("inbox_suspicious:%d:hour:%d", mb.id, hour)
 	key := fmt.Sprintf("inbox_suspicious:%d:%d:%d", mb.id, cp.UIDValidity, uid)
-	return store.InsertEvent(ctx, tx, "inbox_suspicious", mb.workspaceID, mb.id, key, payload)
+	alert, err := store.InsertSuspiciousEvent(ctx, tx, mb.workspaceID, mb.id, episode, key, payload)
+	t.opts.Logger.Warn("inbox message ignored as suspicious", "mailbox", mb.address, "uid", uid, "reason", reason, "alert", alert, "tick_id", t.opts.TickID)
+	return err
 }
 
 // eventSender is a message's sender as an event may show it: the bare

@@ -16,15 +16,9 @@ import (
 
 const deployDir = "../../deploy"
 
-// agreedElsewhere are metric names the alerts and the dashboard use that
-// rindactl does not export yet: the runway gauge agreed with issue 24
-// (credits left over the last hour's billed pace, in seconds); until it
-// is, the credits alert forecasts rindactl_provider_credits_remaining.
-var agreedElsewhere = []string{"rindactl_provider_runway_seconds"}
-
 // exported is every metric name rindactl exports.
 func exported() []string {
-	names := append(metrics.RunGauges(), agreedElsewhere...)
+	names := metrics.RunGauges()
 	for _, owned := range metrics.OwnedBy() {
 		names = append(names, owned...)
 	}

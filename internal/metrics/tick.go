@@ -40,6 +40,7 @@ type Metrics struct {
 	breakersOpen    *prometheus.GaugeVec
 	spend           *prometheus.GaugeVec
 	creditsLeft     *prometheus.GaugeVec
+	runway          *prometheus.GaugeVec
 
 	mu sync.Mutex
 	// counts are this run's additions to the running totals, not yet
@@ -58,6 +59,7 @@ const (
 	lastOutcomesName    = "rindactl_tick_last_outcomes"
 
 	creditsRemainingName = "rindactl_provider_credits_remaining"
+	runwayName           = "rindactl_provider_runway_seconds"
 )
 
 // RunGauges lists the per-run gauge names (docs and the deploy/ checks).
@@ -80,6 +82,8 @@ func NewMetrics() *Metrics {
 		spend:           newGaugeVec("rindactl_workspace_spend_usd", "Provider spend this UTC month, by workspace.", "workspace"),
 		creditsLeft: newGaugeVec(creditsRemainingName,
 			"Credits a provider account has left, as its account endpoint last reported them; key is host (the host's key) or the workspace with its own key.", "provider", "key"),
+		runway: newGaugeVec(runwayName,
+			"How long a provider account's credits last at its billed calls of the last hour (every workspace on that key), as rindactl providers shows it; absent when nothing was billed in the last hour.", "provider", "key"),
 	}
 	m.run.MustRegister(m.lastDuration, m.lastMaxDuration, m.lastSuccess, m.lastOutcomes)
 	return m
@@ -142,6 +146,15 @@ func (m *Metrics) CreditsRemaining(provider, key string, credits int64) {
 	m.creditsLeft.WithLabelValues(provider, key).Set(float64(credits))
 }
 
+// ProviderRunway records how long a provider account's credits last at
+// the last hour's billed pace (credits.Runway); key as CreditsRemaining.
+func (m *Metrics) ProviderRunway(provider, key string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.runway.WithLabelValues(provider, key).Set(d.Seconds())
+}
+
 // EventDelivered counts one Slack post of an event, by result.
 func (m *Metrics) EventDelivered(kind, result string) {
 	m.count(eventsDeliveredTotal, 1, kind, result)
@@ -168,7 +181,7 @@ func (m *Metrics) Refresh(ctx context.Context, db store.DBTX, kind string) error
 		for w, usd := range spend {
 			m.spend.WithLabelValues(w).Set(usd)
 		}
-		if err := registerOnce(m.shared, m.breakersOpen, m.spend, m.creditsLeft); err != nil {
+		if err := registerOnce(m.shared, m.breakersOpen, m.spend, m.creditsLeft, m.runway); err != nil {
 			return err
 		}
 	}

@@ -150,7 +150,7 @@ func (t *totals) Collect(ch chan<- prometheus.Metric) {
 // name: documentation and tests read it, so it stays the one list.
 func OwnedBy() map[tickkind.Kind][]string {
 	out := map[tickkind.Kind][]string{
-		tickkind.Enrich: {"rindactl_breakers_open", "rindactl_workspace_spend_usd", creditsRemainingName},
+		tickkind.Enrich: {"rindactl_breakers_open", "rindactl_workspace_spend_usd", creditsRemainingName, runwayName},
 		tickkind.Email:  {emailMessagesName, mailboxPausedName, emailOverdueName, emailOldestOverdueName},
 	}
 	for _, d := range counterDefs {

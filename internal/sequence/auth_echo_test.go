@@ -12,8 +12,8 @@ import (
 // Issue 25, finding 5: a server whose 535 repeats the password (the AUTH
 // PLAIN blob, the password literal, URL-encoded and JSON-escaped) leaves
 // it nowhere: not in the error Send returns, sends.error,
-// enrollments.last_error, mailboxes.pause_reason, the mailbox_disabled
-// event or the tick's log lines (logged with a plain handler, no safety
+// enrollments.last_error, mailboxes.pause_reason, the mailbox_paused
+// event (its reason carries the reply) or the tick's log lines (logged with a plain handler, no safety
 // net).
 func TestAuthReplyEchoingThePasswordLeavesItNowhere(t *testing.T) {
 	t.Parallel()
@@ -25,8 +25,8 @@ func TestAuthReplyEchoingThePasswordLeavesItNowhere(t *testing.T) {
 	f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return password, true }})
 	var logs strings.Builder
 	rep := f.tick(TickOptions{Logger: jsonLogger(&logs)})
-	if rep.Outcomes[OutcomeMailboxDisabled] != 1 || raw.Auths() == 0 {
-		t.Fatalf("tick = %+v (%d AUTH), want the mailbox disabled by the 535", rep, raw.Auths())
+	if rep.Outcomes[OutcomeMailboxPaused] != 1 || raw.Auths() == 0 {
+		t.Fatalf("tick = %+v (%d AUTH), want the mailbox paused by the 535", rep, raw.Auths())
 	}
 	stored := map[string]string{"logs": logs.String()}
 	for what, sql := range map[string]string{

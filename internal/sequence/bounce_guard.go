@@ -121,7 +121,7 @@ func GuardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now 
 }
 
 func pauseForBounces(ctx context.Context, tx pgx.Tx, mailboxID int64, b store.MailboxBounces, reason string, until time.Time, tickID string) error {
-	if _, _, err := store.PauseMailbox(ctx, tx, mailboxID, &until, reason); err != nil {
+	if _, _, err := store.PauseMailbox(ctx, tx, mailboxID, until, reason); err != nil {
 		return err
 	}
 	rate := 0.0

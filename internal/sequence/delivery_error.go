@@ -31,14 +31,18 @@ const (
 	// DeliveryMailboxThrottled: reputation throttling (421 4.7.0, 4.7.28);
 	// pause the mailbox for hours.
 	DeliveryMailboxThrottled DeliveryKind = "mailbox_throttled"
-	// DeliveryMailboxDisabled: authentication failed (535 5.7.8) or the
-	// server refuses the sender; an operator must fix the mailbox.
-	DeliveryMailboxDisabled DeliveryKind = "mailbox_disabled"
+	// DeliveryMailboxAuthFailed: the server refused the login (535, 5.7.8)
+	// or the password's variable is not set on this host. The mailbox
+	// pauses, with a mailbox_paused event; a fixed password is picked up
+	// by the first tick after the pause.
+	DeliveryMailboxAuthFailed DeliveryKind = "mailbox_auth_failed"
 	// DeliveryMailboxRefused: the server refused this client's session (a
 	// 5xx to the greeting, EHLO/HELO, STARTTLS or AUTH other than a failed
-	// login) or its certificate is not trusted: usually this side's
-	// configuration (the greeting name, tls_ca). The mailbox pauses, with
-	// a mailbox_paused event, and resumes by itself once fixed.
+	// login) or its sender (a 5xx to MAIL FROM), its certificate is not
+	// trusted, or the mailbox's stored configuration does not validate:
+	// usually this side's configuration (the greeting name, tls_ca, the
+	// address the account may send as). The mailbox pauses, with a
+	// mailbox_paused event, and resumes by itself once fixed.
 	DeliveryMailboxRefused DeliveryKind = "mailbox_refused"
 	// DeliveryBounced: the recipient address does not exist (550 5.1.1,
 	// 553 5.1.3); the enrollment ends and the address is suppressed.
@@ -62,8 +66,10 @@ const (
 	MailboxQuotaPauseDefault = 24 * time.Hour
 	// MailboxThrottlePauseDefault: reputation limits lift within hours.
 	MailboxThrottlePauseDefault = 4 * time.Hour
-	// MailboxRefusedPauseDefault: a refused session (a greeting name, a
-	// certificate) waits for an operator's fix; one attempt an hour.
+	// MailboxRefusedPauseDefault: a refused session, sender or login (a
+	// greeting name, a certificate, a password) waits for an operator's
+	// fix; one attempt an hour, so a fix needs no other action and a
+	// wrong password is not tried often enough to lock the account.
 	MailboxRefusedPauseDefault = time.Hour
 	// TransientBackoffBaseDefault is the first retry delay after a
 	// transient failure; it doubles with each attempt.
@@ -105,18 +111,16 @@ func (e *DeliveryError) ConnLost() bool {
 }
 
 // PausesMailbox reports whether the failure is the mailbox's, not the
-// lead's, and for how long the mailbox should rest (0 = until an operator
-// re-enables it).
+// lead's, and for how long the mailbox should rest. None disables it: an
+// operator's fix is picked up by the first tick after the pause.
 func (e *DeliveryError) PausesMailbox() (bool, time.Duration) {
 	switch e.Kind {
 	case DeliveryMailboxQuota:
 		return true, MailboxQuotaPauseDefault
 	case DeliveryMailboxThrottled:
 		return true, MailboxThrottlePauseDefault
-	case DeliveryMailboxRefused:
+	case DeliveryMailboxRefused, DeliveryMailboxAuthFailed:
 		return true, MailboxRefusedPauseDefault
-	case DeliveryMailboxDisabled:
-		return true, 0
 	}
 	return false, 0
 }
@@ -203,18 +207,16 @@ func (r reply) mailboxKind() (DeliveryKind, bool) {
 	case r.enhanced == "5.4.5", r.code == 554 && r.enhanced == "5.2.0", sendQuotaPattern.MatchString(r.text):
 		return DeliveryMailboxQuota, true
 	case r.code == 535 || r.enhanced == "5.7.8":
-		return DeliveryMailboxDisabled, true
+		return DeliveryMailboxAuthFailed, true
 	case r.enhanced == "4.7.28", r.code == 421 && r.enhanced == "4.7.0", throttlePattern.MatchString(r.text),
 		strings.HasPrefix(r.enhanced, "4.7.") && !greylistPattern.MatchString(r.text):
 		return DeliveryMailboxThrottled, true
-	case r.code >= 500 && r.phase == PhaseConnect:
+	case r.code >= 500 && (r.phase == PhaseConnect || r.phase == PhaseMail):
 		// The session itself was refused (greeting, EHLO/HELO, STARTTLS,
-		// AUTH): nothing about a lead was said yet.
+		// AUTH) or its sender (MAIL FROM: even a 5.1.x code there is the
+		// mailbox's, never a bounce of the lead): nothing about a lead
+		// was said yet.
 		return DeliveryMailboxRefused, true
-	case r.code >= 500 && r.phase == PhaseMail:
-		// MAIL FROM names the sender: even a 5.1.x code there is the
-		// mailbox's, never a bounce of the lead.
-		return DeliveryMailboxDisabled, true
 	}
 	return "", false
 }

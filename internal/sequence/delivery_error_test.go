@@ -28,10 +28,10 @@ func TestClassifyDeliveryThroughSMTP(t *testing.T) {
 		{"unknown user", smtptest.Rule{Stage: smtptest.StageRcpt, Code: 550, Enhanced: "5.1.1", Message: "No such user"}, DeliveryBounced},
 		{"bad address syntax", smtptest.Rule{Stage: smtptest.StageRcpt, Code: 553, Enhanced: "5.1.3", Message: "Bad recipient address syntax"}, DeliveryBounced},
 		{"policy rejection", smtptest.Rule{Stage: smtptest.StageData, Code: 550, Enhanced: "5.7.1", Message: "Message rejected as spam"}, DeliveryRejected},
-		{"sender refused", smtptest.Rule{Stage: smtptest.StageMail, Code: 553, Enhanced: "5.7.1", Message: "Sender not allowed"}, DeliveryMailboxDisabled},
+		{"sender refused", smtptest.Rule{Stage: smtptest.StageMail, Code: 553, Enhanced: "5.7.1", Message: "Sender not allowed"}, DeliveryMailboxRefused},
 		// Issue 27: a 5.1.x to MAIL FROM names the sender, not the lead:
 		// it was taken for a bounce (lead bounced, its address suppressed).
-		{"sender unknown at MAIL", smtptest.Rule{Stage: smtptest.StageMail, Code: 550, Enhanced: "5.1.1", Message: "<sdr01@acme.test>: Sender address rejected: User unknown"}, DeliveryMailboxDisabled},
+		{"sender unknown at MAIL", smtptest.Rule{Stage: smtptest.StageMail, Code: 550, Enhanced: "5.1.1", Message: "<sdr01@acme.test>: Sender address rejected: User unknown"}, DeliveryMailboxRefused},
 		{"connection dropped mid-DATA", smtptest.Rule{Stage: smtptest.StageData, Close: true}, DeliveryUnknown},
 		{"connection dropped after the final dot", smtptest.Rule{Stage: smtptest.StageData, Close: true, AfterDot: true}, DeliveryUnknown},
 		{"connection dropped at MAIL", smtptest.Rule{Stage: smtptest.StageMail, Close: true}, DeliveryTransient},
@@ -62,11 +62,12 @@ func TestClassifyDeliveryAuthFailure(t *testing.T) {
 	srv.Script(smtptest.Rule{Stage: smtptest.StageAuth, Code: 535, Enhanced: "5.7.8", Message: "Username and Password not accepted"})
 	err := sendOne(t, srv, "sdr01")
 	de := ClassifyDelivery(err)
-	if de == nil || de.Kind != DeliveryMailboxDisabled || de.Code != 535 || de.Enhanced != "5.7.8" {
-		t.Fatalf("err = %v (%+v), want mailbox_disabled 535 5.7.8", err, de)
+	if de == nil || de.Kind != DeliveryMailboxAuthFailed || de.Code != 535 || de.Enhanced != "5.7.8" {
+		t.Fatalf("err = %v (%+v), want mailbox_auth_failed 535 5.7.8", err, de)
 	}
-	if pause, d := de.PausesMailbox(); !pause || d != 0 {
-		t.Errorf("PausesMailbox = %v %s, want true until re-enabled", pause, d)
+	// Issue 27: a pause, never a disable (it was until an operator acted).
+	if pause, d := de.PausesMailbox(); !pause || d != MailboxRefusedPauseDefault {
+		t.Errorf("PausesMailbox = %v %s, want %s", pause, d, MailboxRefusedPauseDefault)
 	}
 }
 
@@ -104,9 +105,10 @@ func TestGreylistOnceThenDelivered(t *testing.T) {
 func TestDeliveryPauses(t *testing.T) {
 	t.Parallel()
 	for kind, want := range map[DeliveryKind]time.Duration{
-		DeliveryMailboxQuota:     MailboxQuotaPauseDefault,
-		DeliveryMailboxThrottled: MailboxThrottlePauseDefault,
-		DeliveryMailboxRefused:   MailboxRefusedPauseDefault,
+		DeliveryMailboxQuota:      MailboxQuotaPauseDefault,
+		DeliveryMailboxThrottled:  MailboxThrottlePauseDefault,
+		DeliveryMailboxRefused:    MailboxRefusedPauseDefault,
+		DeliveryMailboxAuthFailed: MailboxRefusedPauseDefault,
 	} {
 		if pause, d := (&DeliveryError{Kind: kind}).PausesMailbox(); !pause || d != want {
 			t.Errorf("%s: PausesMailbox = %v %s, want %s", kind, pause, d, want)

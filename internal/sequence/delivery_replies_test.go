@@ -31,12 +31,12 @@ func TestClassifyRealProviderReplies(t *testing.T) {
 		{"gmail", rcpt, "451 4.7.28 Our system has detected an unusual rate of unsolicited mail originating from your IP address.", DeliveryMailboxThrottled},
 		{"gmail", rcpt, "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address", DeliveryBounced},
 		{"gmail", rcpt, "452 4.2.2 The email account that you tried to reach is over quota. Please direct the recipient to https://support.google.com/mail/?p=OverQuotaTemp", DeliveryTransient},
-		{"gmail", auth, "535 5.7.8 Username and Password not accepted. For more information, go to https://support.google.com/mail/?p=BadCredentials", DeliveryMailboxDisabled},
+		{"gmail", auth, "535 5.7.8 Username and Password not accepted. For more information, go to https://support.google.com/mail/?p=BadCredentials", DeliveryMailboxAuthFailed},
 		{"microsoft 365", dot, "554 5.2.0 STOREDRV.Submission.Exception:SubmissionQuotaExceededException; Failed to process message due to a permanent exception", DeliveryMailboxQuota},
 		{"microsoft 365", mailFrom, "451 4.7.500 Server busy. Please try again later from [203.0.113.7]. (S77714) [AM4PEPF00025F9C.eurprd.prod.outlook.com]", DeliveryMailboxThrottled},
 		{"microsoft 365", rcpt, "550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup", DeliveryBounced},
 		{"microsoft 365", dot, "550 5.7.520 Access denied, Your organization does not allow external forwarding.", DeliveryRejected},
-		{"microsoft 365", auth, "535 5.7.139 Authentication unsuccessful, SmtpClientAuthentication is disabled for the Tenant.", DeliveryMailboxDisabled},
+		{"microsoft 365", auth, "535 5.7.139 Authentication unsuccessful, SmtpClientAuthentication is disabled for the Tenant.", DeliveryMailboxAuthFailed},
 		{"yahoo", mailFrom, "421 4.7.0 [TSS04] Messages from 203.0.113.7 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes", DeliveryMailboxThrottled},
 		{"yahoo", dot, "554 5.7.9 Message not accepted for policy reasons.  See https://postmaster.yahooinc.com/error-codes", DeliveryRejected},
 		{"yahoo", dot, "451 Message temporarily deferred - [160]", DeliveryTransient},
@@ -52,7 +52,7 @@ func TestClassifyRealProviderReplies(t *testing.T) {
 		{"amazon ses", dot, "454 Throttling failure: Maximum sending rate exceeded.", DeliveryMailboxThrottled},
 		{"amazon ses", dot, "454 Throttling failure: Daily message quota exceeded.", DeliveryMailboxQuota},
 		{"amazon ses", dot, "554 Message rejected: Email address is not verified. The following identities failed the check in region US-EAST-1: sdr01@acme.test", DeliveryRejected},
-		{"amazon ses", auth, "535 Authentication Credentials Invalid", DeliveryMailboxDisabled},
+		{"amazon ses", auth, "535 Authentication Credentials Invalid", DeliveryMailboxAuthFailed},
 		{"amazon ses", dot, "454 Temporary service failure", DeliveryTransient},
 	}
 	for _, tc := range cases {

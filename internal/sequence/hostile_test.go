@@ -143,7 +143,7 @@ func TestTickMisbehavingServers(t *testing.T) {
 		{name: "byte-at-a-time replies", raw: &smtptest.RawOptions{ByteDelay: 4 * time.Second}, want: OutcomeTransient},
 		{name: "451 after the dot", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageData: "451 4.3.0 Temporary local problem, try again"}}, want: OutcomeTransient, each: true},
 		{name: "552 after the dot", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageData: "552 5.3.4 Message size exceeds fixed maximum message size"}}, want: OutcomeRejected, each: true},
-		{name: "535 at AUTH", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageAuth: "535 5.7.8 Username and Password not accepted"}}, want: OutcomeMailboxDisabled},
+		{name: "535 at AUTH", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageAuth: "535 5.7.8 Username and Password not accepted"}}, want: OutcomeMailboxPaused},
 		{name: "550 5.4.5 with ENHANCEDSTATUSCODES", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", Code: 550, Enhanced: "5.4.5", Message: "Daily user sending limit exceeded"}, want: OutcomeMailboxPaused},
 		{name: "550 5.4.5 without ENHANCEDSTATUSCODES", raw: &smtptest.RawOptions{Replies: map[smtptest.Stage]string{smtptest.StageMail: "550 5.4.5 Daily user sending limit exceeded."}}, want: OutcomeMailboxPaused},
 		{name: "drop after the dot", rule: &smtptest.Rule{Stage: smtptest.StageData, From: "sdr01@acme.test", AfterDot: true, Close: true}, want: OutcomeDeliveryUnknown},
@@ -185,7 +185,7 @@ func TestTickMisbehavingServers(t *testing.T) {
 				t.Errorf("outcomes = %v, want %d %s", rep.Outcomes, want, tc.want)
 			}
 			good := rep.ByMailbox["sdr02@acme.test"]
-			if tc.want == OutcomeMailboxPaused || tc.want == OutcomeMailboxDisabled {
+			if tc.want == OutcomeMailboxPaused {
 				good = rep.Sent // the paused mailbox's step-1 leads move over
 				onGood = 12
 			}

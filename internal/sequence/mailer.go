@@ -359,7 +359,7 @@ func (m *Mailer) clientOptions(mb Mailbox, tlsConfig *tls.Config) ([]mail.Option
 	}
 	password, ok := m.opts.LookupEnv(mb.PasswordEnv)
 	if !ok {
-		return nil, &DeliveryError{Kind: DeliveryMailboxDisabled,
+		return nil, &DeliveryError{Kind: DeliveryMailboxAuthFailed,
 			Err: fmt.Errorf("mailbox %s: environment variable %s is not set; export the SMTP password there", mb.Address, mb.PasswordEnv)}
 	}
 	// Hidden from every log line and stored text from here on.

@@ -233,8 +233,8 @@ func TestMailerAuth(t *testing.T) {
 	} {
 		err := send(mb)
 		var de *DeliveryError
-		if !errors.As(err, &de) || de.Kind != DeliveryMailboxDisabled {
-			t.Errorf("%s: err = %v, want %s", name, err, DeliveryMailboxDisabled)
+		if !errors.As(err, &de) || de.Kind != DeliveryMailboxAuthFailed {
+			t.Errorf("%s: err = %v, want %s", name, err, DeliveryMailboxAuthFailed)
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: error leaks the password: %v", name, err)

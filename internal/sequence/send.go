@@ -21,8 +21,9 @@ type mailboxTurn int
 
 const (
 	turnSend mailboxTurn = iota
-	// turnDisable: the stored mailbox is gone or does not validate.
-	turnDisable
+	// turnUnusable: the stored mailbox is gone or does not validate; it
+	// pauses (a re-imported campaign file is picked up after the pause).
+	turnUnusable
 	// turnPaused: paused earlier in this tick; its rows were claimed ahead.
 	turnPaused
 	// turnRelease: the tick is stopping before this mailbox's turn.
@@ -32,7 +33,7 @@ const (
 func turnOf(mbs *mailboxState, stopping bool) mailboxTurn {
 	switch {
 	case mbs == nil || mbs.err != nil:
-		return turnDisable
+		return turnUnusable
 	case mbs.paused:
 		return turnPaused
 	case stopping:
@@ -104,7 +105,7 @@ func afterFailure(de *DeliveryError) failureMove {
 // the queue: the mailbox gets one attempt per tick, the rest is released.
 func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
 	switch turnOf(mbs, ctx.Err() != nil || !t.opts.Now().Before(deadline)) {
-	case turnDisable:
+	case turnUnusable:
 		return t.pauseMailbox(ctx, mbs, unusableMailbox(mbs, queue[0].MailboxID), queue, nil)
 	case turnPaused:
 		s.Add(outcome{kind: OutcomeReleased, n: len(queue), set: store.Settlement{Enrollments: pauseReleases(queue, mbs.pausedUntil, "mailbox paused", t.opts.Now())}})
@@ -117,13 +118,13 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *se
 	return t.send(ctx, s, rec, mbs, queue, deadline)
 }
 
-// unusableMailbox is the failure that disables a mailbox the tick cannot use.
+// unusableMailbox is the failure that pauses a mailbox the tick cannot use.
 func unusableMailbox(mbs *mailboxState, id int64) *DeliveryError {
 	err := fmt.Errorf("mailbox %d cannot be used", id)
 	if mbs != nil {
-		err = mbs.err
+		err = fmt.Errorf("%w; fix the campaign file and import it again", mbs.err)
 	}
-	return &DeliveryError{Kind: DeliveryMailboxDisabled, Err: err}
+	return &DeliveryError{Kind: DeliveryMailboxRefused, Err: err}
 }
 
 // send works the queue. While a message is on the wire, the next one is

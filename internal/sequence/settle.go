@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -208,12 +209,10 @@ func (t *emailTick) releaseAll(ctx context.Context, rows []store.ClaimedEnrollme
 
 // mailboxPause is what pausing a mailbox writes.
 type mailboxPause struct {
-	// until is nil when the mailbox is disabled until an operator acts.
-	until *time.Time
-	// event is the events row's kind, outcome the report's count of the
-	// failed row.
-	event, outcome string
-	reason         string
+	until time.Time
+	// reason is the kind and the server's reply (or the local cause): the
+	// mailbox's pause_reason, the rows' last_error and the event's reason.
+	reason string
 	// episode keys the event so one pause is delivered once.
 	episode string
 	set     store.Settlement
@@ -223,24 +222,23 @@ type mailboxPause struct {
 // long, the failed send (and the prepared one, unsent), and the queue
 // released by pauseReleases.
 func planPause(de *DeliveryError, rows []store.ClaimedEnrollment, unsent []store.SendResult, now time.Time) mailboxPause {
-	p := mailboxPause{event: "mailbox_disabled", outcome: OutcomeMailboxDisabled, episode: strconv.FormatInt(now.Unix(), 10)}
-	if _, d := de.PausesMailbox(); d > 0 {
-		u := now.Add(d)
-		p.until, p.event, p.outcome, p.episode = &u, "mailbox_paused", OutcomeMailboxPaused, strconv.FormatInt(u.Unix(), 10)
-	}
-	p.reason = fmt.Sprintf("%s: %v", de.Kind, de.Err)
+	_, d := de.PausesMailbox()
+	p := mailboxPause{until: now.Add(d), reason: fmt.Sprintf("%s: %v", de.Kind, de.Err)}
+	p.episode = strconv.FormatInt(p.until.Unix(), 10)
 	p.set = store.Settlement{
 		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: enrollment.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent...),
-		Enrollments: pauseReleases(rows, p.until, p.reason, now),
+		Enrollments: pauseReleases(rows, &p.until, p.reason, now),
 	}
 	return p
 }
 
-// pauseMailbox pauses (or disables) a mailbox after its provider limited
-// it, in one transaction: the mailbox row, a mailbox_paused event, the
-// failed row and the rest of the queue released without an attempt, and the
-// mailbox's unsent step-1 enrollments moved to healthy mailboxes. Follow-ups
-// wait for the mailbox: their thread belongs to it.
+// pauseMailbox pauses a mailbox its server (or this host) cannot send
+// from for now, in one transaction: the mailbox row, a mailbox_paused
+// event naming the reply, the failed row and the rest of the queue
+// released without an attempt, and the mailbox's unsent step-1
+// enrollments moved to healthy mailboxes. Follow-ups wait for the
+// mailbox: their thread belongs to it. The tick never disables a
+// mailbox: whatever an operator fixes is picked up after the pause.
 func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *DeliveryError, rows []store.ClaimedEnrollment, next *prepared) error {
 	p := planPause(de, rows, unsent(next), t.opts.Now())
 	if mbs == nil {
@@ -252,8 +250,12 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 		if err != nil {
 			return err
 		}
-		payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced, "paused_until": p.until, "tick_id": t.opts.TickID}
-		if err := store.InsertEvent(ctx, tx, p.event, workspaceID, mbs.id, p.event+":"+strconv.FormatInt(mbs.id, 10)+":"+p.episode, payload); err != nil {
+		// The reason is stored cut and redacted (store.InsertEvent redacts
+		// the payload again): a server's echo of the password never
+		// reaches an event.
+		payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced,
+			"reason": redact.Stored(p.reason), "paused_until": p.until, "tick_id": t.opts.TickID}
+		if err := store.InsertEvent(ctx, tx, "mailbox_paused", workspaceID, mbs.id, "mailbox_paused:"+strconv.FormatInt(mbs.id, 10)+":"+p.episode, payload); err != nil {
 			return err
 		}
 		if err := store.Settle(ctx, tx, t.opts.TickID, p.set); err != nil {
@@ -264,9 +266,9 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 	if err != nil {
 		return fmt.Errorf("pause mailbox %s: %w", mbs.mb.Address, err)
 	}
-	mbs.paused, mbs.pausedUntil = true, p.until
+	mbs.paused, mbs.pausedUntil = true, &p.until
 	t.opts.Logger.Warn("mailbox paused", "mailbox", mbs.mb.Address, "kind", string(de.Kind), "paused_until", p.until, "released", len(rows), "tick_id", t.opts.TickID)
-	t.countN(p.outcome, 1)
+	t.countN(OutcomeMailboxPaused, 1)
 	t.countN(OutcomeReleased, len(rows)-1)
 	return nil
 }

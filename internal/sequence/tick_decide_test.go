@@ -110,9 +110,9 @@ func TestTurnOf(t *testing.T) {
 		want     mailboxTurn
 	}{
 		{"healthy", &mailboxState{id: 1}, false, turnSend},
-		{"gone", nil, false, turnDisable},
-		{"invalid", &mailboxState{id: 1, err: errors.New("bad url")}, false, turnDisable},
-		{"invalid while stopping is still disabled", &mailboxState{id: 1, err: errors.New("bad url")}, true, turnDisable},
+		{"gone", nil, false, turnUnusable},
+		{"invalid", &mailboxState{id: 1, err: errors.New("bad url")}, false, turnUnusable},
+		{"invalid while stopping is still unusable", &mailboxState{id: 1, err: errors.New("bad url")}, true, turnUnusable},
 		{"paused earlier", &mailboxState{id: 1, paused: true}, false, turnPaused},
 		{"paused earlier while stopping", &mailboxState{id: 1, paused: true}, true, turnPaused},
 		{"stopping", &mailboxState{id: 1}, true, turnRelease},
@@ -156,7 +156,8 @@ func TestAfterFailure(t *testing.T) {
 	}{
 		{DeliveryError{Kind: DeliveryMailboxQuota, Code: 550}, failPause},
 		{DeliveryError{Kind: DeliveryMailboxThrottled, Code: 421}, failPause},
-		{DeliveryError{Kind: DeliveryMailboxDisabled, Code: 535}, failPause},
+		{DeliveryError{Kind: DeliveryMailboxAuthFailed, Code: 535}, failPause},
+		{DeliveryError{Kind: DeliveryMailboxRefused, Code: 553}, failPause},
 		{DeliveryError{Kind: DeliveryTransient, Code: 0}, failBackOff},
 		{DeliveryError{Kind: DeliveryTransient, Code: 421}, failBackOff},
 		{DeliveryError{Kind: DeliveryTransient, Code: 451}, failLead},
@@ -275,34 +276,28 @@ func TestPlanPause(t *testing.T) {
 	rows := []store.ClaimedEnrollment{claimed(1, 7, 2), claimed(2, 7, 1), claimed(3, 7, 3)}
 	unsentNext := []store.SendResult{{EnrollmentID: 2, Step: 1, Status: enrollment.SendFailed}}
 	cases := []struct {
-		kind    DeliveryKind
-		until   time.Duration // 0: disabled
-		event   string
-		outcome string
+		kind  DeliveryKind
+		until time.Duration
 	}{
-		{DeliveryMailboxQuota, MailboxQuotaPauseDefault, "mailbox_paused", OutcomeMailboxPaused},
-		{DeliveryMailboxThrottled, MailboxThrottlePauseDefault, "mailbox_paused", OutcomeMailboxPaused},
-		{DeliveryMailboxDisabled, 0, "mailbox_disabled", OutcomeMailboxDisabled},
+		{DeliveryMailboxQuota, MailboxQuotaPauseDefault},
+		{DeliveryMailboxThrottled, MailboxThrottlePauseDefault},
+		{DeliveryMailboxRefused, MailboxRefusedPauseDefault},
+		// Issue 27: a failed login pauses too; it disabled the mailbox.
+		{DeliveryMailboxAuthFailed, MailboxRefusedPauseDefault},
 	}
 	for _, tc := range cases {
 		p := planPause(&DeliveryError{Kind: tc.kind, Err: errors.New("limit")}, rows, unsentNext, decideNow)
-		if p.event != tc.event || p.outcome != tc.outcome || !strings.HasPrefix(p.reason, string(tc.kind)+": ") {
-			t.Errorf("%s: event %q outcome %q reason %q", tc.kind, p.event, p.outcome, p.reason)
+		if !strings.HasPrefix(p.reason, string(tc.kind)+": ") {
+			t.Errorf("%s: reason %q", tc.kind, p.reason)
 		}
 		if len(p.set.Sends) != 2 || p.set.Sends[0].EnrollmentID != 1 || p.set.Sends[1].EnrollmentID != 2 {
 			t.Errorf("%s: sends %+v, want the failed row then the unsent one", tc.kind, p.set.Sends)
 		}
 		// Step-1 rows are due now (rebinding moves them); follow-ups wait
-		// for the pause, or keep their due time when the mailbox is
-		// disabled until an operator acts.
-		followUpDue := rows[0].DueAt
-		if tc.until > 0 {
-			followUpDue = decideNow.Add(tc.until)
-			if p.until == nil || !p.until.Equal(followUpDue) || p.episode != strconv.FormatInt(followUpDue.Unix(), 10) {
-				t.Errorf("%s: until %v episode %s, want %s", tc.kind, p.until, p.episode, followUpDue)
-			}
-		} else if p.until != nil || p.episode != strconv.FormatInt(decideNow.Unix(), 10) {
-			t.Errorf("%s: until %v episode %s, want none, keyed by now", tc.kind, p.until, p.episode)
+		// for the pause.
+		followUpDue := decideNow.Add(tc.until)
+		if !p.until.Equal(followUpDue) || p.episode != strconv.FormatInt(followUpDue.Unix(), 10) {
+			t.Errorf("%s: until %v episode %s, want %s", tc.kind, p.until, p.episode, followUpDue)
 		}
 		want := []time.Time{followUpDue, decideNow, followUpDue}
 		for i, u := range p.set.Enrollments {

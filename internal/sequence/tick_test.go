@@ -224,21 +224,23 @@ func TestTickTransientBacksOff(t *testing.T) {
 	}
 }
 
-func TestTickAuthFailureDisablesMailbox(t *testing.T) {
+// A 535 pauses the mailbox for an hour (issue 27; it disabled it for
+// good); the other mailbox sends everything.
+func TestTickAuthFailurePausesMailbox(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOptions{leads: 4, mailboxes: 2})
 	f.exec(`UPDATE mailboxes SET smtp_url = $1, password_env = 'RINDA_TEST_PW' WHERE address = 'sdr02@acme.test'`, f.srv.URL("sdr02"))
 	f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }})
 	f.srv.Script(smtptest.Rule{Stage: smtptest.StageAuth, From: "sdr02", Code: 535, Enhanced: "5.7.8", Message: "Username and Password not accepted"})
 	rep := f.tick(TickOptions{})
-	if rep.Outcomes[OutcomeMailboxDisabled] != 1 || rep.Sent != 4 {
+	if rep.Outcomes[OutcomeMailboxPaused] != 1 || rep.Sent != 4 {
 		t.Fatalf("tick = %+v", rep)
 	}
-	if n := f.count(`SELECT count(*) FROM mailboxes WHERE address = 'sdr02@acme.test' AND status = 'disabled'`); n != 1 {
-		t.Error("mailbox not disabled")
+	if n := f.count(`SELECT count(*) FROM mailboxes WHERE address = 'sdr02@acme.test' AND status = 'active' AND paused_until > now()`); n != 1 {
+		t.Error("mailbox not paused")
 	}
-	if n := f.count(`SELECT count(*) FROM events WHERE kind = 'mailbox_disabled'`); n != 1 {
-		t.Error("no mailbox_disabled event")
+	if n := f.count(`SELECT count(*) FROM events WHERE kind = 'mailbox_paused' AND payload->>'kind' = 'mailbox_auth_failed'`); n != 1 {
+		t.Error("no mailbox_paused event")
 	}
 }
 

@@ -215,11 +215,11 @@ func withoutSeqScans(ctx context.Context, db Batcher, sql string, args ...any) e
 	return db.SendBatch(ctx, b).Close()
 }
 
-// PauseMailbox pauses a mailbox until until, or disables it when until is
-// nil, and returns its workspace and address.
-func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until *time.Time, reason string) (workspaceID int64, address string, err error) {
+// PauseMailbox pauses a mailbox until until and returns its workspace
+// and address.
+func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until time.Time, reason string) (workspaceID int64, address string, err error) {
 	reason = redact.Stored(reason)
-	r, err := sqlcdb.New(tx).EmailMailboxPause(ctx, sqlcdb.EmailMailboxPauseParams{ID: mailboxID, PausedUntil: until, PauseReason: &reason})
+	r, err := sqlcdb.New(tx).EmailMailboxPause(ctx, sqlcdb.EmailMailboxPauseParams{ID: mailboxID, PausedUntil: &until, PauseReason: &reason})
 	if err != nil {
 		return 0, "", fmt.Errorf("pause mailbox %d: %w", mailboxID, err)
 	}
@@ -229,16 +229,9 @@ func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until *time.T
 // InsertEvent writes an outbox event; a second event with the same dedupe
 // key is dropped.
 func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailboxID int64, dedupeKey string, payload any) error {
-	p, err := json.Marshal(payload)
+	p, err := eventPayload(kind, payload)
 	if err != nil {
-		return fmt.Errorf("event %s payload: %w", kind, err)
-	}
-	if clean := redact.String(string(p)); clean != string(p) {
-		// A hidden secret's marker sits inside a JSON string; should it
-		// break the document, the payload says so rather than leak.
-		if p = []byte(clean); !json.Valid(p) {
-			p = []byte(`{"redacted":true}`)
-		}
+		return err
 	}
 	err = sqlcdb.New(tx).EmailEventInsert(ctx, sqlcdb.EmailEventInsertParams{
 		Kind: kind, WorkspaceID: &workspaceID, MailboxID: &mailboxID, DedupeKey: dedupeKey, Payload: p,
@@ -247,6 +240,22 @@ func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailb
 		return fmt.Errorf("event %s: %w", kind, err)
 	}
 	return nil
+}
+
+// eventPayload is an event's payload as stored: JSON, redacted.
+func eventPayload(kind string, payload any) ([]byte, error) {
+	p, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("event %s payload: %w", kind, err)
+	}
+	if clean := redact.String(string(p)); clean != string(p) {
+		// A hidden secret's marker sits inside a JSON string; should it
+		// break the document, the payload says so rather than leak.
+		if p = []byte(clean); !json.Valid(p) {
+			p = []byte(`{"redacted":true}`)
+		}
+	}
+	return p, nil
 }
 
 // MailboxCampaigns lists the campaigns a mailbox serves.

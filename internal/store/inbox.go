@@ -132,3 +132,21 @@ func InboxSkipped(ctx context.Context, db DBTX, mailboxID int64, limit int) ([]I
 		return InboxSkip{UIDValidity: uint32(r.UidValidity), UID: uint32(r.Uid), Reason: r.Reason, TickID: r.TickID, SkippedAt: r.SkippedAt}
 	})
 }
+
+// InsertSuspiciousEvent writes a message's inbox_suspicious event: the
+// alert of its mailbox's episode when episodeKey is new (the first of the
+// hour), else an event kept unposted under messageKey. It reports whether
+// the event is the alert.
+func InsertSuspiciousEvent(ctx context.Context, tx pgx.Tx, workspaceID, mailboxID int64, episodeKey, messageKey string, payload any) (bool, error) {
+	p, err := eventPayload("inbox_suspicious", payload)
+	if err != nil {
+		return false, err
+	}
+	n, err := sqlcdb.New(tx).InboxEventSuspicious(ctx, sqlcdb.InboxEventSuspiciousParams{
+		WorkspaceID: workspaceID, MailboxID: mailboxID, EpisodeKey: episodeKey, MessageKey: messageKey, Payload: p,
+	})
+	if err != nil {
+		return false, fmt.Errorf("event inbox_suspicious: %w", err)
+	}
+	return n > 0, nil
+}

@@ -31,7 +31,7 @@ func Export(ctx context.Context, pool *pgxpool.Pool, workspace string, w io.Writ
 		}
 		return store.EachSuppression(ctx, tx, wsID, func(r store.Suppression) error {
 			n++
-			return cw.Write([]string{r.Email, hex.EncodeToString(r.SHA256), r.Reason, r.CreatedAt.UTC().Format(time.RFC3339Nano)})
+			return cw.Write(exportRecord(r.Email, r.SHA256, r.Reason, r.CreatedAt))
 		})
 	})
 	if err == nil {
@@ -42,4 +42,10 @@ func Export(ctx context.Context, pool *pgxpool.Pool, workspace string, w io.Writ
 		return n, fmt.Errorf("exporting the suppressions of %s: %w", workspace, err)
 	}
 	return n, nil
+}
+
+// exportRecord is one suppression as an export line (Columns), which
+// NewReader reads back as the same Entry.
+func exportRecord(email string, sha []byte, reason string, created time.Time) []string {
+	return []string{email, hex.EncodeToString(sha), reason, created.UTC().Format(time.RFC3339Nano)}
 }

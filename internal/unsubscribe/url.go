@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/rindactl/rindactl/internal/redact"
 )
 
 // BaseURLEnv names the environment variable holding the address of
@@ -14,20 +16,22 @@ const BaseURLEnv = "RINDA_UNSUBSCRIBE_BASE_URL"
 
 // ParseBaseURL checks a base URL: https (RFC 8058 one-click needs it),
 // or http on a loopback host (tests, a local proxy), with no query or
-// fragment. It returns it without a trailing slash.
+// fragment. It returns it without a trailing slash. Its errors quote raw
+// without a password it may hold (user:password@, token=).
 func ParseBaseURL(raw string) (string, error) {
+	shown := redact.String(raw)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
-		return "", fmt.Errorf("%s=%q is not a URL like https://unsubscribe.example.com", BaseURLEnv, raw)
+		return "", fmt.Errorf("%s=%q is not a URL like https://unsubscribe.example.com", BaseURLEnv, shown)
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && isLoopback(u.Hostname()):
 	default:
-		return "", fmt.Errorf("%s=%q: use https (one-click unsubscribe requires it; http is accepted only on a loopback host)", BaseURLEnv, raw)
+		return "", fmt.Errorf("%s=%q: use https (one-click unsubscribe requires it; http is accepted only on a loopback host)", BaseURLEnv, shown)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("%s=%q: use a URL without user, query or fragment", BaseURLEnv, raw)
+		return "", fmt.Errorf("%s=%q: use a URL without user, query or fragment", BaseURLEnv, shown)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }

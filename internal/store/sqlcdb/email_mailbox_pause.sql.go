@@ -14,7 +14,6 @@ const emailMailboxPause = `-- name: EmailMailboxPause :one
 UPDATE mailboxes
 SET paused_until = $2,
     pause_reason = $3,
-    status       = CASE WHEN $2::timestamptz IS NULL THEN 'disabled' ELSE status END,
     updated_at   = now()
 WHERE id = $1
 RETURNING workspace_id, address
@@ -31,7 +30,8 @@ type EmailMailboxPauseRow struct {
 	Address     string
 }
 
-// Pauses (until $2) or disables ($2 NULL) a mailbox.
+// Pauses a mailbox until $2. The ticks never disable one (status stays as
+// it is): an operator's fix is picked up once the pause ends.
 func (q *Queries) EmailMailboxPause(ctx context.Context, arg EmailMailboxPauseParams) (EmailMailboxPauseRow, error) {
 	row := q.db.QueryRow(ctx, emailMailboxPause, arg.ID, arg.PausedUntil, arg.PauseReason)
 	var i EmailMailboxPauseRow
