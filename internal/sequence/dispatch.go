@@ -22,7 +22,10 @@ import (
 // mailbox's previous job (its lane), at most Concurrency mailboxes sending
 // at once. A failure calls stop.
 func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group, s *tick.Batcher[outcome], rec *sendingRecorder, book *laneBook, seq int, rows []store.ClaimedEnrollment, deadline time.Time) error {
-	if err := t.load(ctx, rows); err != nil {
+	began := time.Now()
+	err := t.load(ctx, rows)
+	t.clock.since(phaseClaim, began)
+	if err != nil {
 		// Loading failed before any row was worked: hand them all back.
 		return errors.Join(err, t.releaseAll(ctx, rows))
 	}
@@ -44,7 +47,12 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 			case <-ctx.Done():
 				// Stopping: the drain only releases its rows; it needs no slot.
 			}
+			began := time.Now()
 			err := t.drain(ctx, s, rec, mbs, queue, deadline)
+			t.clock.since(phaseWorkers, began)
+			if !book.queued(id) {
+				handOff(s, mbs)
+			}
 			if err != nil {
 				stop()
 			}

@@ -49,6 +49,14 @@ type SendBegun struct {
 // run with synchronous_commit=off). One round trip: BEGIN, SET LOCAL, the
 // statement, COMMIT (without BEGIN and COMMIT inside a transaction).
 func BeginSends(ctx context.Context, db Batcher, starts []SendStart) (map[int64]SendBegun, error) {
+	return BeginSendsSettling(ctx, db, starts, "", Settlement{})
+}
+
+// BeginSendsSettling is BeginSends that also writes settled, the outcomes
+// of sends already made, for tickID in the same transaction and round
+// trip: the settles ride behind the next messages' 'sending' rows, and
+// both commit, or neither does, at once.
+func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tickID string, settled Settlement) (map[int64]SendBegun, error) {
 	n := len(starts)
 	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
 	camps, emails, holders := make([]int64, n), make([]string, n), make([]int64, n)
@@ -63,15 +71,23 @@ func BeginSends(ctx context.Context, db Batcher, starts []SendStart) (map[int64]
 		b.Queue("BEGIN")
 	}
 	b.Queue("SET LOCAL synchronous_commit = on")
-	b.Queue(query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders).Query(func(rows pgx.Rows) error {
-		var id, dup int64
-		var written bool
-		_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
-			out[id] = SendBegun{Written: written, Duplicate: dup}
-			return nil
+	if n > 0 {
+		b.Queue(query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders).Query(func(rows pgx.Rows) error {
+			var id, dup int64
+			var written bool
+			_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
+				out[id] = SendBegun{Written: written, Duplicate: dup}
+				return nil
+			})
+			return err
 		})
-		return err
-	})
+	}
+	if !settled.empty() {
+		// After the inserts, so that only the settle runs without
+		// sequential scans (see withoutSeqScans).
+		b.Queue("SET LOCAL enable_seqscan = off")
+		b.Queue(query("email_settle"), settleArgs(tickID, settled)...)
+	}
 	if !inTx {
 		b.Queue("COMMIT")
 	}
@@ -139,9 +155,21 @@ type Settlement struct {
 // Settle writes a settlement for tickID with one statement, in one round
 // trip (see withoutSeqScans).
 func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
-	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
+	if s.empty() {
 		return nil
 	}
+	if err := withoutSeqScans(ctx, db, query("email_settle"), settleArgs(tickID, s)...); err != nil {
+		return fmt.Errorf("settle outcomes: %w", err)
+	}
+	return nil
+}
+
+func (s Settlement) empty() bool {
+	return len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0
+}
+
+// settleArgs are email_settle.sql's arguments for s.
+func settleArgs(tickID string, s Settlement) []any {
 	n := len(s.Sends)
 	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
 	fBounced := make([]bool, n)
@@ -161,14 +189,10 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	for i, sp := range s.Suppressions {
 		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
-	args := []any{tickID,
+	return []any{tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
 		sWS, sEmail, sReason, fMetric, fBounced}
-	if err := withoutSeqScans(ctx, db, query("email_settle"), args...); err != nil {
-		return fmt.Errorf("settle outcomes: %w", err)
-	}
-	return nil
 }
 
 // withoutSeqScans runs sql, which stays prepared for a whole tick, with
