@@ -39,6 +39,20 @@ type SendBegun struct {
 	Duplicate int64
 }
 
+// BeginSends records sends as 'sending' and commits before any of them is
+// sent, claiming each lead's address for its campaign. An enrollment
+// absent from the result, or not Written, must not be sent: its step
+// already has a row, or another enrollment mails the address.
+//
+// The commit is durable whatever the server's synchronous_commit: a
+// 'sending' row lost in a Postgres crash after its message went out would
+// let the step be sent again (the invariant harness found it on a server
+// run with synchronous_commit=off). One round trip: BEGIN, SET LOCAL, the
+// statement, COMMIT (without BEGIN and COMMIT inside a transaction).
+func BeginSends(ctx context.Context, db Batcher, starts []SendStart) (map[int64]SendBegun, error) {
+	return BeginSendsSettling(ctx, db, starts, "", Settlement{})
+}
+
 //go:embed queries/byhand/email_sends_begin.sql
 var emailSendsBeginSQL string
 
@@ -54,11 +68,11 @@ type emailSendsBeginParams struct {
 	Holders       []int64
 }
 
-// BeginSends records sends as 'sending' and commits before any of them is
-// sent, claiming each lead's address for its campaign. An enrollment
-// absent from the result, or not Written, must not be sent: its step
-// already has a row, or another enrollment mails the address.
-func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
+// BeginSendsSettling is BeginSends that also writes settled, the outcomes
+// of sends already made, for tickID in the same transaction and round
+// trip: the settles ride behind the next messages' 'sending' rows, and
+// both commit, or neither does, at once.
+func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tickID string, settled Settlement) (map[int64]SendBegun, error) {
 	n := len(starts)
 	p := emailSendsBeginParams{
 		EnrollmentIDs: make([]int64, n), Steps: make([]int32, n), MailboxIDs: make([]int64, n), MessageIDs: make([]string, n),
@@ -68,18 +82,35 @@ func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]Sen
 		p.EnrollmentIDs[i], p.Steps[i], p.MailboxIDs[i], p.MessageIDs[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
 		p.CampaignIDs[i], p.Emails[i], p.Holders[i] = s.CampaignID, s.Email, s.Holder
 	}
-	rows, err := db.Query(ctx, emailSendsBeginSQL, params(p)...)
-	if err != nil {
-		return nil, fmt.Errorf("record sending: %w", err)
-	}
 	out := make(map[int64]SendBegun, n)
-	var id, dup int64
-	var written bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
-		out[id] = SendBegun{Written: written, Duplicate: dup}
-		return nil
-	})
-	if err != nil {
+	_, inTx := db.(pgx.Tx)
+	b := &pgx.Batch{}
+	if !inTx {
+		b.Queue("BEGIN")
+	}
+	b.Queue("SET LOCAL synchronous_commit = on")
+	if n > 0 {
+		b.Queue(emailSendsBeginSQL, params(p)...).Query(func(rows pgx.Rows) error {
+			var id, dup int64
+			var written bool
+			_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
+				out[id] = SendBegun{Written: written, Duplicate: dup}
+				return nil
+			})
+			return err
+		})
+	}
+	if !settled.empty() {
+		// After the inserts, so that only the settle runs under its
+		// plan rule (planByKey; see Settle).
+		stmt := settleStmt(tickID, settled)
+		b.Queue(planByKey.settings)
+		b.Queue(stmt.SQL, stmt.Arguments...)
+	}
+	if !inTx {
+		b.Queue("COMMIT")
+	}
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
 	return out, nil
@@ -140,6 +171,24 @@ type Settlement struct {
 	Suppressions []Suppression
 }
 
+// Settle writes a settlement for tickID with one statement, in one round
+// trip, planned by key (planByKey): planned while sends was small (a young
+// install), its generic plan scanned all of sends for every group it
+// settled, as the tick filled it.
+func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
+	if s.empty() {
+		return nil
+	}
+	if err := planByKey.exec(ctx, db, settleStmt(tickID, s)); err != nil {
+		return fmt.Errorf("settle outcomes: %w", err)
+	}
+	return nil
+}
+
+func (s Settlement) empty() bool {
+	return len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0
+}
+
 //go:embed queries/byhand/email_settle.sql
 var emailSettleSQL string
 
@@ -168,14 +217,8 @@ type emailSettleParams struct {
 	SendBounced           []bool
 }
 
-// Settle writes a settlement for tickID with one statement, in one round
-// trip, planned by key (planByKey): planned while sends was small (a young
-// install), its generic plan scanned all of sends for every group it
-// settled, as the tick filled it.
-func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
-	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
-		return nil
-	}
+// settleStmt is the settle statement for s, to send under planByKey.
+func settleStmt(tickID string, s Settlement) *pgx.QueuedQuery {
 	p := emailSettleParams{TickID: tickID}
 	n := len(s.Sends)
 	p.SendEnrollmentIDs, p.SendSteps, p.SendStatuses = make([]int64, n), make([]int32, n), make([]string, n)
@@ -196,10 +239,7 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	for i, sp := range s.Suppressions {
 		p.SuppressionWorkspaces[i], p.SuppressionEmails[i], p.SuppressionReasons[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
-	if err := planByKey.exec(ctx, db, &pgx.QueuedQuery{SQL: emailSettleSQL, Arguments: params(p)}); err != nil {
-		return fmt.Errorf("settle outcomes: %w", err)
-	}
-	return nil
+	return &pgx.QueuedQuery{SQL: emailSettleSQL, Arguments: params(p)}
 }
 
 // PauseMailbox pauses a mailbox until until and returns its workspace

@@ -24,7 +24,10 @@ func TestEmailPerSendPlansReachRowsByKey(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	ctx := context.Background()
-	if _, err := db.Pool.Exec(ctx, `
+	// Setting up 10,000 enrollments (through their insert triggers) may
+	// outlast the pool's statement_timeout on a busy machine, as make
+	// test's shared cluster saw twice: no timeout for the set-up.
+	if _, err := db.Pool.Exec(ctx, `BEGIN; SET LOCAL statement_timeout = 0;
 		WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
 		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'plan' FROM w RETURNING id, workspace_id),
 		l AS (
@@ -33,7 +36,8 @@ func TestEmailPerSendPlansReachRowsByKey(t *testing.T) {
 			RETURNING id, workspace_id
 		)
 		INSERT INTO enrollments (campaign_id, lead_id, workspace_id)
-		SELECT c.id, l.id, l.workspace_id FROM c, l`); err != nil {
+		SELECT c.id, l.id, l.workspace_id FROM c, l;
+		COMMIT`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `ANALYZE leads, enrollments`); err != nil {
