@@ -339,16 +339,7 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 	e := Email{Mailboxes: make([]Mailbox, 0, len(mailboxes)), Campaigns: make([]Campaign, 0, len(campaigns))}
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
-		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
-			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason),
-			Bounces: m.RecentBounces, BounceSends: m.RecentSends}
-		if m.RecentSends > 0 {
-			mb.BounceRate = float64(m.RecentBounces) / float64(m.RecentSends)
-		}
-		if m.CapToday > 0 {
-			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
-		}
-		e.Mailboxes = append(e.Mailboxes, mb)
+		e.Mailboxes = append(e.Mailboxes, mailboxFrom(m))
 		mbIndex[m.ID] = i
 	}
 	cIndex := make(map[int64]int, len(campaigns))
@@ -367,36 +358,21 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 			continue
 		}
 		camp := &e.Campaigns[ci]
-		mi, bound := -1, g.MailboxID != nil
-		if bound {
+		var mb *Mailbox
+		if g.MailboxID != nil {
 			if i, ok := mbIndex[*g.MailboxID]; ok {
-				mi = i
+				mb = &e.Mailboxes[i]
 			}
 		}
-		var b EmailBlocked
-		switch {
-		case camp.Status != "active":
-			b.CampaignPaused = g.Count
-		case g.NoEmail:
-			b.NoEmail = g.Count
-		case !bound:
-			b.NoMailbox = g.Count
-		case mi >= 0 && e.Mailboxes[mi].Paused(now):
-			b.MailboxPaused = g.Count
-		case !windows[g.CampaignID].open(now, g.LeadTimezone):
-			b.OutsideWindow = g.Count
-		default:
+		b, blocked := dueBlock(g, camp.Status, mb, windows[g.CampaignID], now)
+		if !blocked {
 			camp.Overdue += g.Count
 			e.Overdue += g.Count
-			if mi >= 0 {
-				e.Mailboxes[mi].Overdue += g.Count
+			if mb != nil {
+				mb.Overdue += g.Count
 			}
-			if oldest[ci].IsZero() || g.Oldest.Before(oldest[ci]) {
-				oldest[ci] = g.Oldest
-			}
-			if oldestAll.IsZero() || g.Oldest.Before(oldestAll) {
-				oldestAll = g.Oldest
-			}
+			oldest[ci] = earliest(oldest[ci], g.Oldest)
+			oldestAll = earliest(oldestAll, g.Oldest)
 		}
 		camp.Blocked.add(b)
 		e.Blocked.add(b)
