@@ -387,3 +387,64 @@ func TestInboxTickSIGTERMWhileTheServerStalls(t *testing.T) {
 		t.Errorf("%d mailboxes left leased, %d with an error; a stop is neither", leased, errored)
 	}
 }
+
+// A SIGTERM that reaches a tick before its first claim (here while it
+// waits for a table, as behind a migration or a long operator
+// transaction) is a clean stop: exit 0, the run recorded as finished,
+// nothing claimed. The email tick exited 1 with "context canceled", which
+// systemd reports as a failed unit on every stop.
+func TestTickSIGTERMBeforeItsFirstClaimIsACleanStop(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ kind, table string }{
+		{"email", "mailboxes"},
+		{"inbox", "mailboxes"},
+		// Not enrich: its claim is never cancelled mid-statement (a claim
+		// committed but not read would strand its leads), so a locked
+		// table ends it by lock_timeout, exit 1.
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			sigtermBeforeFirstClaim(t, tc.kind, tc.table)
+		})
+	}
+}
+
+func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
+	db := storetest.New(t)
+	ctx := context.Background()
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd, stdout, stderr := startRindactl(t, map[string]string{"DATABASE_URL": db.TickURL()}, kind, "tick", "--output", "json")
+	testkit.Eventually(t, "the tick to wait for the "+table+" table", func() bool {
+		var waiting int
+		err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM before the first claim, want 0\n%s%s", code, stdout, stderr)
+	}
+	_ = tx.Rollback(ctx)
+	var finished bool
+	var exitStatus, claimed int
+	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+		FROM tick_runs WHERE kind = $1`, kind).Scan(&finished, &exitStatus, &claimed); err != nil {
+		t.Fatal(err)
+	}
+	if !finished || exitStatus != 0 || claimed != 0 {
+		t.Errorf("%s tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 and nothing claimed", kind, finished, exitStatus, claimed)
+	}
+	if !json.Valid(stdout.Bytes()) {
+		t.Errorf("stdout is not the tick's JSON report:\n%s", stdout)
+	}
+}

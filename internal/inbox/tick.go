@@ -170,7 +170,8 @@ func (t *inboxTick) run(ctx context.Context, started time.Time) error {
 		claimed := t.opts.Now()
 		cp, ok, err := store.ClaimInbox(ctx, t.pool, started, t.opts.Lease, t.opts.TickID)
 		if err != nil {
-			return errors.Join(append(failed, err)...)
+			// A signal here falls between two mailboxes: nothing is half-read.
+			return errors.Join(append(failed, tick.CleanStop(err))...)
 		}
 		if !ok {
 			break

@@ -102,11 +102,15 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		return nil, err
 	}
 	// Warm-up ramps grow before the claim reads today's caps.
-	if _, err := store.GrowRamps(ctx, pool); err != nil {
-		return nil, errors.Join(err, run.Finish(ctx, tick.Result{ExitStatus: 1, Err: err}))
+	if _, err = store.GrowRamps(ctx, pool); err == nil {
+		err = t.run(ctx, start.Add(opts.MaxDuration))
 	}
-	err = t.run(ctx, start.Add(opts.MaxDuration))
 	t.report.countUnrecorded()
+	if t.report.Outcomes[OutcomeUnrecorded] == 0 {
+		// A signal between two units of work (before the first claim,
+		// while loading a batch's campaigns) left nothing half-done.
+		err = tick.CleanStop(err)
+	}
 	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
 	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
 	if err != nil {
