@@ -12,15 +12,21 @@
 #   email:  rindactl bench email (the tick, then a bare go-mail loop, same
 #           process) and the email SQL floor; then `bench email` again with
 #           the SMTP server taking each BENCH_SMTP_DELAYS entry per message
-#           (BENCH_DELAY_STEPS steps).
+#           (BENCH_DELAY_STEPS steps);
+#   storm:  the incident replay (issue 26): rindactl bench storm alone for
+#           BENCH_STORM_SECONDS (Postgres CPU per provider call of a hot
+#           enrich tick), then rindactl bench incident --pairs 1 at each
+#           BENCH_STORM entry, DELAY:STEPS (email alone, then beside the
+#           storm: its own interleaved pair).
 # Then, once each: the scale line (bench claim at each BENCH_SCALE size,
 # with its peak RSS; 10,000 rows for the RSS ratio) and `status --overdue`
 # over BENCH_OVERDUE leads and as many enrollments.
 #   BENCH_PAIRS=5 BENCH_ROWS=200000 BENCH_RIVER_PEERS="4:20000 100:200000" \
 #   BENCH_STEPS=30339 BENCH_SMTP_DELAYS="5ms 50ms" BENCH_DELAY_STEPS=5000 \
-#   BENCH_SCALE="100000 1000000" BENCH_OVERDUE=1000000 scripts/bench.sh
+#   BENCH_SCALE="100000 1000000" BENCH_OVERDUE=1000000 \
+#   BENCH_STORM="20ms:5000 0ms:20000" BENCH_STORM_SECONDS=20 scripts/bench.sh
 # Add 5000000 to BENCH_SCALE for the 5M line (loading takes minutes); set
-# BENCH_SCALE or BENCH_OVERDUE empty to skip those.
+# BENCH_SCALE, BENCH_OVERDUE or BENCH_STORM empty to skip those.
 # Last, issue 30's two: `bench history` (a year of history beside a fresh
 # schema, before and after prune; the short form by default,
 # BENCH_HISTORY_LONG=1 for the issue's year: 20M sends, 10M ledger rows, 1M
@@ -38,15 +44,20 @@ delays=${BENCH_SMTP_DELAYS-5ms 50ms}
 delay_steps=${BENCH_DELAY_STEPS:-5000}
 scale=${BENCH_SCALE-100000 1000000}
 overdue=${BENCH_OVERDUE-1000000}
+storm=${BENCH_STORM-20ms:5000 0ms:20000}
+storm_seconds=${BENCH_STORM_SECONDS:-20}
 history=${BENCH_HISTORY:-1}
 history_long=${BENCH_HISTORY_LONG:-0}
 widths=${BENCH_WIDTHS-1,2,4,8,16}
 width_window=${BENCH_WIDTH_WINDOW:-15s}
-for v in "BENCH_PAIRS:$pairs" "BENCH_ROWS:$rows" "BENCH_STEPS:$steps" "BENCH_DELAY_STEPS:$delay_steps"; do
+for v in "BENCH_PAIRS:$pairs" "BENCH_ROWS:$rows" "BENCH_STEPS:$steps" "BENCH_DELAY_STEPS:$delay_steps" "BENCH_STORM_SECONDS:$storm_seconds"; do
 	[[ ${v#*:} =~ ^[1-9][0-9]*$ ]] || { echo "bench: invalid ${v%%:*} '${v#*:}': use a whole number of at least 1" >&2; exit 2; }
 done
 for p in $river_peers; do
 	[[ $p =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_RIVER_PEERS entry '$p': use WORKERS:JOBS, e.g. 100:200000" >&2; exit 2; }
+done
+for p in $storm; do
+	[[ $p =~ ^[0-9]+(ms|s):[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_STORM entry '$p': use SMTP_DELAY:STEPS, e.g. 20ms:5000" >&2; exit 2; }
 done
 bin=bin/rindactl
 make -s --no-print-directory build # cached: cheap, and never a stale binary
@@ -148,6 +159,19 @@ for i in $(seq "$pairs"); do
 		progress+=", tick/bare at $d $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")")"
 	done
 	echo "pair $i/$pairs: $progress" >&2
+
+	if [ -n "$storm" ]; then
+		echo "pair $i/$pairs: enrichment storm alone (${storm_seconds}s), then email alone / beside it ($storm)" >&2
+		out=$($bin bench storm --duration "${storm_seconds}s" --output json)
+		pair storm_cpu "$(fieldf postgres_cpu_us_per_call <<<"$out")" "$(fieldf calls_per_sec <<<"$out")"
+		progress="storm $(field calls_per_sec <<<"$out") calls/s, postgres $(field postgres_cpu_us_per_call <<<"$out") µs per call"
+		for e in $storm; do
+			out=$($bin bench incident --pairs 1 --smtp-delay "${e%%:*}" --steps "${e#*:}" --output json)
+			pair "storm_${e%%:*}" "$(fieldf storm_sends_per_sec <<<"$out")" "$(fieldf alone_sends_per_sec <<<"$out")"
+			progress+=", email at ${e%%:*} beside/alone $(field storm_sends_per_sec <<<"$out")/$(field alone_sends_per_sec <<<"$out")"
+		done
+		echo "pair $i/$pairs: $progress" >&2
+	fi
 done
 
 echo "claim pipeline vs the raw-SQL floor and River, $rows rows (batch 100, concurrency 4); ratios of rows/s"
@@ -181,6 +205,19 @@ printf '%-44s %s\n' "  tick / bare sends/s" "$(each email_bare)"
 printf '%-44s %s\n' "  rindactl cpu µs per send: tick / bare" "$(each email_cpu)"
 printf '%-44s %s\n' "  email ceiling at the floor (each pair)" "$(IFS=/; echo "${ceiling[*]}" | sed 's|/| · |g')"
 echo
+
+if [ -n "$storm" ]; then
+	echo "email beside the incident's enrichment storm (enrich tick --batch 1000 --concurrency 25 in a loop, Findymail out of credits, Hunter at 40 ms, buckets off, 18 mailboxes); ratios of sends/s"
+	for e in $storm; do
+		target=""
+		case ${e%%:*} in 20ms) target=">= 0.90" ;; 0ms | 0s) target=">= 0.60" ;; esac
+		summary "beside / alone, SMTP ${e%%:*} (${e#*:} steps)" "storm_${e%%:*}" "$target"
+		printf '%-44s %s\n' "  beside / alone sends/s" "$(each "storm_${e%%:*}")"
+	done
+	printf '%-44s %s\n' "postgres µs per provider call (storm alone)" "$(each storm_cpu 1)"
+	printf '%-44s %s\n' "  storm calls/s" "$(each storm_cpu 2)"
+	echo
+fi
 
 # claim_rss N: one `bench claim --rows N` under /usr/bin/time; prints its
 # JSON and then its peak RSS (KiB) on the last line.

@@ -21,7 +21,8 @@ database is touched. "make bench" runs both on a throwaway cluster as
 interleaved pairs with their raw-SQL floors (scripts/bench-floor.sh,
 scripts/bench-email-floor.sh) and River (bench/); docs/benchmarks.md has
 figures.`,
-		newCmdBenchClaim(f), newCmdBenchEmail(f), newCmdBenchHistory(f), newCmdBenchWidth(f))
+		newCmdBenchClaim(f), newCmdBenchEmail(f), newCmdBenchHistory(f), newCmdBenchWidth(f),
+		newCmdBenchStorm(f), newCmdBenchIncident(f))
 }
 
 // BenchClaimOptions holds the flags of `rindactl bench claim`.

@@ -173,6 +173,8 @@ func TestExitCodeTable(t *testing.T) {
 		"bench email":         {ok: []string{"--steps", "10"}, bad: []string{"--smtp-delay", "soon"}},
 		"bench history":       {ok: []string{"--sequences", "10", "--calls", "10", "--events", "10", "--tick-runs", "10", "--steps", "5", "--leads", "5", "--pairs", "1"}, bad: []string{"--pairs", "0"}},
 		"bench width":         {ok: []string{"--widths", "1", "--window", "1s", "--steps", "10", "--leads", "10", "--mailboxes", "2"}, bad: []string{"--widths", "0"}},
+		"bench storm":         {ok: []string{"--leads", "10", "--duration", "1s"}, bad: []string{"--leads", "0"}},
+		"bench incident":      {ok: []string{"--pairs", "1", "--steps", "10"}, bad: []string{"--pairs", "0"}},
 		"unsubscribe serve":   {ok: []string{"--listen", "127.0.0.1:0"}, bad: []string{"--listen", "nohost"}},
 		"unsubscribe apply":   {ok: []string{token}, bad: []string{"nope"}},
 		"suppressions import": {ok: []string{"--workspace", "acme", goodSuppressions}, bad: []string{"--workspace", "acme", badSuppressions}},

@@ -13,6 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Factory hands commands what they need from the outside world. Tests build
@@ -49,6 +50,16 @@ func (f *Factory) OpenDB(ctx context.Context) (*pgxpool.Pool, error) {
 		return nil, err
 	}
 	return store.Open(ctx, store.Config{URL: f.DatabaseURL})
+}
+
+// OpenTickDB connects as OpenDB does for a tick of kind: its connections
+// are named "rindactl <kind>" (pg_stat_activity's application_name) and
+// the pool is bounded by store.TickMaxConns.
+func (f *Factory) OpenTickDB(ctx context.Context, kind tickkind.Kind) (*pgxpool.Pool, error) {
+	if err := f.CheckDatabaseURL(); err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, store.Config{URL: f.DatabaseURL, MaxConns: store.TickMaxConns(kind), ApplicationName: "rindactl " + string(kind)})
 }
 
 // CheckDatabaseURL reports a missing or unparsable database URL as a

@@ -236,7 +236,7 @@ func (s *tickSpec[R]) run(ctx context.Context, t *tickEnv) error {
 	}
 	lowerPriority(t.Nice, t.f.Logger())
 	started := time.Now()
-	if t.Pool, err = t.f.OpenDB(ctx); err != nil {
+	if t.Pool, err = t.f.OpenTickDB(ctx, s.kind); err != nil {
 		return err
 	}
 	defer t.Pool.Close()

@@ -46,12 +46,7 @@ func newScratch(ctx context.Context, url string) (*scratch, error) {
 		admin.Close()
 		return nil, fmt.Errorf("creating scratch schema %s (the DATABASE_URL user needs CREATE on the database): %w", s.Name, err)
 	}
-	cfg, err := store.ParseConfig(store.Config{URL: url, ApplicationName: "rindactl bench", StatementTimeout: loadTimeout})
-	if err != nil {
-		return nil, errors.Join(err, s.Close(ctx))
-	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = s.Name
-	if s.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	if s.Pool, err = schemaPool(ctx, url, s.Name); err != nil {
 		return nil, errors.Join(err, s.Close(ctx))
 	}
 	if _, err := store.Migrate(ctx, s.Pool); err != nil {
@@ -60,10 +55,34 @@ func newScratch(ctx context.Context, url string) (*scratch, error) {
 	return s, nil
 }
 
-// Close drops the schema and everything in it.
+// schemaPool connects to url with search_path set to schema only.
+func schemaPool(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
+	cfg, err := store.ParseConfig(store.Config{URL: url, ApplicationName: "rindactl bench", StatementTimeout: loadTimeout})
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// borrowed is another bench's scratch schema, used in place: Close leaves
+// it to its owner.
+func borrowed(ctx context.Context, url, schema string) (*scratch, error) {
+	pool, err := schemaPool(ctx, url, schema)
+	if err != nil {
+		return nil, err
+	}
+	return &scratch{Name: schema, Pool: pool}, nil
+}
+
+// Close drops the schema and everything in it (a borrowed one is only
+// disconnected).
 func (s *scratch) Close(ctx context.Context) error {
 	if s.Pool != nil {
 		s.Pool.Close()
+	}
+	if s.admin == nil {
+		return nil
 	}
 	defer s.admin.Close()
 	if _, err := s.admin.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+pgx.Identifier{s.Name}.Sanitize()+" CASCADE"); err != nil {

@@ -3,11 +3,14 @@ package guard
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // Reasons an Admission is refused, as the tick logs them.
@@ -23,42 +26,77 @@ const settleTimeout = 5 * time.Second
 // Guard is the Postgres-backed enrich.Guard: Admit decides breaker, token
 // and spend in one statement; Settle records the outcome, trips or closes
 // the breaker and writes events in the same statement as the change.
+//
+// Calls of one workspace and provider that reach Admit (or Settle) while
+// a statement of theirs is in flight share the next one (tick.Group): the
+// rows every such call writes, the bucket and the month's spend, are then
+// locked once per group, and a process queues at most one backend on them
+// however many workers it runs. Each call still gets its own answer, as
+// if admitted alone in arrival order, and only once it is committed.
 type Guard struct {
-	db      store.DBTX
+	db      store.Batcher
 	cfg     Config
 	metrics *metrics.Metrics
+	// admits and settles hold one tick.Group per pairGroup.
+	admits  sync.Map
+	settles sync.Map
 }
 
 var _ enrich.Guard = (*Guard)(nil)
 
 // New returns a guard over db (a pool: Admit runs concurrently). m may be
 // nil.
-func New(db store.DBTX, cfg Config, m *metrics.Metrics) *Guard {
+func New(db store.Batcher, cfg Config, m *metrics.Metrics) *Guard {
 	return &Guard{db: db, cfg: cfg.withDefaults(), metrics: m}
 }
+
+// statementTimeout bounds a group's statement. It runs whatever the
+// context of the call that leads it: the others' answers depend on it.
+const statementTimeout = 30 * time.Second
+
+// admitKey is what the calls admitted in one statement share.
+type admitKey struct {
+	workspace int64
+	provider  string
+	tick      string
+	bucket    string
+}
+
+// admitGroup returns the group admitting calls with key k.
+func (g *Guard) admitGroup(k admitKey, b bucket, lim providerspec.Limits) *tick.Group[store.GuardAdmitCall, store.GuardAdmitRow] {
+	if grp, ok := g.admits.Load(k); ok {
+		return grp.(*tick.Group[store.GuardAdmitCall, store.GuardAdmitRow])
+	}
+	p := store.GuardAdmitParams{
+		WorkspaceID: k.workspace, Provider: k.provider, TickID: k.tick, ProbeLease: g.cfg.ProbeLease,
+		BucketKey: b.key, Interval: b.interval, CostUSD: lim.CostUSD,
+	}
+	grp, _ := g.admits.LoadOrStore(k, tick.NewGroup(groupMax, func(calls []store.GuardAdmitCall) ([]store.GuardAdmitRow, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
+		defer cancel()
+		return store.GuardAdmit(ctx, g.db, p, calls)
+	}))
+	return grp.(*tick.Group[store.GuardAdmitCall, store.GuardAdmitRow])
+}
+
+// groupMax bounds the calls one statement carries.
+const groupMax = 100
 
 // Admit asks whether call may go out now. It makes one round trip, plus a
 // sleep for the call's rate slot when that slot comes before call.WaitUntil
 // (or, without one, within Config.MaxTokenWait).
 func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, error) {
+	if err := ctx.Err(); err != nil {
+		return enrich.Admission{Call: call}, err
+	}
 	lim := g.cfg.Limits(call.Provider)
 	maxWait := g.cfg.MaxTokenWait
 	if !call.WaitUntil.IsZero() {
 		maxWait = max(time.Until(call.WaitUntil), 0)
 	}
 	bucket := newBucket(call, lim, maxWait)
-	row, err := store.GuardAdmit(ctx, g.db, store.GuardAdmitParams{
-		WorkspaceID: call.WorkspaceID,
-		Provider:    call.Provider,
-		LeadID:      call.LeadID,
-		TickID:      call.TickID,
-		ProbeOwner:  probeOwner(call),
-		ProbeLease:  g.cfg.ProbeLease,
-		BucketKey:   bucket.key,
-		Interval:    bucket.interval,
-		Horizon:     bucket.horizon(),
-		CostUSD:     lim.CostUSD,
-	})
+	grp := g.admitGroup(admitKey{call.WorkspaceID, call.Provider, call.TickID, bucket.key}, bucket, lim)
+	row, err := grp.Do(store.GuardAdmitCall{LeadID: call.LeadID, ProbeOwner: probeOwner(call), Horizon: bucket.horizon()})
 	if err != nil {
 		return enrich.Admission{Call: call}, err
 	}
@@ -92,6 +130,28 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 	return adm, nil
 }
 
+// settleKey is what the calls settled in one statement share.
+type settleKey struct {
+	workspace int64
+	provider  string
+}
+
+// settle writes c to the ledger in the next settle statement of its
+// workspace and provider.
+func (g *Guard) settle(workspaceID int64, provider string, c store.GuardSettleCall) error {
+	k := settleKey{workspaceID, provider}
+	grp, ok := g.settles.Load(k)
+	if !ok {
+		grp, _ = g.settles.LoadOrStore(k, tick.NewGroup(groupMax, func(calls []store.GuardSettleCall) ([]struct{}, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			defer cancel()
+			return make([]struct{}, len(calls)), store.GuardSettle(ctx, g.db, workspaceID, provider, calls)
+		}))
+	}
+	_, err := grp.(*tick.Group[store.GuardSettleCall, struct{}]).Do(c)
+	return err
+}
+
 // Settle records how an admitted call ended: the ledger row is settled or
 // refunded, and the breaker learns about quota, auth and transient
 // failures (or closes after a successful probe). A call the tick cut
@@ -111,7 +171,7 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 		// Never made, or cut by the tick: refund the reservation; the
 		// breaker learns nothing, but a probe it held is freed for the
 		// next caller.
-		if _, err := store.GuardSettle(ctx, g.db, a.Ref, ledgerRefunded, string(res.Outcome), call.WorkspaceID, call.Provider, false); err != nil {
+		if err := g.settle(call.WorkspaceID, call.Provider, store.GuardSettleCall{CallID: a.Ref, State: ledgerRefunded, Outcome: string(res.Outcome)}); err != nil {
 			return err
 		}
 		if a.Probe {
@@ -122,16 +182,14 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
 	g.metrics.ProviderRequest(call.Provider, class)
-	state := ledgerState(res, lim)
-	if _, err := store.GuardSettle(ctx, g.db, a.Ref, state, class, call.WorkspaceID, call.Provider, answered(res)); err != nil {
-		return err
-	}
-	if state == ledgerSettled && res.Found != "" && call.LeadID != 0 {
+	c := store.GuardSettleCall{CallID: a.Ref, State: ledgerState(res, lim), Outcome: class, Clean: answered(res)}
+	if c.State == ledgerSettled && res.Found != "" {
 		// Billed: the address is kept with its lead right away (a crash
 		// before the tick records the lead must not lose what was paid).
-		if err := store.GuardKeepFound(ctx, g.db, call.LeadID, call.Provider, res.Found); err != nil {
-			return err
-		}
+		c.LeadID, c.Found = call.LeadID, res.Found
+	}
+	if err := g.settle(call.WorkspaceID, call.Provider, c); err != nil {
+		return err
 	}
 	if err := g.updateBreaker(ctx, a, res); err != nil {
 		return fmt.Errorf("%s breaker for workspace %d: %w", call.Provider, call.WorkspaceID, err)

@@ -140,3 +140,20 @@ func BenchWaits(ctx context.Context, db DBTX) ([]BenchWait, error) {
 		return BenchWait{Type: r.WaitType, Event: r.WaitEvent, Backends: r.Backends}
 	})
 }
+
+// BenchSeedStormLeads adds workspace storm with n leads spread over 1,000
+// companies, each queued for enrichment and due, in id order: the
+// enrichment storm's backlog.
+func BenchSeedStormLeads(ctx context.Context, db DBTX, n int) error {
+	q := sqlcdb.New(db)
+	ws, err := q.BenchStormWorkspace(ctx)
+	if err == nil {
+		err = q.BenchStormLeads(ctx, sqlcdb.BenchStormLeadsParams{WorkspaceID: ws, N: int32(n)})
+	}
+	return err
+}
+
+// BenchLeadsLeft counts the leads an enrich tick could still claim.
+func BenchLeadsLeft(ctx context.Context, db DBTX) (int64, error) {
+	return sqlcdb.New(db).BenchLeadsLeft(ctx)
+}

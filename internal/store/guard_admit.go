@@ -2,35 +2,43 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
-// GuardAdmitParams is one intended provider call and the limits it is
-// admitted under.
+// GuardAdmitParams is what a group of intended provider calls for one
+// workspace and provider share, and the limits they are admitted under.
 type GuardAdmitParams struct {
 	WorkspaceID int64
 	Provider    string
-	LeadID      int64
 	TickID      string
-	// ProbeOwner names this call if it becomes the half-open probe;
-	// ProbeLease is how long the probe is reserved for it.
-	ProbeOwner string
+	// ProbeLease is how long a half-open probe is reserved for its caller.
 	ProbeLease time.Duration
 	// BucketKey is the GCRA row; "" admits without a token.
 	BucketKey string
-	// Interval is the bucket's emission interval (1/rate); Horizon is how
-	// far ahead of now the theoretical arrival time may run: burst*Interval
-	// plus the longest wait the caller accepts.
+	// Interval is the bucket's emission interval (1/rate).
 	Interval time.Duration
-	Horizon  time.Duration
 	CostUSD  float64
 }
 
-// GuardAdmitRow is the admit statement's answer. Breaker is "closed",
-// "probe" (this call claimed the half-open probe) or "open".
+// GuardAdmitCall is one call of a group.
+type GuardAdmitCall struct {
+	LeadID int64
+	// ProbeOwner names this call if it becomes the half-open probe.
+	ProbeOwner string
+	// Horizon is how far ahead of now the bucket's theoretical arrival
+	// time may run for this call: burst*Interval plus the longest wait
+	// its caller accepts.
+	Horizon time.Duration
+}
+
+// GuardAdmitRow is the admit statement's answer for one call. Breaker is
+// "closed", "probe" (this call claimed the half-open probe) or "open".
 type GuardAdmitRow struct {
 	Breaker    string
 	OpenUntil  *time.Time
@@ -40,56 +48,116 @@ type GuardAdmitRow struct {
 	Reason       *string
 	RetryAfter   *time.Duration
 	UnderCeiling *bool
-	TAT          *time.Time
-	Granted      *bool
-	CallID       *int64
-	NextMonth    time.Time
-	Now          time.Time
+	// TAT is, for an admitted call, its rate slot; for a refused one, the
+	// bucket's theoretical arrival time.
+	TAT       *time.Time
+	Granted   *bool
+	CallID    *int64
+	NextMonth time.Time
+	Now       time.Time
 }
 
-// GuardAdmit runs the single admit statement (breaker, bucket, ceiling,
-// ledger).
-func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams) (GuardAdmitRow, error) {
-	var r GuardAdmitRow
-	var next *time.Time
-	err := db.QueryRow(ctx, query("guard_admit"),
-		p.WorkspaceID, p.Provider, p.LeadID, p.TickID, p.ProbeOwner, p.ProbeLease,
-		p.BucketKey, p.Interval, p.Horizon, p.CostUSD,
-	).Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling, &r.TAT, &r.Granted, &r.CallID, &next, &r.Now)
+// GuardAdmit admits a group of calls as if one after another, in order, in
+// one statement (breaker, bucket, ceiling, ledger), and returns one row per
+// call. The rows it locks are created first when missing.
+func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, calls []GuardAdmitCall) ([]GuardAdmitRow, error) {
+	leads, owners, horizons := make([]int64, len(calls)), make([]string, len(calls)), make([]time.Duration, len(calls))
+	for i, c := range calls {
+		leads[i], owners[i], horizons[i] = c.LeadID, c.ProbeOwner, c.Horizon
+	}
+	for attempt := 0; ; attempt++ {
+		rows, missing, err := guardAdmit(ctx, db, p, leads, owners, horizons)
+		if err != nil || !missing {
+			return rows, err
+		}
+		if attempt > 0 {
+			return nil, fmt.Errorf("admit %s call: workspace %d does not exist", p.Provider, p.WorkspaceID)
+		}
+		if err := sqlcdb.New(db).GuardAdmitRows(ctx, sqlcdb.GuardAdmitRowsParams{
+			WorkspaceID: p.WorkspaceID, Spend: p.CostUSD > 0, BucketKey: p.BucketKey,
+		}); err != nil {
+			return nil, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
+		}
+	}
+}
+
+func guardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, leads []int64, owners []string, horizons []time.Duration) ([]GuardAdmitRow, bool, error) {
+	rs, err := db.Query(ctx, query("guard_admit"),
+		p.WorkspaceID, p.Provider, leads, p.TickID, owners, p.ProbeLease,
+		p.BucketKey, p.Interval, horizons, p.CostUSD,
+	)
 	if err != nil {
-		return r, fmt.Errorf("admit %s call for workspace %d: %w", p.Provider, p.WorkspaceID, err)
+		return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
-	if r.UnderCeiling == nil || next == nil {
-		return r, fmt.Errorf("admit %s call: workspace %d does not exist", p.Provider, p.WorkspaceID)
+	defer rs.Close()
+	out := make([]GuardAdmitRow, 0, len(leads))
+	missing := false
+	for rs.Next() {
+		var r GuardAdmitRow
+		var next *time.Time
+		if err := rs.Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling,
+			&r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &missing); err != nil {
+			return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
+		}
+		if next != nil {
+			r.NextMonth = *next
+		}
+		out = append(out, r)
 	}
-	r.NextMonth = *next
-	return r, nil
+	if err := rs.Err(); err != nil {
+		return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
+	}
+	if len(out) != len(leads) {
+		return nil, false, errors.New("admit: the statement answered a different number of calls")
+	}
+	if !missing && (out[0].UnderCeiling == nil || out[0].NextMonth.IsZero()) {
+		return nil, false, fmt.Errorf("admit %s call: workspace %d does not exist", p.Provider, p.WorkspaceID)
+	}
+	return out, missing, nil
 }
 
-// GuardSettle settles (state "settled") or refunds (state "refunded") the
-// ledger row callID and, after a clean answer, clears the breaker's failure
-// streak. It reports whether the row was still reserved.
+// GuardSettleCall is how one admitted call ended, for the ledger.
+type GuardSettleCall struct {
+	// CallID is its ledger row; State "settled" or "refunded"; Outcome the
+	// result's class (found, not_found, an error kind, skipped, ...).
+	CallID  int64
+	State   string
+	Outcome string
+	// Clean: the provider answered properly, ending a failure streak.
+	Clean bool
+	// LeadID and Found: a billed find, kept with its lead.
+	LeadID int64
+	Found  string
+}
+
+// GuardSettle settles or refunds a group of one workspace and provider's
+// ledger rows in one statement: refunds go back to the spend, a clean
+// answer clears the breaker's failure streak; billed finds are kept with
+// their leads by a second statement in the same batch and transaction,
+// sent only when there are some (lead_enrichment is not touched
+// otherwise).
 //
-// It is planned on every run: the ledger grows a row per call, and a plan
-// cached while it was small (a young install's first ticks) scanned all of
-// it for every call. A call waits on its provider for far longer than
-// planning takes.
-func GuardSettle(ctx context.Context, db DBTX, callID int64, state, outcome string, workspaceID int64, provider string, clean bool) (bool, error) {
-	r, err := sqlcdb.New(plannedPerRun{db}).GuardSettle(ctx, sqlcdb.GuardSettleParams{
-		Column1: callID, Column2: state, Column3: outcome, Column4: workspaceID, Column5: provider, Column6: clean,
-	})
-	if err != nil {
-		return false, fmt.Errorf("settle %s call %d: %w", provider, callID, err)
+// It runs by key (byKey): the ledger grows a row per call, and a plan
+// cached while it was small (a young install's first ticks) would scan all
+// of it for every group.
+func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider string, calls []GuardSettleCall) error {
+	ids, states, outcomes := make([]int64, len(calls)), make([]string, len(calls)), make([]string, len(calls))
+	var keepLeads []int64
+	var keepEmails []string
+	clean := false
+	for i, c := range calls {
+		ids[i], states[i], outcomes[i] = c.CallID, c.State, c.Outcome
+		clean = clean || c.Clean
+		if c.Found != "" && c.LeadID != 0 {
+			keepLeads, keepEmails = append(keepLeads, c.LeadID), append(keepEmails, c.Found)
+		}
 	}
-	// Count is the settled rows; Count_2 and Count_3 the refunded and healed.
-	return r.Count == 1, nil
-}
-
-// GuardKeepFound keeps email, found and billed by provider, with lead
-// leadID until it is verified (unless the lead holds one already).
-func GuardKeepFound(ctx context.Context, db DBTX, leadID int64, provider, email string) error {
-	if _, err := sqlcdb.New(db).GuardKeepFound(ctx, sqlcdb.GuardKeepFoundParams{LeadID: leadID, Provider: &provider, Email: &email}); err != nil {
-		return fmt.Errorf("keep %s's find for lead %d: %w", provider, leadID, err)
+	stmts := []*pgx.QueuedQuery{{SQL: query("guard_settle"), Arguments: []any{ids, states, outcomes, clean, workspaceID, provider}}}
+	if len(keepLeads) > 0 {
+		stmts = append(stmts, &pgx.QueuedQuery{SQL: query("guard_keep_found"), Arguments: []any{keepLeads, keepEmails, provider}})
+	}
+	if err := byKey(ctx, db, stmts...); err != nil {
+		return fmt.Errorf("settle %d %s calls of workspace %d: %w", len(calls), provider, workspaceID, err)
 	}
 	return nil
 }

@@ -10,11 +10,14 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // Defaults for the per-connection safety settings. A tick must never hang on
@@ -24,7 +27,23 @@ const (
 	LockTimeoutDefault      = 5 * time.Second
 	ConnectTimeoutDefault   = 5 * time.Second
 	MaxConnsDefault         = 8
+	// BackgroundMaxConnsDefault bounds a background tick's pool
+	// (enrichment): its claim running ahead, its grouped outcome records,
+	// and one admission and one settle statement per workspace x provider
+	// (guard groups) need no more, and however hot it runs it then keeps
+	// at most this many backends busy on a database email shares.
+	BackgroundMaxConnsDefault = 4
 )
+
+// TickMaxConns is the pool bound of a tick of kind: small for background
+// work, so a storm cannot take the database's cores from email. An
+// explicit pool_max_conns in the database URL overrides it.
+func TickMaxConns(kind tickkind.Kind) int32 {
+	if kind.Background() {
+		return BackgroundMaxConnsDefault
+	}
+	return MaxConnsDefault
+}
 
 // Config tunes Open. Zero values take the defaults above.
 type Config struct {
@@ -80,6 +99,25 @@ func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pg
 	return p.db.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
 }
 
+// byKey sends statements in one round trip, each with a generic plan made
+// with sequential scans off: for statements over arrays run too often to
+// plan each time. Over arrays of any length a generic plan looks costlier
+// to Postgres than a custom one, so it would plan every run; and a plan
+// made while a table was small (a young install) would scan all of it as
+// the table grows. This plan is made once per connection and reaches rows
+// by key. The settings are local to the batch's transaction: outside one,
+// the batch (one Sync) is a transaction of its own, so no BEGIN or COMMIT
+// is sent and the statements commit together (inside one, the settings
+// last until it ends).
+func byKey(ctx context.Context, db Batcher, stmts ...*pgx.QueuedQuery) error {
+	b := &pgx.Batch{}
+	b.Queue("SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
+	for _, q := range stmts {
+		b.Queue(q.SQL, q.Arguments...)
+	}
+	return db.SendBatch(ctx, b).Close()
+}
+
 // Open connects a pool and checks it with a ping. Every connection carries
 // statement_timeout and lock_timeout. Errors never contain the password.
 func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
@@ -118,6 +156,10 @@ func ParseConfig(cfg Config) (*pgxpool.Config, error) {
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = MaxConnsDefault
+	}
+	if strings.Contains(cfg.URL, "pool_max_conns") {
+		// The operator's own bound, as pgx read it from the URL.
+		cfg.MaxConns = pcfg.MaxConns
 	}
 	if cfg.ApplicationName == "" {
 		cfg.ApplicationName = "rindactl"

@@ -1,97 +1,142 @@
--- Admit one provider call in one statement: the breaker gate (claiming the
--- half-open probe once the breaker has expired), a ceiling pre-check, the
--- GCRA token, the spend reservation and the ledger row. Each step runs only
--- when the earlier ones let the call through, so a blocked call consumes
--- nothing; a refused reservation at the ceiling writes ceiling_reached once
+-- Admit a group of provider calls for one (workspace, provider) in one
+-- statement, as if they were admitted one after another in array order:
+-- the breaker gate (the first call claims the half-open probe once the
+-- breaker has expired; the others wait for its verdict), the ceiling, the
+-- GCRA tokens, the spend reservations and the ledger rows. The bucket row
+-- and the month's spend row are locked (in that order, as every admission
+-- locks them) and the calls admitted are the longest leading run that fits
+-- both: call n needs spent + n*cost within the ceiling and its slot,
+-- max(tat, now) + n*interval, within its own horizon. Nothing is consumed
+-- for a call refused; a refusal at the ceiling writes ceiling_reached once
 -- per workspace, month and ceiling value.
 --
--- $1 workspace_id, $2 provider, $3 lead_id (0 = none), $4 tick_id,
--- $5 probe owner, $6 probe lease, $7 bucket key ('' = no bucket),
--- $8 emission interval, $9 admission horizon (burst*interval + max wait),
--- $10 cost_usd.
-WITH brk AS (
+-- The locked rows must exist: when the bucket row or the month's spend row
+-- is missing, nothing is admitted and "missing" says so; the caller
+-- creates them (guard_admit_rows) and runs the statement again.
+--
+-- $1 workspace_id, $2 provider, $3 lead ids (0 = none), $4 tick_id,
+-- $5 probe owners, $6 probe lease, $7 bucket key ('' = no bucket),
+-- $8 emission interval, $9 admission horizons (burst*interval + max wait),
+-- $10 cost_usd. Arrays are in admission order, one element per call.
+WITH req AS MATERIALIZED (
+    SELECT r.lead_id, r.horizon, r.ord
+    FROM unnest($3::bigint[], $9::interval[]) WITH ORDINALITY AS r(lead_id, horizon, ord)
+), brk AS MATERIALIZED (
     SELECT state, open_until, probe_until, reason, retry_after
     FROM breakers
     WHERE workspace_id = $1::bigint AND provider = $2::text
 ), probe AS (
     UPDATE breakers
-    SET state = 'half_open', probe_owner = $5::text, probe_until = now() + $6::interval, updated_at = now()
+    SET state = 'half_open', probe_owner = ($5::text[])[1], probe_until = now() + $6::interval, updated_at = now()
     WHERE workspace_id = $1::bigint AND provider = $2::text
       AND state <> 'closed' AND open_until <= now()
       AND (probe_owner IS NULL OR probe_until < now())
-    RETURNING 1
-), ws AS (
-    SELECT w.name,
-           w.monthly_usd_ceiling AS ceiling,
-           coalesce(s.spent_usd, 0) AS spent,
-           m.month
-    FROM workspaces w
-    CROSS JOIN (SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date AS month) m
-    LEFT JOIN workspace_spend s ON s.workspace_id = w.id AND s.month = m.month
-    WHERE w.id = $1::bigint
-), gate AS (
+    RETURNING probe_until
+), gate AS MATERIALIZED (
     SELECT CASE
                WHEN EXISTS (SELECT 1 FROM probe) THEN 'probe'
                WHEN coalesce((SELECT state FROM brk), 'closed') = 'closed' THEN 'closed'
                ELSE 'open'
-           END AS breaker,
-           (SELECT ceiling IS NULL OR spent + $10::numeric <= ceiling FROM ws) AS under_ceiling
+           END AS breaker
+), through AS MATERIALIZED (
+    -- The calls past the breaker, numbered: all of them when it is
+    -- closed, only the prober when this statement claimed the probe.
+    SELECT req.ord, req.lead_id, req.horizon, row_number() OVER (ORDER BY req.ord) AS n
+    FROM req, gate
+    WHERE gate.breaker = 'closed' OR (gate.breaker = 'probe' AND req.ord = 1)
+), ws AS MATERIALIZED (
+    SELECT w.name, w.monthly_usd_ceiling AS ceiling, m.month
+    FROM workspaces w
+    CROSS JOIN (SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date AS month) m
+    WHERE w.id = $1::bigint
+), bucket AS MATERIALIZED (
+    SELECT tat FROM rate_limits
+    WHERE key = $7::text AND $7::text <> '' AND EXISTS (SELECT 1 FROM through)
+    FOR UPDATE
+), spent AS MATERIALIZED (
+    -- Locked after the bucket (the subquery runs first), so admissions
+    -- never wait for each other in opposite orders.
+    SELECT s.spent_usd
+    FROM workspace_spend s, ws
+    WHERE s.workspace_id = $1::bigint AND s.month = ws.month
+      AND $10::numeric > 0 AND EXISTS (SELECT 1 FROM through)
+      AND (SELECT count(*) FROM bucket) >= 0
+    FOR UPDATE OF s
+), cur AS MATERIALIZED (
+    -- What the calls are admitted against: the locked spend (a free call
+    -- reserves nothing, so the ceiling is only read for it) and tat, and
+    -- whether a row to lock is missing.
+    SELECT coalesce((SELECT spent_usd FROM spent),
+                    (SELECT s.spent_usd FROM workspace_spend s, ws WHERE s.workspace_id = $1::bigint AND s.month = ws.month),
+                    0) AS spent,
+           (SELECT tat FROM bucket) AS tat,
+           EXISTS (SELECT 1 FROM through)
+             AND (($7::text <> '' AND NOT EXISTS (SELECT 1 FROM bucket))
+                  OR ($10::numeric > 0 AND NOT EXISTS (SELECT 1 FROM spent))) AS missing
+), decided AS MATERIALIZED (
+    -- Call n fits when spent + n*cost is within the ceiling and its slot
+    -- within its horizon; the calls admitted are the leading run that fits.
+    SELECT f.ord, f.lead_id, f.n, f.under_ceiling, f.slot,
+           NOT f.missing AND bool_and(f.under_ceiling AND f.in_time) OVER (ORDER BY f.n) AS admitted
+    FROM (
+        SELECT t.ord, t.lead_id, t.n, cur.missing,
+               ws.ceiling IS NULL OR cur.spent + t.n * $10::numeric <= ws.ceiling AS under_ceiling,
+               greatest(cur.tat, now()) + t.n * $8::interval AS slot,
+               $7::text = '' OR greatest(cur.tat, now()) + t.n * $8::interval <= now() + t.horizon AS in_time
+        FROM through t, ws, cur
+    ) f
+), taken AS MATERIALIZED (
+    SELECT count(*) FILTER (WHERE admitted) AS k, max(slot) FILTER (WHERE admitted) AS last_slot
+    FROM decided
 ), tok AS (
-    INSERT INTO rate_limits AS r (key, tat, granted, updated_at)
-    SELECT $7::text, now() + $8::interval, true, now()
-    FROM gate
-    WHERE $7::text <> '' AND gate.breaker <> 'open' AND gate.under_ceiling
-    ON CONFLICT (key) DO UPDATE SET
-        granted    = greatest(r.tat, now()) + $8::interval <= now() + $9::interval,
-        tat        = CASE WHEN greatest(r.tat, now()) + $8::interval <= now() + $9::interval
-                          THEN greatest(r.tat, now()) + $8::interval ELSE r.tat END,
-        updated_at = now()
-    RETURNING tat, granted
-), passed AS (
-    SELECT 1 AS ok
-    FROM gate
-    WHERE gate.breaker <> 'open' AND gate.under_ceiling
-      AND ($7::text = '' OR EXISTS (SELECT 1 FROM tok WHERE granted))
+    UPDATE rate_limits r
+    SET tat = taken.last_slot, granted = true, updated_at = now()
+    FROM taken
+    WHERE r.key = $7::text AND $7::text <> '' AND taken.k > 0
+    RETURNING r.tat
 ), spend AS (
-    INSERT INTO workspace_spend AS s (workspace_id, month, spent_usd)
-    SELECT $1::bigint, ws.month, $10::numeric
-    FROM ws, passed
-    WHERE $10::numeric > 0
-    ON CONFLICT (workspace_id, month) DO UPDATE SET
-        spent_usd  = s.spent_usd + excluded.spent_usd,
-        updated_at = now()
-    WHERE (SELECT monthly_usd_ceiling FROM workspaces WHERE id = $1::bigint) IS NULL
-       OR s.spent_usd + excluded.spent_usd <= (SELECT monthly_usd_ceiling FROM workspaces WHERE id = $1::bigint)
-    RETURNING spent_usd
+    UPDATE workspace_spend s
+    SET spent_usd = cur.spent + taken.k * $10::numeric, updated_at = now()
+    FROM taken, cur, ws
+    WHERE s.workspace_id = $1::bigint AND s.month = ws.month AND $10::numeric > 0 AND taken.k > 0
+    RETURNING s.spent_usd
 ), call AS (
     INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id)
-    SELECT $1::bigint, nullif($3::bigint, 0), $2::text, $10::numeric, nullif($4::text, '')
-    FROM passed
-    WHERE $10::numeric = 0 OR EXISTS (SELECT 1 FROM spend)
+    SELECT $1::bigint, nullif(d.lead_id, 0), $2::text, $10::numeric, nullif($4::text, '')
+    FROM decided d
+    WHERE d.admitted
+    ORDER BY d.n
     RETURNING id
+), ids AS (
+    -- Identity values rise in insertion order: the k-th id is the k-th call.
+    SELECT id, row_number() OVER (ORDER BY id) AS n FROM call
 ), ceiling_event AS (
     INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
     SELECT 'ceiling_reached', $1::bigint, $2::text,
            'ceiling_reached:' || $1::bigint || ':' || to_char(ws.month, 'YYYY-MM') || ':' || ws.ceiling,
            jsonb_build_object(
                'workspace', ws.name, 'provider', $2::text, 'reason', 'ceiling_reached',
-               'ceiling_usd', ws.ceiling, 'spent_usd', ws.spent,
+               'ceiling_usd', ws.ceiling, 'spent_usd', cur.spent,
                'until', ((ws.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'))
-    FROM ws, gate
-    WHERE gate.breaker <> 'open'
-      AND (NOT gate.under_ceiling
-           OR (EXISTS (SELECT 1 FROM passed) AND $10::numeric > 0 AND NOT EXISTS (SELECT 1 FROM spend)))
+    FROM ws, cur
+    WHERE NOT cur.missing AND EXISTS (SELECT 1 FROM decided WHERE NOT under_ceiling)
     ON CONFLICT (dedupe_key) DO NOTHING
 )
-SELECT gate.breaker,
+SELECT CASE WHEN gate.breaker = 'probe' AND req.ord > 1 THEN 'open' ELSE gate.breaker END,
        (SELECT open_until FROM brk),
-       (SELECT probe_until FROM brk),
+       CASE WHEN gate.breaker = 'probe' THEN (SELECT probe_until FROM probe) ELSE (SELECT probe_until FROM brk) END,
        (SELECT reason FROM brk),
        (SELECT retry_after FROM brk),
-       gate.under_ceiling,
-       (SELECT tat FROM tok),
-       (SELECT granted FROM tok),
-       (SELECT id FROM call),
+       coalesce(d.under_ceiling, (SELECT ws.ceiling IS NULL OR cur.spent + $10::numeric <= ws.ceiling FROM ws)),
+       CASE WHEN d.admitted THEN d.slot ELSE coalesce((SELECT tat FROM tok), cur.tat) END,
+       CASE WHEN $7::text = '' OR d.ord IS NULL THEN NULL ELSE coalesce(d.admitted, false) END,
+       ids.id,
        ((SELECT month FROM ws) + interval '1 month')::timestamp AT TIME ZONE 'UTC',
-       now()
-FROM gate;
+       now(),
+       cur.missing
+FROM req
+CROSS JOIN gate
+CROSS JOIN cur
+LEFT JOIN decided d ON d.ord = req.ord
+LEFT JOIN ids ON d.admitted AND ids.n = d.n
+ORDER BY req.ord;

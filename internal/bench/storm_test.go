@@ -1,0 +1,88 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/bench"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// rindactl builds the binary once for the tests that run ticks as
+// processes, as the storm does.
+var rindactl = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "rindactl-bench-test-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "rindactl")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%v: %s", err, out)
+	}
+	return bin, nil
+})
+
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds rindactl")
+	}
+	bin, err := rindactl()
+	if err != nil {
+		t.Fatalf("building rindactl: %v", err)
+	}
+	return bin
+}
+
+// The storm runs enrich tick processes against the stand-ins until its
+// time is up, counts the calls they made and drops its schema.
+func TestStormTicksUntilItsTimeIsUp(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res, err := bench.Storm(context.Background(), bench.StormConfig{
+		URL: db.URL, Binary: binary(t), Leads: 3000, Concurrency: 5, HunterLatency: 20 * time.Millisecond, Duration: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ticks < 1 || res.ProviderCalls < 1 || res.Drained {
+		t.Fatalf("result %+v: want calls made by at least one tick, the backlog left", res)
+	}
+	if postgresRunsHere() && res.PostgresCPUPerCallUS == nil {
+		t.Fatalf("result %+v: want the local postgres CPU per call", res)
+	}
+	if n := schemas(t, db); n != 0 {
+		t.Fatalf("%d scratch schemas left behind", n)
+	}
+}
+
+// One pair of the replay: email alone, then beside the storm, which ran
+// (made calls) while email drained.
+func TestIncidentPairsEmailAloneAndBesideTheStorm(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	res, err := bench.Incident(context.Background(), bench.IncidentConfig{
+		URL: db.URL, Binary: binary(t), Pairs: 1, Steps: 60, Mailboxes: 3, Warmup: 300 * time.Millisecond,
+		Storm: bench.StormConfig{Leads: 3000, Concurrency: 5, HunterLatency: 20 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pairs) != 1 || res.Summary.Pairs != 1 {
+		t.Fatalf("result %+v: want one pair", res)
+	}
+	p := res.Pairs[0]
+	if p.AloneSendsPerSec <= 0 || p.StormSendsPerSec <= 0 || p.StormCallsPerSec <= 0 || p.Ratio != res.Summary.Median {
+		t.Fatalf("pair %+v: want both rates, the storm's calls and their ratio", p)
+	}
+	if n := schemas(t, db); n != 0 {
+		t.Fatalf("%d scratch schemas left behind", n)
+	}
+}

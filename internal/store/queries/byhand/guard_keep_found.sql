@@ -1,0 +1,13 @@
+-- Keep a group's billed finds with their leads (lead_enrichment.found_email
+-- and found_by) as soon as the calls are settled, in the settle's batch, so
+-- an address paid for survives a crash before the tick records the lead's
+-- outcome: the next attempt verifies it instead of buying it again. Sent
+-- only for a group with finds: a statement on lead_enrichment per settle
+-- would be one write too many for misses. A lead that holds a find already
+-- keeps it.
+--
+-- $1 lead ids, $2 the addresses found, $3 the finder (provider).
+UPDATE lead_enrichment e
+SET found_email = k.email, found_by = $3::text
+FROM unnest($1::bigint[], $2::text[]) AS k(lead_id, email)
+WHERE e.lead_id = k.lead_id AND e.found_email IS NULL;

@@ -1,0 +1,37 @@
+-- Settle or refund a group of one (workspace, provider)'s ledger rows in
+-- one statement: each row's new state and outcome, the refunds given back
+-- to their months' spend (summed, one write per month), and the breaker's
+-- failure streak cleared after a clean answer (touched only when the
+-- streak is non-zero, so the hot path does not write a row every call
+-- shares). Only rows still reserved change. Billed finds are kept by
+-- guard_keep_found, sent in the same batch (one transaction).
+--
+-- $1 ids, $2 states, $3 outcomes (one element per call), $4 clean answer
+-- among them (clear the streak), $5 workspace_id, $6 provider.
+WITH s AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(id, state, outcome)
+), call AS (
+    UPDATE provider_calls pc
+    SET state = s.state, outcome = s.outcome, settled_at = now()
+    FROM s
+    WHERE pc.id = s.id AND pc.state = 'reserved'
+    RETURNING pc.workspace_id, pc.cost_usd, pc.created_at, pc.state
+), refund AS (
+    UPDATE workspace_spend w
+    SET spent_usd = greatest(w.spent_usd - r.cost, 0), updated_at = now()
+    FROM (
+        SELECT workspace_id, date_trunc('month', created_at AT TIME ZONE 'UTC')::date AS month, sum(cost_usd) AS cost
+        FROM call
+        WHERE state = 'refunded' AND cost_usd > 0
+        GROUP BY 1, 2
+    ) r
+    WHERE w.workspace_id = r.workspace_id AND w.month = r.month
+    RETURNING 1
+), healthy AS (
+    UPDATE breakers
+    SET consecutive_failures = 0, updated_at = now()
+    WHERE $4::boolean AND workspace_id = $5::bigint
+      AND provider = $6::text AND consecutive_failures > 0
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);
