@@ -74,14 +74,14 @@ func countSeqScans(t testing.TB, admin *pgxpool.Pool, url string, conns int32, p
 }
 
 // Reset zeroes the database's statistics: what ran before (a warm-up, the
-// rows a test added) is not counted. Pool's idle connections report what
-// they read first: a backend reports its reads when it goes idle, but at
-// most once a second, so a warm-up's reads could otherwise land after the
-// reset (as they did on a busy machine: four whole looks instead of two).
+// rows a test added) is not counted. The idle connections of both pools
+// report what they read first: a backend reports its reads when it goes
+// idle, but at most once a second, so reads made just before could land
+// after the reset (they did: an enroll's five looks at enrollments).
 func (c *ScanCounter) Reset(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	conns := c.Pool.AcquireAllIdle(ctx)
+	conns := append(c.Pool.AcquireAllIdle(ctx), c.admin.AcquireAllIdle(ctx)...)
 	for _, conn := range conns {
 		// Reported before the statement's answer (ReadyForQuery) is sent.
 		_, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`)
