@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/rindactl
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build demo test test-stress cyclo vet fmt-check ci bench reliability clean
+.PHONY: build demo test test-stress cyclo vet fmt-check ci bench reliability invariants invariants-broken clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/rindactl
@@ -59,6 +59,23 @@ ci: fmt-check vet cyclo test
 # per fuzz target); writes the measured figures into docs/reliability.md.
 reliability:
 	scripts/reliability.sh --full
+
+# The invariant harness (issue 23, internal/invariants): RUNS seeded random
+# schedules of concurrent ticks and commands, with kills, Postgres restarts,
+# faulty servers and time moved forward, each checked from the database and
+# the fake servers' logs. SEED is the first run's seed (default: from the
+# clock); DURATION (e.g. 2m) stops earlier. Each run prints its seed;
+# `make invariants SEED=N RUNS=1` replays one. Starts its own Postgres.
+RUNS ?= 200
+invariants:
+	RINDA_INVARIANTS_SEED=$(SEED) RINDA_INVARIANTS_RUNS=$(RUNS) RINDA_INVARIANTS_DURATION=$(DURATION) \
+		$(GO) test -count=1 -v -timeout 0 -run '^TestInvariants$$' ./internal/invariants/
+
+# The harness against deliberately broken builds of rindactl, one per
+# invariant (go build -overlay; the tree is untouched): each must be caught
+# within a few seeded runs. A few minutes.
+invariants-broken:
+	RINDA_INVARIANTS_BROKEN=1 $(GO) test -count=1 -v -timeout 0 -run '^TestHarnessFindsBrokenBuilds$$' ./internal/invariants/
 
 clean:
 	rm -rf bin

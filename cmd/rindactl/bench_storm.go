@@ -10,6 +10,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/bench"
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/sequence"
 )
 
 // BenchStormOptions holds the flags of `rindactl bench storm`.
@@ -208,7 +209,16 @@ func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
 	for i, p := range res.Pairs {
 		fmt.Fprintf(out, "pair %d:  alone %.0f sends/s, beside the storm %.0f sends/s (storm %.0f calls/s): %.2f\n",
 			i+1, p.AloneSendsPerSec, p.StormSendsPerSec, p.StormCallsPerSec, p.Ratio)
+		fmt.Fprintf(out, "  ms per send alone:  %s\n", timingLine(p.AloneTiming))
+		fmt.Fprintf(out, "  beside the storm:   %s\n", timingLine(p.StormTiming))
 	}
 	fmt.Fprintf(out, "ratio:   median %.2f, min %.2f, max %.2f\n", res.Summary.Median, res.Summary.Min, res.Summary.Max)
 	return nil
+}
+
+// timingLine prints where a message's time went (sequence.TickTiming, per
+// send): the mailbox worker's phases, then the statements behind them.
+func timingLine(t sequence.TickTiming) string {
+	return fmt.Sprintf("worker %.2f = record wait %.2f + smtp %.2f + settle wait %.2f + rest; beside: render %.2f, claim %.2f, record %.2f, settle %.2f",
+		t.WorkersMS, t.RecordWaitMS, t.SMTPMS, t.SettleWaitMS, t.RenderMS, t.ClaimMS, t.RecordMS, t.SettleMS)
 }

@@ -54,6 +54,9 @@ type EmailResult struct {
 	TickCPUPerSendUS     float64  `json:"tick_cpu_us_per_send"`
 	PostgresCPUPerSendUS *float64 `json:"postgres_cpu_us_per_send,omitempty"`
 	BareCPUPerSendUS     float64  `json:"bare_cpu_us_per_send"`
+	// TimingPerSend is where the tick's time went, per message sent
+	// (sequence.TickTiming).
+	TimingPerSend sequence.TickTiming `json:"timing_ms_per_send"`
 }
 
 const (
@@ -98,13 +101,14 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
 	cpu0 := SampleCPU(pm)
 	start := time.Now()
-	if err := drainEmail(ctx, s.Pool, mailer, cfg.Mailboxes, cfg.Steps); err != nil {
+	timing, err := drainEmail(ctx, s.Pool, mailer, cfg.Mailboxes, cfg.Steps)
+	if err != nil {
 		return res, errors.Join(err, mailer.Close())
 	}
 	if err := mailer.Close(); err != nil {
 		return res, err
 	}
-	res = EmailResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds(), SMTPDelayMS: float64(cfg.SMTPDelay) / float64(time.Millisecond)}
+	res = EmailResult{TimingPerSend: timing.PerSend(cfg.Steps), Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, Seconds: time.Since(start).Seconds(), SMTPDelayMS: float64(cfg.SMTPDelay) / float64(time.Millisecond)}
 	res.SendsPerSec = float64(cfg.Steps) / res.Seconds
 	res.TickCPUPerSendUS, res.PostgresCPUPerSendUS = cpu0.PerItem(SampleCPU(pm), cfg.Steps)
 
@@ -125,19 +129,20 @@ func Email(ctx context.Context, cfg EmailConfig) (res EmailResult, err error) {
 }
 
 // drainEmail runs email ticks (concurrency mailboxes at once) until n
-// steps are sent.
-func drainEmail(ctx context.Context, pool *pgxpool.Pool, mailer *sequence.Mailer, concurrency, n int) error {
+// steps are sent, and sums the ticks' timings.
+func drainEmail(ctx context.Context, pool *pgxpool.Pool, mailer *sequence.Mailer, concurrency, n int) (timing sequence.TickTiming, err error) {
 	for sent := 0; sent < n; {
 		rep, err := sequence.RunTick(ctx, pool, sequence.TickOptions{Concurrency: concurrency, MaxDuration: time.Hour, Mailer: mailer})
 		if err != nil {
-			return err
+			return timing, err
 		}
+		timing.Add(rep.Timing)
 		if rep.Claimed == 0 {
-			return fmt.Errorf("bench: the email queue stopped with %d of %d steps sent (outcomes %v)", sent, n, rep.Outcomes)
+			return timing, fmt.Errorf("bench: the email queue stopped with %d of %d steps sent (outcomes %v)", sent, n, rep.Outcomes)
 		}
 		sent += rep.Sent
 	}
-	return nil
+	return timing, nil
 }
 
 func mailboxAddress(i int) string { return fmt.Sprintf("sdr%02d@bench.example", i) }

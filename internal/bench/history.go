@@ -296,7 +296,7 @@ func (side *historySide) measure(ctx context.Context, cfg HistoryConfig, round i
 	f.statusSeconds = time.Since(start).Seconds()
 
 	cpu := SampleCPU(pm)
-	if err := drainEmail(ctx, side.s.Pool, side.mailer, cfg.Mailboxes, cfg.Steps); err != nil {
+	if _, err := drainEmail(ctx, side.s.Pool, side.mailer, cfg.Mailboxes, cfg.Steps); err != nil {
 		return f, err
 	}
 	after := SampleCPU(pm)

@@ -61,6 +61,9 @@ type IncidentPair struct {
 	// StormCallsPerSec is the storm's pace over its whole run (warm-up
 	// included).
 	StormCallsPerSec float64 `json:"storm_calls_per_sec"`
+	// Where each message's time went, alone and beside the storm.
+	AloneTiming sequence.TickTiming `json:"alone_timing_ms_per_send"`
+	StormTiming sequence.TickTiming `json:"storm_timing_ms_per_send"`
 }
 
 // IncidentResult is `rindactl bench incident --output json`.
@@ -92,17 +95,18 @@ func Incident(ctx context.Context, cfg IncidentConfig) (res IncidentResult, err 
 	ecfg := EmailConfig{URL: cfg.URL, Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, SMTPDelay: cfg.SMTPDelay}
 	var alone, storm []float64
 	for i := range cfg.Pairs {
-		a, _, err := emailBeside(ctx, ecfg, nil)
+		a, at, _, err := emailBeside(ctx, ecfg, nil)
 		if err != nil {
 			return res, fmt.Errorf("pair %d, email alone: %w", i+1, err)
 		}
-		s, st, err := emailBeside(ctx, ecfg, func(schema string) (func() (StormResult, error), error) {
+		s, stt, st, err := emailBeside(ctx, ecfg, func(schema string) (func() (StormResult, error), error) {
 			return startStorm(ctx, cfg, schema)
 		})
 		if err != nil {
 			return res, fmt.Errorf("pair %d, email beside the storm: %w", i+1, err)
 		}
-		res.Pairs = append(res.Pairs, IncidentPair{AloneSendsPerSec: a, StormSendsPerSec: s, Ratio: s / a, StormCallsPerSec: st.CallsPerSec})
+		res.Pairs = append(res.Pairs, IncidentPair{AloneSendsPerSec: a, StormSendsPerSec: s, Ratio: s / a, StormCallsPerSec: st.CallsPerSec,
+			AloneTiming: at.PerSend(cfg.Steps), StormTiming: stt.PerSend(cfg.Steps)})
 		alone, storm = append(alone, a), append(storm, s)
 	}
 	res.Summary, err = SummarizePairs(storm, alone)
@@ -113,24 +117,24 @@ func Incident(ctx context.Context, cfg IncidentConfig) (res IncidentResult, err 
 // fresh scratch schema and SMTP server) and returns its sends per second.
 // beside, when set, starts something to run during the drain in the same
 // schema once the steps are loaded; the function it returns stops it.
-func emailBeside(ctx context.Context, cfg EmailConfig, beside func(schema string) (func() (StormResult, error), error)) (rate float64, st StormResult, err error) {
+func emailBeside(ctx context.Context, cfg EmailConfig, beside func(schema string) (func() (StormResult, error), error)) (rate float64, timing sequence.TickTiming, st StormResult, err error) {
 	srv, err := smtptest.Start(smtptest.Options{CountOnly: true, AcceptDelay: cfg.SMTPDelay})
 	if err != nil {
-		return 0, st, err
+		return 0, timing, st, err
 	}
 	defer srv.Close()
 	s, err := newScratch(ctx, cfg.URL)
 	if err != nil {
-		return 0, st, err
+		return 0, timing, st, err
 	}
 	defer func() { err = errors.Join(err, s.Close(ctx)) }()
 	if _, err := loadDueSteps(ctx, s, srv.URL(""), cfg); err != nil {
-		return 0, st, err
+		return 0, timing, st, err
 	}
 	if beside != nil {
 		var stop func() (StormResult, error)
 		if stop, err = beside(s.Name); err != nil {
-			return 0, st, err
+			return 0, timing, st, err
 		}
 		defer func() {
 			var serr error
@@ -140,11 +144,11 @@ func emailBeside(ctx context.Context, cfg EmailConfig, beside func(schema string
 	}
 	mailer := sequence.NewMailer(sequence.MailerOptions{})
 	start := time.Now()
-	if err := drainEmail(ctx, s.Pool, mailer, cfg.Mailboxes, cfg.Steps); err != nil {
-		return 0, st, errors.Join(err, mailer.Close())
+	if timing, err = drainEmail(ctx, s.Pool, mailer, cfg.Mailboxes, cfg.Steps); err != nil {
+		return 0, timing, st, errors.Join(err, mailer.Close())
 	}
 	rate = float64(cfg.Steps) / time.Since(start).Seconds()
-	return rate, st, mailer.Close()
+	return rate, timing, st, mailer.Close()
 }
 
 // stormArgs are the arguments of `rindactl bench storm` in schema with

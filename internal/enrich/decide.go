@@ -65,8 +65,11 @@ type leadResult struct {
 	// earliest rate block or undecided guard. Only blocked can park a lead.
 	blocked, waiting, rateBlocked block
 	// missed are the finders that answered without a usable address, in
-	// this attempt or an earlier one: none is asked again.
+	// this attempt or an earlier one: none is asked again. doubted are the
+	// finders whose answer an earlier tick lost: none is asked again
+	// either, but they did not say the lead has no address.
 	missed   []string
+	doubted  []string
 	unusable *ProviderError
 	// called: a call for this lead failed, so the adapter and waterfall
 	// logged it and the outcome line completes the chain.
@@ -165,7 +168,9 @@ func waits(s step, now time.Time) bool {
 //     it within QuotaRetryAfterThreshold;
 //  7. a block that is a verdict alone waits for its end (no call was made,
 //     so waiting is free);
-//  8. clean misses are not_found; a provider with a refused key counts as
+//  8. a finder whose answer an earlier tick lost (doubted) and nothing
+//     found: enrichment_failed, for an operator (requeue --refind); else
+//     clean misses are not_found; a provider with a refused key counts as
 //     absent, or the lead would loop until the key is fixed;
 //  9. only refused keys: wait AuthRetryDefault, no call made.
 //
@@ -180,6 +185,14 @@ func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcom
 	case lr.held != "":
 		r.verifyOutcome(l, lr, &o)
 	case r.waitOutcome(l, lr, &o, true):
+	case len(lr.doubted) > 0 && (len(lr.missed) > 0 || lr.unusable == nil):
+		// Not a verdict: a finder's answer was lost. Only an operator can
+		// say whether to pay for it again.
+		o.Status, o.Provider = lead.EnrichmentFailed, lr.doubted[0]
+		o.LastError = joinNames(lr.doubted) + "'s answer to an earlier call was lost (the tick that made it could not record it; it may have been billed): not asked again; 'rindactl requeue --status=enrichment_failed --refind' asks again"
+		if len(lr.missed) > 0 {
+			o.LastError += " (" + joinNames(lr.missed) + " found nothing)"
+		}
 	case len(lr.missed) > 0 || lr.unusable == nil:
 		o.Status = lead.NotFound
 		if len(lr.missed) > 0 {

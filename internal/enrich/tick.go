@@ -219,6 +219,9 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 				TickID: r.cfg.TickID, Batch: r.cfg.Batch, Lease: r.cfg.Lease,
 				WorkspaceID: r.cfg.WorkspaceID, TickStarted: tickStarted, After: after,
 			})
+			if err == nil {
+				err = r.doubt(context.WithoutCancel(stop), pool, leads)
+			}
 			ch <- claimResult{leads, err}
 		}()
 		return ch
@@ -261,6 +264,41 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 			return claimed, nil
 		}
 	}
+}
+
+// doubt settles in doubt the calls whose answer a tick lost: for leads
+// taken over from a tick that never recorded them (its lease ran out: it
+// was killed, or lost its database, maybe between a finder's paid answer
+// and its record), the calls it admitted and never settled are billed,
+// and their finders join the lead's doubted_by, so the lead is not sent to
+// them again (a find is never bought twice) until an operator asks with
+// `requeue --refind`.
+func (r *tickRun) doubt(ctx context.Context, pool *pgxpool.Pool, leads []store.ClaimedLead) error {
+	var ids []int64
+	for _, l := range leads {
+		if l.PrevStatus == lead.InProgress {
+			ids = append(ids, l.LeadID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	finders := make([]string, len(r.cfg.Finders))
+	for i, f := range r.cfg.Finders {
+		finders[i] = f.Name()
+	}
+	doubted, err := store.DoubtEnrichment(ctx, pool, r.cfg.TickID, finders, ids)
+	if err != nil {
+		return err
+	}
+	for i, l := range leads {
+		if d, ok := doubted[l.LeadID]; ok {
+			leads[i].DoubtedBy = d
+			r.log.Warn("a finder's answer for the lead was lost with an earlier tick; the find may have been billed, so the lead is not sent to it again ('rindactl requeue --refind' asks again)",
+				"component", "tick", "lead_id", l.LeadID, "workspace_id", l.WorkspaceID, "doubted_by", d)
+		}
+	}
+	return nil
 }
 
 // latestDue is the latest due time among leads before their claim.

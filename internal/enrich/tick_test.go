@@ -587,9 +587,11 @@ func TestUnrecordableOutcomesCutCallsAsCancelled(t *testing.T) {
 		return f.held.Load() == 10 && e.counts(t)[lead.NotFound] == 1
 	})
 	if _, err := e.db.Pool.Exec(context.Background(), `CREATE FUNCTION lost() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk lost'; END $$;
-		CREATE TRIGGER lost BEFORE UPDATE ON lead_enrichment FOR EACH STATEMENT EXECUTE FUNCTION lost()`); err != nil {
+		CREATE TRIGGER lost BEFORE UPDATE ON lead_enrichment FOR EACH ROW EXECUTE FUNCTION lost()`); err != nil {
 		t.Fatal(err)
 	}
+	// Per row: the guard's settle, which would keep a find with its lead,
+	// updates no lead for a miss and still records the calls.
 	f.pass <- struct{}{} // one answer whose outcome cannot be written
 	select {
 	case err := <-done:

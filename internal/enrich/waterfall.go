@@ -10,6 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // work runs one claimed lead through the waterfall and queues its outcome.
@@ -56,7 +57,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 // address through the verifier when there is one, and gathers what they
 // met; false when the tick stopped first (the lead goes back untouched).
 func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, person Lead) (leadResult, bool) {
-	lr := leadResult{missed: slices.Clone(l.MissedBy)}
+	lr := leadResult{missed: slices.Clone(l.MissedBy), doubted: l.DoubtedBy}
 	if l.FoundEmail != "" {
 		// Bought earlier, not verified yet: verify it, ask no finder for it.
 		if done, ok := r.verify(ctx, stop, l, &lr, l.FoundEmail, l.FoundBy); !ok || done {
@@ -65,8 +66,8 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 	}
 	for _, host := range r.cfg.Finders {
 		f, own, usable := r.finderFor(l.WorkspaceID, host.Name())
-		if !usable || slices.Contains(lr.missed, host.Name()) {
-			continue // no key for it here, or it answered this lead already
+		if !usable || slices.Contains(lr.missed, host.Name()) || slices.Contains(lr.doubted, host.Name()) {
+			continue // no key for it here, or it answered this lead already (maybe lost)
 		}
 		var found Finding
 		s := r.call(ctx, stop, l, f.Name(), own, findCall(f, person, &found))
@@ -268,9 +269,7 @@ func (r *tickRun) invoke(ctx context.Context, provider, account string, p *pair,
 		// calls queued behind this one must not go out meanwhile.
 		p.setQuota(pe)
 	}
-	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: outcome, Err: pe, Duration: took, Found: found}); err != nil {
-		log().Error("guard could not record the call", "error", err.Error())
-	}
+	r.settle(ctx, adm, CallResult{Outcome: outcome, Err: pe, Duration: took, Found: found}, log)
 	if pe == nil {
 		p.answered()
 		return step{kind: stepAnswered, outcome: outcome}
@@ -287,6 +286,41 @@ func (r *tickRun) invoke(ctx context.Context, provider, account string, p *pair,
 		log().Warn(failureMessage[s.kind], attrs...)
 	}
 	return s
+}
+
+// Settle retries while the database is away: from the first retry's wait
+// up to settleRetryMax, doubling.
+const (
+	settleRetryFirst = 100 * time.Millisecond
+	settleRetryMax   = 2 * time.Second
+)
+
+// settle records a call that was made with the guard. A paid answer must
+// not be lost to a database that is away for a moment (a restart, a
+// failover): a failed settle is tried again until the tick's deadline
+// (ctx's, which ends before the lead's lease), whether or not the tick is
+// stopping meanwhile. A settle never made leaves the call reserved in the
+// ledger; the tick that takes the lead over settles it in doubt and sends
+// the lead to that finder no more (doubt).
+func (r *tickRun) settle(ctx context.Context, adm Admission, res CallResult, log func() *slog.Logger) {
+	sctx := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithDeadline(sctx, deadline)
+		defer cancel()
+	}
+	for attempt := 1; ; attempt++ {
+		err := r.cfg.Guard.Settle(sctx, adm, res)
+		if err == nil {
+			return
+		}
+		log().Error("guard could not record the call", "error", err.Error(), "attempt", attempt, "outcome", string(res.Outcome))
+		if tick.Sleep(sctx, tick.Backoff(attempt, settleRetryFirst, settleRetryMax)) != nil {
+			log().Error("the call stays unsettled: the tick's deadline passed; the tick that takes the lead over will not send it to this provider again",
+				"outcome", string(res.Outcome))
+			return
+		}
+	}
 }
 
 // asProviderError is a call's error as the waterfall reads it. Adapters

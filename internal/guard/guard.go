@@ -69,7 +69,7 @@ func (g *Guard) admitGroup(k admitKey, b bucket, lim providerspec.Limits) *tick.
 	}
 	p := store.GuardAdmitParams{
 		WorkspaceID: k.workspace, Provider: k.provider, TickID: k.tick, ProbeLease: g.cfg.ProbeLease,
-		BucketKey: b.key, Interval: b.interval, CostUSD: lim.CostUSD,
+		BucketKey: b.key, Interval: b.interval, Tolerance: b.tolerance(), CostUSD: lim.CostUSD,
 	}
 	grp, _ := g.admits.LoadOrStore(k, tick.NewGroup(groupMax, func(calls []store.GuardAdmitCall) ([]store.GuardAdmitRow, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
@@ -120,7 +120,7 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		}
 		return adm, nil
 	}
-	waited, err := bucket.wait(ctx, row)
+	waited, err := g.awaitSlot(ctx, bucket, row, adm)
 	if err != nil {
 		// The call will not be made: give the reservation back.
 		_ = g.Settle(ctx, adm, enrich.CallResult{Outcome: enrich.CallSkipped})
@@ -128,6 +128,22 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 	}
 	adm.Waited = waited
 	return adm, nil
+}
+
+// awaitSlot sleeps until the admitted call's rate slot. The ledger row
+// says a call that waits for its slot was not made yet; it must say the
+// call went out before it does (started_at), or a tick taking the lead
+// over would refund a call that may have been billed.
+func (g *Guard) awaitSlot(ctx context.Context, b bucket, row store.GuardAdmitRow, adm enrich.Admission) (time.Duration, error) {
+	waited, err := b.wait(ctx, row)
+	if err != nil || waited == 0 {
+		return waited, err
+	}
+	started, err := store.GuardCallStarted(ctx, g.db, adm.Ref)
+	if err == nil && !started {
+		err = fmt.Errorf("%s call %d for lead %d: settled by another tick while waiting for its rate slot", adm.Call.Provider, adm.Ref, adm.Call.LeadID)
+	}
+	return waited, err
 }
 
 // settleKey is what the calls settled in one statement share.
@@ -153,14 +169,18 @@ func (g *Guard) settle(workspaceID int64, provider string, c store.GuardSettleCa
 }
 
 // Settle records how an admitted call ended: the ledger row is settled or
-// refunded, and the breaker learns about quota, auth and transient
-// failures (or closes after a successful probe). A call the tick cut
-// (CallCancelled) is refunded and teaches the breaker nothing.
+// refunded, a billed find is kept with its lead in the same statement, and
+// the breaker learns about quota, auth and transient failures (or closes
+// after a successful probe). A call the tick cut (CallCancelled) is
+// refunded and teaches the breaker nothing. It may be called again after
+// an error (the tick retries while its database is away): the ledger row
+// is settled once (only a reserved row changes), and the breaker's lesson
+// is repeated only if it was not learnt.
 func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallResult) error {
 	if !a.Allowed {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	ctx, cancel := settleContext(ctx)
 	defer cancel()
 	call := a.Call
 	if res.Outcome == enrich.CallCancelled {
@@ -195,6 +215,19 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 		return fmt.Errorf("%s breaker for workspace %d: %w", call.Provider, call.WorkspaceID, err)
 	}
 	return nil
+}
+
+// settleContext bounds Settle's bookkeeping by settleTimeout, or by the
+// caller's deadline when that comes first: the tick's deadline ends before
+// its leases do, so no settle lands after another tick took the lead.
+// Cancellation does not stop it: a tick shutting down still records its
+// calls.
+func settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(settleTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) && time.Until(d) > 0 {
+		deadline = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }
 
 // callClass names a call's result for the ledger and metrics: found,

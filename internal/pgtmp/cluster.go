@@ -38,6 +38,9 @@ type Cluster struct {
 
 	cmd  *exec.Cmd
 	done chan error
+	// What Restart needs to start the same server again.
+	bin  string
+	cred *syscall.Credential
 }
 
 // Options tunes Start.
@@ -99,7 +102,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, done: make(chan error, 1)}
+	c := &Cluster{Dir: dir, bin: bin, cred: cred}
 	ok := false
 	defer func() {
 		if !ok {
@@ -116,32 +119,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.Port = port
-	c.cmd = exec.Command(filepath.Join(bin, "postgres"),
-		"-D", data,
-		"-p", strconv.Itoa(port),
-		"-k", dir,
-		"-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off",
-		"-c", "max_connections=400",
-		"-c", "shared_buffers=256MB",
-		"-c", "log_min_messages=fatal",
-	)
-	logFile, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
+	if err := c.launch(); err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
-	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
-	// Pdeathsig: if the process that started the server dies (a killed test
-	// binary), the server shuts down instead of leaking.
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting postgres: %w", err)
-	}
-	go func() { c.done <- c.cmd.Wait() }()
-
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	if err := c.waitReady(ctx); err != nil {
 		c.Stop()
@@ -178,6 +158,61 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// launch starts the server process on c's data directory and port.
+func (c *Cluster) launch() error {
+	c.done = make(chan error, 1)
+	c.cmd = exec.Command(filepath.Join(c.bin, "postgres"),
+		"-D", filepath.Join(c.Dir, "data"),
+		"-p", strconv.Itoa(c.Port),
+		"-k", c.Dir,
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "fsync=off",
+		"-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off",
+		"-c", "max_connections=400",
+		"-c", "shared_buffers=256MB",
+		"-c", "log_min_messages=fatal",
+	)
+	logFile, err := os.OpenFile(filepath.Join(c.Dir, "server.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
+	// Pdeathsig: if the process that started the server dies (a killed test
+	// binary), the server shuts down instead of leaking.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	if err := c.cmd.Start(); err != nil {
+		return fmt.Errorf("starting postgres: %w", err)
+	}
+	done := c.done
+	go func() { done <- c.cmd.Wait() }()
+	return nil
+}
+
+// Restart stops the server and starts it again on the same port and data,
+// dropping every connection: as a crash (immediate: SIGQUIT, recovery from
+// the WAL at start) or a fast shutdown (SIGINT). Fault harnesses use it.
+func (c *Cluster) Restart(ctx context.Context, immediate bool) error {
+	sig := syscall.SIGINT
+	if immediate {
+		sig = syscall.SIGQUIT
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		_ = c.cmd.Process.Signal(sig)
+		select {
+		case <-c.done:
+		case <-time.After(30 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+	}
+	if err := c.launch(); err != nil {
+		return err
+	}
+	return c.waitReady(ctx)
 }
 
 // Stop shuts the server down (fast mode) and removes its directory.

@@ -52,6 +52,19 @@ func queryInt(t testing.TB, db *storetest.DB, sql string, args ...any) int {
 	return n
 }
 
+func queryStrings(t testing.TB, db *storetest.DB, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
 // mailbox is one mailbox of a generated campaign file.
 type mailbox struct {
 	address, smtpURL, passwordEnv string

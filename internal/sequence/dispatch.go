@@ -22,11 +22,14 @@ import (
 // mailbox's previous job (its lane), at most Concurrency mailboxes sending
 // at once. A failure calls stop.
 func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group, s *tick.Batcher[outcome], rec *sendingRecorder, book *laneBook, seq int, rows []store.ClaimedEnrollment, deadline time.Time) error {
-	if err := t.load(ctx, rows); err != nil {
+	began := time.Now()
+	err := t.load(ctx, rows)
+	t.clock.since(phaseClaim, began)
+	if err != nil {
 		// Loading failed before any row was worked: hand them all back.
 		return errors.Join(err, t.releaseAll(ctx, rows))
 	}
-	plan := planBatch(rows, t.stepCount, t.opts.Now())
+	plan := planBatch(rows, t.campaign, t.opts.Now())
 	for _, o := range plan.settled {
 		s.Add(o)
 	}
@@ -44,7 +47,12 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 			case <-ctx.Done():
 				// Stopping: the drain only releases its rows; it needs no slot.
 			}
+			began := time.Now()
 			err := t.drain(ctx, s, rec, mbs, queue, deadline)
+			t.clock.since(phaseWorkers, began)
+			if !book.queued(id) {
+				handOff(s, mbs)
+			}
 			if err != nil {
 				stop()
 			}
@@ -52,11 +60,6 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 		})
 	}
 	return nil
-}
-
-// stepCount is how many steps a campaign loaded by this tick has.
-func (t *emailTick) stepCount(campaignID int64) int {
-	return len(t.campaign(campaignID).Steps)
 }
 
 // load reads the campaigns, workspace unsubscribe keys and mailboxes a
@@ -118,12 +121,12 @@ type batchPlan struct {
 	queues map[int64][]store.ClaimedEnrollment
 }
 
-// planBatch splits a claimed batch; steps tells a campaign's step count.
-// Each mailbox keeps its rows in claim order.
-func planBatch(rows []store.ClaimedEnrollment, steps func(campaignID int64) int, now time.Time) batchPlan {
+// planBatch splits a claimed batch; campaign returns a row's campaign (as
+// loaded by the tick). Each mailbox keeps its rows in claim order.
+func planBatch(rows []store.ClaimedEnrollment, campaign func(id int64) *Campaign, now time.Time) batchPlan {
 	p := batchPlan{queues: map[int64][]store.ClaimedEnrollment{}}
 	for _, r := range rows {
-		if o, ok := presendOutcome(r, steps(r.CampaignID), now); ok {
+		if o, ok := presendOutcome(r, campaign(r.CampaignID), now); ok {
 			p.settled = append(p.settled, o)
 			continue
 		}
@@ -135,10 +138,11 @@ func planBatch(rows []store.ClaimedEnrollment, steps func(campaignID int64) int,
 	return p
 }
 
-// presendOutcome settles a claimed row that must not reach SMTP: its step
-// was left 'sending', its address is suppressed, or its campaign has no
-// such step any more. False when the row may be sent.
-func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcome, bool) {
+// presendOutcome settles a claimed row of campaign c that must not reach
+// SMTP: its step was left 'sending', its address is suppressed, its
+// campaign has no such step any more, or its lead's window is shut now.
+// False when the row may be sent.
+func presendOutcome(r store.ClaimedEnrollment, c *Campaign, now time.Time) (outcome, bool) {
 	switch {
 	case r.StepSend != "":
 		return leftSendingOutcome(r, now), true
@@ -151,11 +155,29 @@ func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcom
 			ID: r.ID, Status: status, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts,
 			LastError: "address suppressed: " + r.Suppressed,
 		}}}}, true
-	case r.Step > steps:
+	case r.Step > len(c.Steps):
 		// A re-import removed the remaining steps.
 		return outcome{kind: OutcomeCompleted, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{ID: r.ID, Status: enrollment.Completed, CurrentStep: r.Step, NextSendAt: now}}}}, true
 	}
-	return outcome{}, false
+	return windowOutcome(c.Window, r, now, nil)
+}
+
+// windowOutcome releases a row whose lead's window w is shut at now to the
+// window's next opening: not sent, not failed, no attempt counted, and not
+// overdue (it is due when the window opens). sends settles a 'sending' row
+// already written for it. False while the window is open.
+func windowOutcome(w *Window, r store.ClaimedEnrollment, now time.Time, sends func() []store.SendResult) (outcome, bool) {
+	opens := w.Next(now, r.Timezone)
+	if !opens.After(now) {
+		return outcome{}, false
+	}
+	o := outcome{kind: OutcomeOutsideWindow, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{
+		ID: r.ID, Status: enrollment.Active, CurrentStep: r.Step, NextSendAt: opens, Attempts: r.Attempts,
+	}}}}
+	if sends != nil {
+		o.set.Sends = sends()
+	}
+	return o, true
 }
 
 // leftSendingOutcome settles a step whose send is already recorded as
@@ -164,7 +186,9 @@ func presendOutcome(r store.ClaimedEnrollment, steps int, now time.Time) (outcom
 func leftSendingOutcome(r store.ClaimedEnrollment, now time.Time) outcome {
 	why := fmt.Sprintf("step %d delivery unknown: its send was left %q by a stopped tick; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, r.StepSend)
 	return outcome{kind: OutcomeUnknown, n: 1, set: store.Settlement{
-		Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendDeliveryUnknown, Error: why, Metric: store.MetricDeliveryUnknown}},
+		// Counted against the daily cap from now, when the server has had it
+		// if it ever will.
+		Sends: []store.SendResult{{EnrollmentID: r.ID, Step: r.Step, Status: enrollment.SendDeliveryUnknown, SentAt: now, Error: why, Metric: store.MetricDeliveryUnknown}},
 		Enrollments: []store.EnrollmentUpdate{{
 			ID: r.ID, Status: enrollment.DeliveryUnknown, CurrentStep: r.Step, NextSendAt: now, Attempts: r.Attempts, LastError: why,
 		}}}}

@@ -74,6 +74,13 @@ func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done fun
 	}
 }
 
+// queued says whether the mailbox's running job has another behind it.
+func (b *laneBook) queued(mailbox int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.jobs[mailbox]) > 1
+}
+
 // stragglers are the mailboxes still busy with a batch older than seq:
 // the claim after batch seq gives them nothing.
 func (b *laneBook) stragglers(seq int) []int64 {

@@ -12,7 +12,7 @@ import (
 // ramp's next step is due and every send so far is older than a day.
 func (f *fixture) passDay() {
 	f.exec(`UPDATE mailboxes SET ramp_next_at = now() - interval '1 second' WHERE ramp_start > 0`)
-	f.exec(`UPDATE sends SET created_at = created_at - interval '25 hours'`)
+	f.exec(`UPDATE sends SET created_at = created_at - interval '25 hours', sent_at = sent_at - interval '25 hours'`)
 	f.due()
 }
 
@@ -99,7 +99,7 @@ func TestFollowUpsGoBeforeNewStartsUnderTheCap(t *testing.T) {
 		if _, err := Enroll(t.Context(), f.pool, EnrollRequest{Workspace: "acme", Campaign: "q4"}, time.Now().Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		f.exec(`UPDATE sends SET created_at = created_at - interval '25 hours'`)
+		f.exec(`UPDATE sends SET created_at = created_at - interval '25 hours', sent_at = sent_at - interval '25 hours'`)
 		f.exec(`UPDATE enrollments SET next_send_at = now() - interval '1 minute' WHERE current_step = 2`)
 
 		rep := f.tick(TickOptions{})
@@ -213,18 +213,18 @@ func TestGapHoldsAcrossConcurrentClaims(t *testing.T) {
 	defer txA.Rollback(ctx)
 	// Batch 1: the first claim locks one enrollment, not the others.
 	a, err := store.ClaimEnrollments(ctx, txA, 1, time.Minute, "tick-a")
-	if err != nil || len(a) != 1 {
-		t.Fatalf("first claim = %d rows, %v; want the mailbox's one turn", len(a), err)
+	if err != nil || len(a.Rows) != 1 {
+		t.Fatalf("first claim = %d rows, %v; want the mailbox's one turn", len(a.Rows), err)
 	}
 	b, err := store.ClaimEnrollments(ctx, f.tickPool, 10, time.Minute, "tick-b")
-	if err != nil || len(b) != 0 {
-		t.Fatalf("concurrent claim = %d rows, %v; want none while the first holds the turn", len(b), err)
+	if err != nil || len(b.Rows) != 0 || !b.Contended {
+		t.Fatalf("concurrent claim = %d rows (contended %v), %v; want none while the first holds the turn", len(b.Rows), b.Contended, err)
 	}
 	if err := txA.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	c, err := store.ClaimEnrollments(ctx, f.tickPool, 10, time.Minute, "tick-c")
-	if err != nil || len(c) != 0 {
-		t.Fatalf("claim after the first committed = %d rows, %v; want none inside the gap", len(c), err)
+	if err != nil || len(c.Rows) != 0 {
+		t.Fatalf("claim after the first committed = %d rows, %v; want none inside the gap", len(c.Rows), err)
 	}
 }

@@ -127,9 +127,11 @@ func unusableMailbox(mbs *mailboxState, id int64) *DeliveryError {
 	return &DeliveryError{Kind: DeliveryMailboxRefused, Err: err}
 }
 
-// send works the queue. While a message is on the wire, the next one's
-// 'sending' row is already being committed, so the database round trip
-// overlaps SMTP.
+// send works the queue. While a message is on the wire, the next one is
+// composed and its 'sending' row committed, carrying the outcomes of the
+// messages before (sendingRecorder), so the database round trip and the
+// rendering overlap SMTP. The mailbox then has at most two rows 'sending'
+// at any moment: the message on the wire and the one prepared behind it.
 func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
 	// No SMTP phase outlives the tick's deadline plus the grace. A signal
 	// gives the message on the wire the same grace, then its connection is
@@ -139,10 +141,18 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 	defer cancel()
 	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(TickSMTPGraceDefault, cancel) })
 	defer stopGrace()
-	next := t.prepare(ctx, rec, mbs, queue[0])
+	began := time.Now()
+	if mbs.handedOff != nil {
+		// The last job's outcomes went to the settle writer: they are
+		// written before this job's first 'sending' row.
+		<-mbs.handedOff
+		mbs.handedOff = nil
+	}
+	next := t.prepare(rec, mbs, queue[0])
 	for i := range queue {
 		cur := next
 		<-cur.done
+		t.clock.since(phaseRecordWait, began)
 		if until, ok := t.bouncePaused(mbs.id); ok {
 			// The guard paused the mailbox after this tick's bounces.
 			s.Add(outcome{kind: OutcomeReleased, n: len(queue) - i, set: store.Settlement{
@@ -162,15 +172,25 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 		}
 		next = nil
 		if i+1 < len(queue) {
-			next = t.prepare(ctx, rec, mbs, queue[i+1])
+			next = t.prepare(rec, mbs, queue[i+1])
 		}
+		began = time.Now()
 		if o, held := preparedOutcome(cur, t.opts.Now()); held {
-			s.Add(o)
+			mbs.pending = append(mbs.pending, o)
+			continue
+		}
+		// The window may have shut since the claim: checked again at the
+		// last moment before SMTP.
+		if o, shut := windowOutcome(t.campaign(cur.r.CampaignID).Window, cur.r, t.opts.Now(), func() []store.SendResult {
+			return unsentBecause(cur, "not sent: the lead's sending window shut before its turn")
+		}); shut {
+			mbs.pending = append(mbs.pending, o)
 			continue
 		}
 		if done, err := t.deliver(ctx, sendCtx, s, mbs, queue[i:], cur, next); done {
 			return err
 		}
+		began = time.Now()
 	}
 	return nil
 }
@@ -180,9 +200,11 @@ func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sen
 // paused); next is the message prepared after it.
 func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcome], mbs *mailboxState, rows []store.ClaimedEnrollment, cur, next *prepared) (done bool, err error) {
 	r := cur.r
+	began := time.Now()
 	sendErr := t.opts.Mailer.Send(sendCtx, mbs.mb, cur.msg)
+	t.clock.since(phaseSMTP, began)
 	if sendErr == nil {
-		s.Add(sentOutcome(t.campaign(r.CampaignID), r, mbs.id, mbs.mb.Address, t.opts.Now()))
+		mbs.pending = append(mbs.pending, sentOutcome(t.campaign(r.CampaignID), r, mbs.id, mbs.mb.Address, t.opts.Now()))
 		return false, nil
 	}
 	de := ClassifyDelivery(sendErr)
@@ -198,7 +220,13 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 	if move == failPause {
 		return true, t.pauseMailbox(ctx, mbs, de, rows, next)
 	}
-	s.Add(failedOutcome(r, de, t.opts.Now()))
+	if o := failedOutcome(r, de, t.opts.Now()); o.bounced != 0 {
+		// The bounce guard reads the mailbox's bounces once this is
+		// written: the settle writer runs it.
+		t.settleLater(s, o)
+	} else {
+		mbs.pending = append(mbs.pending, o)
+	}
 	if move == failBackOff {
 		retry := t.opts.Now().Add(TransientBackoffBaseDefault)
 		t.release(s, rows[1:], func(store.ClaimedEnrollment) time.Time { return retry }, "mailbox connection failed: "+de.Error(), unsent(next))
@@ -220,8 +248,32 @@ type prepared struct {
 	done      chan struct{}
 }
 
-func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
+// prepare composes r's message and records its 'sending' row, with the
+// mailbox's pending outcomes, off the worker's path: the worker sends the
+// message before while this runs.
+func (t *emailTick) prepare(rec *sendingRecorder, mbs *mailboxState, r store.ClaimedEnrollment) *prepared {
 	p := &prepared{r: r, done: make(chan struct{})}
+	carried := mbs.pending
+	mbs.pending = nil
+	go func() {
+		defer close(p.done)
+		p.msg, p.composeErr = t.compose(mbs, r)
+		var start *store.SendStart
+		if p.composeErr == nil {
+			start = &store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email, Holder: r.Holder}
+		} else if len(carried) == 0 {
+			return
+		}
+		var res store.SendBegun
+		res, p.err = rec.record(start, carried)
+		p.recorded, p.duplicate = res.Written, res.Duplicate
+	}()
+	return p
+}
+
+// compose renders r's message for the mailbox.
+func (t *emailTick) compose(mbs *mailboxState, r store.ClaimedEnrollment) (*Message, error) {
+	defer t.clock.since(phaseRender, time.Now())
 	lead := Lead{FirstName: r.FirstName, LastName: r.LastName, Company: r.Company, Email: r.Email, Domain: r.Domain, UnsubscribeToken: t.unsubscribeToken(r)}
 	if lead.Domain == "" {
 		lead.Domain = r.Email[strings.LastIndexByte(r.Email, '@')+1:]
@@ -229,21 +281,9 @@ func (t *emailTick) prepare(ctx context.Context, rec *sendingRecorder, mbs *mail
 	if _, err := address.Canonical(r.Email); err != nil {
 		// Stored before addresses were checked at import (a bidi control,
 		// a control character): never mailed.
-		p.composeErr = fmt.Errorf("the lead's address %q cannot be mailed: %w", r.Email, err)
-	} else {
-		p.msg, p.composeErr = t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
+		return nil, fmt.Errorf("the lead's address %q cannot be mailed: %w", r.Email, err)
 	}
-	if p.composeErr != nil {
-		close(p.done)
-		return p
-	}
-	go func() {
-		defer close(p.done)
-		var res store.SendBegun
-		res, p.err = rec.record(ctx, store.SendStart{EnrollmentID: r.ID, Step: r.Step, MailboxID: mbs.id, MessageID: p.msg.MessageID, CampaignID: r.CampaignID, Email: r.Email, Holder: r.Holder})
-		p.recorded, p.duplicate = res.Written, res.Duplicate
-	}()
-	return p
+	return t.campaign(r.CampaignID).Compose(r.Step-1, lead, mbs.mb, NewMessageID(mbs.mb.Address), r.Thread)
 }
 
 // preparedOutcome settles a prepared message that must not go out: it
@@ -281,6 +321,11 @@ func duplicateError(holder int64, email string) string {
 // unsent settles a prepared message that will not go out after all: its
 // 'sending' row becomes 'failed' (not delivered), so a retry takes it over.
 func unsent(p *prepared) []store.SendResult {
+	return unsentBecause(p, "not sent: the tick stopped this mailbox first")
+}
+
+// unsentBecause is unsent with the reason recorded on the sends row.
+func unsentBecause(p *prepared, why string) []store.SendResult {
 	if p == nil {
 		return nil
 	}
@@ -288,5 +333,5 @@ func unsent(p *prepared) []store.SendResult {
 	if !p.recorded {
 		return nil
 	}
-	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: enrollment.SendFailed, Error: "not sent: the tick stopped this mailbox first"}}
+	return []store.SendResult{{EnrollmentID: p.r.ID, Step: p.r.Step, Status: enrollment.SendFailed, Error: why}}
 }

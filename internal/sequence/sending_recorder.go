@@ -21,7 +21,11 @@ const groupLinger = 500 * time.Microsecond
 
 // sendingRecorder group-commits 'sending' rows: each mailbox worker blocks
 // until its row is committed (it must be before SMTP), and the workers
-// waiting at the same moment share one INSERT and one commit.
+// waiting at the same moment share one INSERT and one commit. Each request
+// carries the outcomes its mailbox has had since its last one: they are
+// settled in the same transaction, so the settles cost no round trip or
+// commit of their own, and a mailbox never has more than the message on
+// the wire and the one prepared behind it left 'sending' (the crash bound).
 type sendingRecorder struct {
 	// ctx carries the tick's values but never cancels a write: the reply
 	// must say truthfully whether the rows were committed.
@@ -32,11 +36,17 @@ type sendingRecorder struct {
 	// senders tells how many mailboxes are sending now: a group holding a
 	// row of each is complete and need not wait.
 	senders func() int
+	clock   *tickClock
+	tickID  string
+	// settled counts outcomes once their group is committed.
+	settled func([]outcome)
 }
 
 type sendingReq struct {
-	start store.SendStart
-	reply chan sendingReply
+	start *store.SendStart // nil: only outcomes to settle
+	// outcomes are settled with the group.
+	outcomes []outcome
+	reply    chan sendingReply
 }
 
 type sendingReply struct {
@@ -44,23 +54,25 @@ type sendingReply struct {
 	err   error
 }
 
-func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, senders func() int) *sendingRecorder {
+func newSendingRecorder(ctx context.Context, pool *pgxpool.Pool, t *emailTick) *sendingRecorder {
 	r := &sendingRecorder{ctx: context.WithoutCancel(ctx), pool: pool, reqs: make(chan sendingReq, groupMax),
-		done: make(chan struct{}), senders: senders}
+		done: make(chan struct{}), senders: func() int { return len(t.slots) }, clock: &t.clock,
+		tickID: t.opts.TickID, settled: func(g []outcome) { t.count(g) }}
 	go r.loop()
 	return r
 }
 
-// record commits a 'sending' row and reports whether it was written; not
-// written means the step already had one, or another enrollment of the
-// campaign mails the address, and it must not be sent.
-func (r *sendingRecorder) record(ctx context.Context, start store.SendStart) (store.SendBegun, error) {
+// record commits a 'sending' row for start (none when nil) with outcomes
+// settled beside it, and reports whether the row was written; not written
+// means the step already had one, or another enrollment of the campaign
+// mails the address, and it must not be sent. An error means nothing was
+// committed: the outcomes' rows stay as they were (a 'sending' one is
+// unknown to the next tick, never resent). It never gives up waiting
+// before the write is done (a signal included): the outcomes it carries
+// must be written or known lost, and the write is one statement.
+func (r *sendingRecorder) record(start *store.SendStart, outcomes []outcome) (store.SendBegun, error) {
 	reply := make(chan sendingReply, 1)
-	select {
-	case r.reqs <- sendingReq{start: start, reply: reply}:
-	case <-ctx.Done():
-		return store.SendBegun{}, ctx.Err()
-	}
+	r.reqs <- sendingReq{start: start, outcomes: outcomes, reply: reply}
 	res := <-reply
 	return res.begun, res.err
 }
@@ -85,13 +97,26 @@ func (r *sendingRecorder) loop() {
 			}
 		}
 		linger.Stop()
-		starts := make([]store.SendStart, len(group))
-		for i, req := range group {
-			starts[i] = req.start
-		}
-		written, err := store.BeginSends(r.ctx, r.pool, starts)
+		starts := make([]store.SendStart, 0, len(group))
+		var outcomes []outcome
 		for _, req := range group {
-			req.reply <- sendingReply{begun: written[req.start.EnrollmentID], err: err}
+			if req.start != nil {
+				starts = append(starts, *req.start)
+			}
+			outcomes = append(outcomes, req.outcomes...)
+		}
+		began := time.Now()
+		written, err := store.BeginSendsSettling(r.ctx, r.pool, starts, r.tickID, merge(outcomes))
+		r.clock.since(phaseRecord, began)
+		if err == nil {
+			r.settled(outcomes)
+		}
+		for _, req := range group {
+			var begun store.SendBegun
+			if req.start != nil {
+				begun = written[req.start.EnrollmentID]
+			}
+			req.reply <- sendingReply{begun: begun, err: err}
 		}
 	}
 }

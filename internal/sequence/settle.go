@@ -19,18 +19,42 @@ import (
 // result writes (sentOutcome, failedOutcome, releaseOutcome, planPause,
 // pauseReleases decide), and the grouped writes that record it.
 
-// settle writes a group of outcomes in one transaction, then counts them.
-func (t *emailTick) settle(ctx context.Context, group []outcome) error {
+// merge joins a group of outcomes' writes.
+func merge(group []outcome) store.Settlement {
 	var all store.Settlement
 	for _, o := range group {
 		all.Sends = append(all.Sends, o.set.Sends...)
 		all.Enrollments = append(all.Enrollments, o.set.Enrollments...)
 		all.Suppressions = append(all.Suppressions, o.set.Suppressions...)
 	}
-	if err := store.Settle(ctx, t.pool, t.opts.TickID, all); err != nil {
+	return all
+}
+
+// settle writes a group of outcomes in one transaction, then counts them
+// and runs the bounce guard for the mailboxes with a hard bounce among them.
+func (t *emailTick) settle(ctx context.Context, group []outcome) error {
+	began := time.Now()
+	err := store.Settle(ctx, t.pool, t.opts.TickID, merge(group))
+	t.clock.since(phaseSettle, began)
+	for _, o := range group {
+		if o.written != nil {
+			close(o.written)
+		}
+	}
+	if err != nil {
 		return err
 	}
-	var bounced []int64
+	for _, id := range t.count(group) {
+		if err := t.guardBounces(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// count adds a committed group of outcomes to the report and returns the
+// mailboxes that had a hard bounce among them.
+func (t *emailTick) count(group []outcome) (bounced []int64) {
 	t.mu.Lock()
 	for _, o := range group {
 		if o.n > 0 {
@@ -45,12 +69,7 @@ func (t *emailTick) settle(ctx context.Context, group []outcome) error {
 		}
 	}
 	t.mu.Unlock()
-	for _, id := range bounced {
-		if err := t.guardBounces(ctx, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return bounced
 }
 
 // guardBounces pauses a mailbox whose hard bounces reached its limits
@@ -75,6 +94,29 @@ func (t *emailTick) bouncePaused(mailboxID int64) (time.Time, bool) {
 	defer t.mu.Unlock()
 	until, ok := t.bounceHalts[mailboxID]
 	return until, ok
+}
+
+// handOff gives the mailbox's pending outcomes to the settle writer when
+// no job of the mailbox follows to carry them; handedOff tells when they
+// are written. Only the mailbox's lane calls it.
+func handOff(s *tick.Batcher[outcome], mbs *mailboxState) {
+	if mbs == nil || len(mbs.pending) == 0 {
+		return
+	}
+	written := make(chan struct{})
+	last := len(mbs.pending) - 1
+	// The writer keeps arrival order: the last one written, all are.
+	mbs.pending[last].written = written
+	for _, o := range mbs.pending {
+		s.Add(o)
+	}
+	mbs.pending, mbs.handedOff = nil, written
+}
+
+// settleLater hands a mailbox worker's outcome to the settle writer.
+func (t *emailTick) settleLater(s *tick.Batcher[outcome], o outcome) {
+	defer t.clock.since(phaseSettleWait, time.Now())
+	s.Add(o)
 }
 
 func (t *emailTick) countN(kind string, n int) {
@@ -114,6 +156,9 @@ func failedOutcome(r store.ClaimedEnrollment, de *DeliveryError, now time.Time) 
 		u.Status, u.NextSendAt = enrollment.DeliveryUnknown, now
 		u.LastError = fmt.Sprintf("step %d delivery unknown: %v; check the mailbox's Sent folder, then requeue --status=delivery_unknown or leave it", r.Step, de.Err)
 		res.Status, res.Metric, o.kind = enrollment.SendDeliveryUnknown, store.MetricDeliveryUnknown, OutcomeDeliveryUnknown
+		// The server may have had it until now: the daily cap counts it
+		// from here (email_claim.sql).
+		res.SentAt = now
 	case DeliveryBounced:
 		u.Status, u.NextSendAt = enrollment.Bounced, now
 		o.set.Suppressions = []store.Suppression{{WorkspaceID: r.WorkspaceID, Email: r.Email, Reason: string(enrollment.Bounced)}}

@@ -37,6 +37,8 @@ type fixtureOptions struct {
 	name      string
 	// onAccept runs on the SMTP server after each accepted message.
 	onAccept func(n int)
+	// acceptDelay is how long the SMTP server takes per message.
+	acceptDelay time.Duration
 }
 
 func campaignYAML(name string, srv *smtptest.Server, mailboxes, dailyCap int, steps, extra string) string {
@@ -56,7 +58,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.New(t)
-	srv := smtptest.New(t, smtptest.Options{CountOnly: o.countOnly, OnAccept: o.onAccept})
+	srv := smtptest.New(t, smtptest.Options{CountOnly: o.countOnly, OnAccept: o.onAccept, AcceptDelay: o.acceptDelay})
 	f := &fixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), srv: srv, mailer: NewMailer(MailerOptions{Timeout: 10 * time.Second})}
 	t.Cleanup(func() { _ = f.mailer.Close() })
 	if o.name == "" {

@@ -42,7 +42,10 @@ const (
 	OutcomeTransient     = "transient"
 	OutcomeMailboxPaused = "mailbox_paused"
 	OutcomeReleased      = "released" // not attempted: mailbox paused in this tick, or time is up
-	OutcomeUnknown       = "unknown"  // a crash left the step 'sending': not resent
+	// OutcomeOutsideWindow: not attempted, the lead's sending window was
+	// shut at its turn; due again when the window opens.
+	OutcomeOutsideWindow = "outside_window"
+	OutcomeUnknown       = "unknown" // a crash left the step 'sending': not resent
 	// OutcomeDeliveryUnknown: the final dot went out and no answer came;
 	// the enrollment is delivery_unknown and the step is never resent.
 	OutcomeDeliveryUnknown = string(enrollment.DeliveryUnknown)
@@ -80,6 +83,9 @@ type TickReport struct {
 	Outcomes   map[string]int `json:"outcomes"`
 	ByMailbox  map[string]int `json:"by_mailbox"`
 	DurationMS int64          `json:"duration_ms"`
+	// Timing: where the time went (docs/benchmarks.md, "Where an email's
+	// time goes").
+	Timing TickTiming `json:"timing"`
 }
 
 // RunTick claims due enrollments batch after batch until none is due or
@@ -112,6 +118,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		err = tick.CleanStop(err)
 	}
 	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
+	t.report.Timing = t.clock.timing()
 	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
 	if err != nil {
 		res.ExitStatus = 1
@@ -164,6 +171,8 @@ type emailTick struct {
 
 	// slots bounds how many mailboxes send at once.
 	slots chan struct{}
+
+	clock tickClock
 }
 
 func (t *emailTick) campaign(id int64) *Campaign {
@@ -189,6 +198,14 @@ type mailboxState struct {
 	// time) touches these.
 	paused      bool
 	pausedUntil *time.Time
+	// pending are the mailbox's outcomes not yet handed to a writer: the
+	// next 'sending' row carries them (sendingRecorder), or the settle
+	// writer takes them when the mailbox has no next job yet (handOff).
+	pending []outcome
+	// handedOff is closed once the outcomes handOff gave the settle
+	// writer are written (or failed): the mailbox's next job waits for it
+	// before its first 'sending' row, so the crash bound holds across jobs.
+	handedOff chan struct{}
 }
 
 // outcome is a group of rows to settle and the report counts it stands
@@ -202,37 +219,47 @@ type outcome struct {
 	// bounced is the mailbox of a hard bounce, whose bounce rate is
 	// checked once the outcome is committed.
 	bounced int64
+	// written, when set, is closed once the settle writer has written (or
+	// failed to write) the outcome's group.
+	written chan struct{}
 }
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	// A failed mailbox job stops the whole tick, as SIGTERM does.
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	recorder := newSendingRecorder(wctx, t.pool, func() int { return len(t.slots) })
+	recorder := newSendingRecorder(wctx, t.pool, t)
 	defer recorder.close()
 	settler := tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
 	book := newLaneBook()
 	var g errgroup.Group
 
 	var loopErr error
-	for seq := 0; ; {
+	for seq, retries := 0, 0; ; {
 		if wctx.Err() != nil || settler.Err() != nil || !t.opts.Now().Before(deadline) {
 			break
 		}
 		mark := book.mark()
-		rows, inTime, err := t.claim(ctx, book, seq, deadline)
+		claim, inTime, err := t.claim(ctx, book, seq, deadline)
 		if !inTime {
 			loopErr = err
 			break
 		}
+		rows := claim.Rows
 		if len(rows) > 0 {
-			seq++
+			seq, retries = seq+1, 0
 			if err := t.dispatch(wctx, stop, &g, settler, recorder, book, seq, rows, deadline); err != nil {
 				loopErr = err
 				break
 			}
 		} else if book.idle() {
-			break // nothing due, nothing sending
+			// Nothing due, nothing sending; unless another tick's claim
+			// held some mailboxes this time: they may have rows for us.
+			if !claim.Contended || retries == claimRetriesMax || tick.Sleep(wctx, claimRetryWait) != nil {
+				break
+			}
+			retries++
+			continue
 		}
 		if !book.waitReady(wctx, deadline, seq, mark, len(rows) == t.opts.Batch) {
 			break
@@ -241,22 +268,35 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	if loopErr != nil || settler.Err() != nil {
 		stop()
 	}
-	return errors.Join(loopErr, g.Wait(), settler.Close())
+	werr := g.Wait()
+	// Every job has ended: outcomes a job left for the one behind it that
+	// it saw queued are all carried or handed off by then; nothing pends.
+	return errors.Join(loopErr, werr, settler.Close())
 }
+
+// A claim that found nothing because other ticks' claims held mailboxes
+// (their locks last a claim's few milliseconds) is tried again after
+// claimRetryWait, at most claimRetriesMax times in a row.
+const (
+	claimRetryWait  = 20 * time.Millisecond
+	claimRetriesMax = 10
+)
 
 // claim leases the next batch, none of it on mailboxes still busy with a
 // batch before seq. inTime is false when the claim failed (err) or the
 // deadline passed meanwhile: then the rows went back untouched.
-func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline time.Time) (rows []store.ClaimedEnrollment, inTime bool, err error) {
+func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline time.Time) (claim store.EmailClaim, inTime bool, err error) {
 	// Never cancelled mid-statement: a claim committed but not read
 	// would strand its rows until their lease runs out.
-	rows, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
+	began := time.Now()
+	defer t.clock.since(phaseClaim, began)
+	claim, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
 	if err != nil {
-		return nil, false, err
+		return store.EmailClaim{}, false, err
 	}
-	t.report.Claimed += len(rows)
+	t.report.Claimed += len(claim.Rows)
 	if !t.opts.Now().Before(deadline) {
-		return nil, false, t.releaseAll(ctx, rows)
+		return store.EmailClaim{}, false, t.releaseAll(ctx, claim.Rows)
 	}
-	return rows, true, nil
+	return claim, true, nil
 }

@@ -54,7 +54,7 @@ func TestPresendOutcome(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o, held := presendOutcome(tc.r, tc.steps, decideNow)
+			o, held := presendOutcome(tc.r, &Campaign{Steps: make([]Step, tc.steps)}, decideNow)
 			if held != tc.held {
 				t.Fatalf("held = %v, want %v", held, tc.held)
 			}
@@ -80,7 +80,7 @@ func TestPlanBatch(t *testing.T) {
 	crashed := claimed(2, 3, 1)
 	crashed.StepSend = "sending"
 	rows := []store.ClaimedEnrollment{claimed(1, 7, 1), crashed, claimed(3, 3, 2), claimed(4, 7, 2), claimed(5, 5, 4), claimed(6, 3, 1)}
-	p := planBatch(rows, func(int64) int { return 3 }, decideNow)
+	p := planBatch(rows, func(int64) *Campaign { return &Campaign{Steps: make([]Step, 3)} }, decideNow)
 	if len(p.settled) != 2 || p.settled[0].kind != OutcomeUnknown || p.settled[1].kind != OutcomeCompleted {
 		t.Fatalf("settled %+v, want the crashed row then the completed one", p.settled)
 	}

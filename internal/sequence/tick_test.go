@@ -277,10 +277,11 @@ func TestClaimIsFairAcrossCampaigns(t *testing.T) {
 	if _, err := Enroll(ctx, f.pool, EnrollRequest{Workspace: "acme", Campaign: "small", Keys: []string{"ext-1", "LEAD2@example.test", "ext-3", "ext-4", "ext-5"}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := store.ClaimEnrollments(ctx, f.pool, 50, time.Minute, "t1")
+	claim, err := store.ClaimEnrollments(ctx, f.pool, 50, time.Minute, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := claim.Rows
 	fromSmall := 0
 	for _, r := range rows {
 		if r.CampaignID == small {
@@ -295,8 +296,8 @@ func TestClaimIsFairAcrossCampaigns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again) != 300+5-50 {
-		t.Errorf("second claim got %d rows, want %d", len(again), 255)
+	if len(again.Rows) != 300+5-50 {
+		t.Errorf("second claim got %d rows, want %d", len(again.Rows), 255)
 	}
 }
 

@@ -108,7 +108,8 @@ func (w *Window) Location(leadTZ string) *time.Location {
 
 // Next returns the first instant at or after t inside the window. A nil
 // window is always open. Wall-clock times are resolved in the zone, so
-// daylight-saving changes keep 09:00 at 09:00.
+// daylight-saving changes keep 09:00 at 09:00 (see wallClock for the
+// times a change skips or repeats).
 func (w *Window) Next(t time.Time, leadTZ string) time.Time {
 	if w == nil {
 		return t
@@ -121,8 +122,8 @@ func (w *Window) Next(t time.Time, leadTZ string) time.Time {
 		if !w.Days[day.Weekday()] {
 			continue
 		}
-		start := time.Date(y, m, d+offset, 0, w.Start, 0, 0, loc)
-		end := time.Date(y, m, d+offset, 0, w.End, 0, 0, loc)
+		start := wallClock(y, m, d+offset, w.Start, loc)
+		end := wallClock(y, m, d+offset, w.End, loc)
 		switch {
 		case t.Before(start):
 			return start
@@ -132,4 +133,20 @@ func (w *Window) Next(t time.Time, leadTZ string) time.Time {
 	}
 	// Unreachable for a validated window (at least one day, start < end).
 	panic(errors.New("sequence: window has no open day"))
+}
+
+// wallClock is the first instant at which the clock in loc shows minutes
+// after midnight of day y-m-d. A time the clocks skip (02:30 on the night
+// they go forward) is the moment they jump (03:00), never the hour before,
+// which time.Date may return; a time they show twice (01:30 on the night
+// they go back) is its first occurrence.
+func wallClock(y int, m time.Month, d, minutes int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, 0, minutes, 0, 0, loc)
+	want := time.Date(y, m, d, 0, minutes, 0, 0, time.UTC)
+	l := t.In(loc)
+	if time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), 0, 0, time.UTC).Before(want) {
+		_, jump := t.ZoneBounds()
+		return jump
+	}
+	return t
 }

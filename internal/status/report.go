@@ -112,6 +112,12 @@ type Mailbox struct {
 	BounceRate  float64 `json:"bounce_rate"`
 	Bounces     int64   `json:"bounces"`
 	BounceSends int64   `json:"bounce_sends"`
+
+	// For the drain estimate: the overdue rows by when they may go, the
+	// taken slots of the cap by when they free, and the warm-up ramp.
+	backlog []drainSlot
+	taken   []drainSlot
+	ramp    store.OpsRamp
 }
 
 // Paused reports whether the mailbox sends nothing at now.
@@ -216,6 +222,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		due          []store.OpsDueGroup
 		campaigns    []store.OpsCampaign
 		mailboxes    []store.OpsMailbox
+		slots        []store.OpsSlot
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -246,7 +253,10 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, sc.workspaceID, sc.campaignID)
+		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, sc.workspaceID, sc.campaignID); err != nil {
+			return err
+		}
+		slots, err = store.OpsMailboxSlots(gctx, db, now, sc.workspaceID, sc.campaignID)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -273,8 +283,8 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 		r.Spend = append(r.Spend, sp)
 	}
 	r.Enrich = enrichFrom(enrichCounts, breakers, reached, now)
-	r.Email = emailFrom(due, campaigns, mailboxes, now)
-	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples)
+	r.Email = emailFrom(due, campaigns, mailboxes, slots, now)
+	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples, now)
 	return r, nil
 }
 
@@ -295,7 +305,7 @@ func EmailOverdue(ctx context.Context, db store.DBTX, now time.Time) (steps, old
 	if err != nil {
 		return 0, 0, err
 	}
-	e := emailFrom(due, campaigns, mailboxes, now)
+	e := emailFrom(due, campaigns, mailboxes, nil, now)
 	return e.Overdue, e.OldestOverdueSeconds, nil
 }
 
@@ -335,22 +345,22 @@ func BreakerOpen(state string, openUntil *time.Time, now time.Time) bool {
 	return state == "open" && openUntil != nil && openUntil.After(now)
 }
 
-func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes []store.OpsMailbox, now time.Time) Email {
-	e := Email{Mailboxes: make([]Mailbox, 0, len(mailboxes)), Campaigns: make([]Campaign, 0, len(campaigns))}
+func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes []store.OpsMailbox, slots []store.OpsSlot, now time.Time) Email {
+	e := Email{Mailboxes: mailboxesFrom(mailboxes, slots)}
 	mbIndex := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
-		e.Mailboxes = append(e.Mailboxes, mailboxFrom(m))
 		mbIndex[m.ID] = i
 	}
 	cIndex := make(map[int64]int, len(campaigns))
 	windows := make(map[int64]window, len(campaigns))
-	oldest := make([]time.Time, len(campaigns))
+	e.Campaigns = make([]Campaign, 0, len(campaigns))
 	for i, c := range campaigns {
 		e.Campaigns = append(e.Campaigns, Campaign{Workspace: c.Workspace, Name: c.Name, Status: c.Status, Active: c.Active, DeliveryUnknown: c.DeliveryUnknown})
 		e.DeliveryUnknown += c.DeliveryUnknown
 		cIndex[c.ID] = i
 		windows[c.ID] = campaignWindow(c)
 	}
+	oldest := make([]time.Time, len(campaigns))
 	var oldestAll time.Time
 	for _, g := range due {
 		ci, ok := cIndex[g.CampaignID]
@@ -364,24 +374,82 @@ func emailFrom(due []store.OpsDueGroup, campaigns []store.OpsCampaign, mailboxes
 				mb = &e.Mailboxes[i]
 			}
 		}
-		b, blocked := dueBlock(g, camp.Status, mb, windows[g.CampaignID], now)
-		if !blocked {
-			camp.Overdue += g.Count
-			e.Overdue += g.Count
-			if mb != nil {
-				mb.Overdue += g.Count
-			}
-			oldest[ci] = earliest(oldest[ci], g.Oldest)
-			oldestAll = earliest(oldestAll, g.Oldest)
-		}
+		b, overdue := dueBlocked(g, camp.Status, mb, windows[g.CampaignID], now)
 		camp.Blocked.add(b)
 		e.Blocked.add(b)
+		if !overdue {
+			continue
+		}
+		camp.Overdue += g.Count
+		e.Overdue += g.Count
+		if mb != nil {
+			mb.Overdue += g.Count
+			mb.backlog = append(mb.backlog, drainSlot{g.WaitsUntil, g.Count})
+		}
+		oldest[ci] = earliest(oldest[ci], g.Oldest)
+		oldestAll = earliest(oldestAll, g.Oldest)
 	}
 	for i := range e.Campaigns {
 		e.Campaigns[i].OldestOverdueSeconds = ageSeconds(oldest[i], now)
 	}
 	e.OldestOverdueSeconds = ageSeconds(oldestAll, now)
 	return e
+}
+
+// mailboxesFrom is the report's mailboxes, each with the cap's slots its
+// sends and leased rows take (the drain estimate frees them as they age out).
+func mailboxesFrom(mailboxes []store.OpsMailbox, slots []store.OpsSlot) []Mailbox {
+	out := make([]Mailbox, 0, len(mailboxes))
+	index := make(map[int64]int, len(mailboxes))
+	for i, m := range mailboxes {
+		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
+			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason),
+			Bounces: m.RecentBounces, BounceSends: m.RecentSends, ramp: m.Ramp}
+		if m.RecentSends > 0 {
+			mb.BounceRate = float64(m.RecentBounces) / float64(m.RecentSends)
+		}
+		if m.CapToday > 0 {
+			mb.Remaining = max(int64(m.CapToday)-m.Sent24h, 0)
+		}
+		out = append(out, mb)
+		index[m.ID] = i
+	}
+	for _, s := range slots {
+		if i, ok := index[s.MailboxID]; ok {
+			out[i].taken = append(out[i].taken, drainSlot{s.FreesAt, s.N})
+		}
+	}
+	return out
+}
+
+// dueBlocked is what holds a group of due steps back, the first block that
+// applies in the order status reports them, or overdue when none does: only
+// sending capacity holds it back. mb is the group's mailbox (nil when it has
+// none or the report does not show it).
+func dueBlocked(g store.OpsDueGroup, campaignStatus string, mb *Mailbox, w window, now time.Time) (b EmailBlocked, overdue bool) {
+	switch {
+	case campaignStatus != "active":
+		b.CampaignPaused = g.Count
+	case g.NoEmail:
+		b.NoEmail = g.Count
+	case g.MailboxID == nil:
+		b.NoMailbox = g.Count
+	case mb != nil && mb.Paused(now):
+		b.MailboxPaused = g.Count
+	case !w.open(now, g.LeadTimezone):
+		b.OutsideWindow = g.Count
+	default:
+		return b, true
+	}
+	return b, false
+}
+
+// earliest is the earlier of two times, the zero time counting as none.
+func earliest(cur, t time.Time) time.Time {
+	if cur.IsZero() || t.Before(cur) {
+		return t
+	}
+	return cur
 }
 
 func ageSeconds(t, now time.Time) int64 {

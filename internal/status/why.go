@@ -42,11 +42,14 @@ type LeadExplanation struct {
 	Provider           string     `json:"provider"`
 	LastError          string     `json:"last_error"`
 	// FoundEmail is an address FoundBy found (and paid for) that awaits
-	// verification; MissedBy the finders that answered without an address.
-	// Neither is asked again unless an operator requeues with --refind.
+	// verification; MissedBy the finders that answered without an address;
+	// DoubtedBy those whose answer a tick lost (the call may have been
+	// billed). None is asked again unless an operator requeues with
+	// --refind.
 	FoundEmail string   `json:"found_email,omitempty"`
 	FoundBy    string   `json:"found_by,omitempty"`
 	MissedBy   []string `json:"missed_by"`
+	DoubtedBy  []string `json:"doubted_by"`
 	Holds      []Hold   `json:"holds"`
 	Summary    string   `json:"summary"`
 }
@@ -100,6 +103,7 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		LockedBy: l.LockedBy, LockedUntil: utc(l.LockedUntil), NegativeCacheUntil: utc(l.NegativeCacheUntil),
 		Provider: l.Provider, LastError: redact.String(l.LastError), Holds: []Hold{},
 		FoundEmail: l.FoundEmail, FoundBy: l.FoundBy, MissedBy: append([]string{}, l.MissedBy...),
+		DoubtedBy: append([]string{}, l.DoubtedBy...),
 	}
 	row := leadRowHolds(l, now)
 	if row.summary != "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // ClaimedEnrollment is a due enrollment leased to one tick, with what it
@@ -36,42 +37,73 @@ type ClaimedEnrollment struct {
 	Holder int64
 }
 
+// EmailClaim is what one claim took.
+type EmailClaim struct {
+	Rows []ClaimedEnrollment
+	// Contended: another transaction held some capped or gapped mailboxes,
+	// which this claim therefore left out; trying again shortly may serve
+	// them.
+	Contended bool
+}
+
+// Beginner starts a transaction: a pool, or a transaction (a savepoint).
+type Beginner interface {
+	DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease,
-// none of them on the skipped mailboxes (busy in this tick). Email is the
-// lead's address normalised (trimmed, lower case).
-func ClaimEnrollments(ctx context.Context, db DBTX, batch int, lease time.Duration, tickID string, skip ...int64) ([]ClaimedEnrollment, error) {
-	if skip == nil {
-		skip = []int64{}
+// none of them on the busy mailboxes (still sending an earlier batch of
+// this tick). Email is the lead's address normalised (trimmed, lower case).
+//
+// One transaction of two statements: the first locks the mailboxes whose
+// cap or gap the claim must respect, the second (a new snapshot, so it sees
+// every claim committed on them before the locks) counts their room and
+// claims. No cap is exceeded whatever the number of claims at once.
+func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Duration, tickID string, busy ...int64) (EmailClaim, error) {
+	if busy == nil {
+		busy = []int64{}
 	}
-	// Planned per run: its RETURNING reads sends and campaign_recipients,
-	// which grow a row per message during a tick; a plan cached while they
-	// were small keeps a sequential scan per claimed row as they grow.
-	// Planning costs about 6 µs per claimed row, a few percent of a
-	// message's database work.
-	rows, err := plannedPerRun{db}.Query(ctx, query("email_claim"), batch, lease, tickID, skip)
-	if err != nil {
-		return nil, fmt.Errorf("claim enrollments: %w", err)
-	}
-	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedEnrollment, error) {
-		var c ClaimedEnrollment
-		var stepSend, suppressed *string
-		var holder *int64
-		err := r.Scan(&c.ID, &c.CampaignID, &c.WorkspaceID, &c.LeadID, &c.MailboxID, &c.Step, &c.Attempts, &c.DueAt,
-			&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
-			&c.Thread, &stepSend, &suppressed, &holder)
-		if holder != nil {
-			c.Holder = *holder
+	var claim EmailClaim
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		lock, err := sqlcdb.New(tx).EmailClaimLock(ctx, busy)
+		if err != nil {
+			return err
 		}
-		if stepSend != nil {
-			c.StepSend = enrollment.SendStatus(*stepSend)
+		claim.Contended = int(lock.Eligible) > len(lock.Locked)
+		// Planned per run: its RETURNING reads sends and
+		// campaign_recipients, which grow a row per message during a tick;
+		// a plan cached while they were small keeps a sequential scan per
+		// claimed row as they grow. Planning costs about 6 µs per claimed
+		// row, a few percent of a message's database work.
+		rows, err := plannedPerRun{tx}.Query(ctx, query("email_claim"), batch, lease, tickID, busy, lock.Locked)
+		if err != nil {
+			return err
 		}
-		if suppressed != nil {
-			c.Suppressed = *suppressed
-		}
-		return c, err
+		claim.Rows, err = pgx.CollectRows(rows, scanClaimedEnrollment)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim enrollments: %w", err)
+		return EmailClaim{}, fmt.Errorf("claim enrollments: %w", err)
 	}
-	return claimed, nil
+	return claim, nil
+}
+
+func scanClaimedEnrollment(r pgx.CollectableRow) (ClaimedEnrollment, error) {
+	var c ClaimedEnrollment
+	var stepSend, suppressed *string
+	var holder *int64
+	err := r.Scan(&c.ID, &c.CampaignID, &c.WorkspaceID, &c.LeadID, &c.MailboxID, &c.Step, &c.Attempts, &c.DueAt,
+		&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
+		&c.Thread, &stepSend, &suppressed, &holder)
+	if holder != nil {
+		c.Holder = *holder
+	}
+	if stepSend != nil {
+		c.StepSend = enrollment.SendStatus(*stepSend)
+	}
+	if suppressed != nil {
+		c.Suppressed = *suppressed
+	}
+	return c, err
 }

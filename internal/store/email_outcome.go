@@ -42,7 +42,21 @@ type SendBegun struct {
 // sent, claiming each lead's address for its campaign. An enrollment
 // absent from the result, or not Written, must not be sent: its step
 // already has a row, or another enrollment mails the address.
-func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]SendBegun, error) {
+//
+// The commit is durable whatever the server's synchronous_commit: a
+// 'sending' row lost in a Postgres crash after its message went out would
+// let the step be sent again (the invariant harness found it on a server
+// run with synchronous_commit=off). One round trip: BEGIN, SET LOCAL, the
+// statement, COMMIT (without BEGIN and COMMIT inside a transaction).
+func BeginSends(ctx context.Context, db Batcher, starts []SendStart) (map[int64]SendBegun, error) {
+	return BeginSendsSettling(ctx, db, starts, "", Settlement{})
+}
+
+// BeginSendsSettling is BeginSends that also writes settled, the outcomes
+// of sends already made, for tickID in the same transaction and round
+// trip: the settles ride behind the next messages' 'sending' rows, and
+// both commit, or neither does, at once.
+func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tickID string, settled Settlement) (map[int64]SendBegun, error) {
 	n := len(starts)
 	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
 	camps, emails, holders := make([]int64, n), make([]string, n), make([]int64, n)
@@ -50,18 +64,34 @@ func BeginSends(ctx context.Context, db DBTX, starts []SendStart) (map[int64]Sen
 		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
 		camps[i], emails[i], holders[i] = s.CampaignID, s.Email, s.Holder
 	}
-	rows, err := db.Query(ctx, query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders)
-	if err != nil {
-		return nil, fmt.Errorf("record sending: %w", err)
-	}
 	out := make(map[int64]SendBegun, n)
-	var id, dup int64
-	var written bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
-		out[id] = SendBegun{Written: written, Duplicate: dup}
-		return nil
-	})
-	if err != nil {
+	_, inTx := db.(pgx.Tx)
+	b := &pgx.Batch{}
+	if !inTx {
+		b.Queue("BEGIN")
+	}
+	b.Queue("SET LOCAL synchronous_commit = on")
+	if n > 0 {
+		b.Queue(query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders).Query(func(rows pgx.Rows) error {
+			var id, dup int64
+			var written bool
+			_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
+				out[id] = SendBegun{Written: written, Duplicate: dup}
+				return nil
+			})
+			return err
+		})
+	}
+	if !settled.empty() {
+		// After the inserts, so that only the settle runs without
+		// sequential scans (see withoutSeqScans).
+		b.Queue("SET LOCAL enable_seqscan = off")
+		b.Queue(query("email_settle"), settleArgs(tickID, settled)...)
+	}
+	if !inTx {
+		b.Queue("COMMIT")
+	}
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("record sending: %w", err)
 	}
 	return out, nil
@@ -125,9 +155,21 @@ type Settlement struct {
 // Settle writes a settlement for tickID with one statement, in one round
 // trip (see withoutSeqScans).
 func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
-	if len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0 {
+	if s.empty() {
 		return nil
 	}
+	if err := withoutSeqScans(ctx, db, query("email_settle"), settleArgs(tickID, s)...); err != nil {
+		return fmt.Errorf("settle outcomes: %w", err)
+	}
+	return nil
+}
+
+func (s Settlement) empty() bool {
+	return len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0
+}
+
+// settleArgs are email_settle.sql's arguments for s.
+func settleArgs(tickID string, s Settlement) []any {
 	n := len(s.Sends)
 	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
 	fBounced := make([]bool, n)
@@ -147,14 +189,10 @@ func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error 
 	for i, sp := range s.Suppressions {
 		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
-	args := []any{tickID,
+	return []any{tickID,
 		fEnr, fStep, fStatus, fAt, fErr,
 		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
 		sWS, sEmail, sReason, fMetric, fBounced}
-	if err := withoutSeqScans(ctx, db, query("email_settle"), args...); err != nil {
-		return fmt.Errorf("settle outcomes: %w", err)
-	}
-	return nil
 }
 
 // withoutSeqScans runs sql, which stays prepared for a whole tick, with

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
 // EnrichClaim says what one claim round takes.
@@ -49,6 +50,10 @@ type ClaimedLead struct {
 	// answered without an address. Neither is asked again.
 	FoundEmail, FoundBy string
 	MissedBy            []string
+	// DoubtedBy are the finders whose answer for the lead was lost (a call
+	// admitted, maybe billed, never settled): not asked again either,
+	// until `requeue --refind`.
+	DoubtedBy []string
 }
 
 // ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
@@ -77,11 +82,32 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	leads, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedLead, error) {
 		var l ClaimedLead
 		err := r.Scan(&l.LeadID, &l.WorkspaceID, &l.Attempts, &l.PrevStatus, &l.PrevDue,
-			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email, &l.FoundEmail, &l.FoundBy, &l.MissedBy)
+			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email, &l.FoundEmail, &l.FoundBy, &l.MissedBy, &l.DoubtedBy)
 		return l, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}
 	return leads, nil
+}
+
+// DoubtEnrichment settles in doubt the calls other ticks admitted for
+// leadIDs (just claimed by tickID after their holder's lease ran out) and
+// never settled, and adds the finders among them to each lead's
+// doubted_by. It returns each lead's doubted_by where it grew. Run it only
+// for leads whose previous holder never recorded them (PrevStatus
+// in_progress): a tick that recorded a lead settled or gave up its calls.
+//
+// It is planned on every run, like GuardSettle: the ledger grows during a
+// tick, and its partial index of reserved calls is the way in.
+func DoubtEnrichment(ctx context.Context, db DBTX, tickID string, finders []string, leadIDs []int64) (map[int64][]string, error) {
+	rows, err := sqlcdb.New(plannedPerRun{db}).EnrichDoubt(ctx, sqlcdb.EnrichDoubtParams{TickID: tickID, LeadIds: leadIDs, Finders: finders})
+	if err != nil {
+		return nil, fmt.Errorf("settling the calls in doubt of %d leads: %w", len(leadIDs), err)
+	}
+	out := make(map[int64][]string, len(rows))
+	for _, r := range rows {
+		out[r.LeadID] = r.DoubtedBy
+	}
+	return out, nil
 }

@@ -23,7 +23,10 @@ type GuardAdmitParams struct {
 	BucketKey string
 	// Interval is the bucket's emission interval (1/rate).
 	Interval time.Duration
-	CostUSD  float64
+	// Tolerance is the bucket's burst*Interval: a call's rate slot less it,
+	// kept in the ledger row's call_at, is when the call goes out.
+	Tolerance time.Duration
+	CostUSD   float64
 }
 
 // GuardAdmitCall is one call of a group.
@@ -84,7 +87,7 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, calls []GuardA
 func guardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, leads []int64, owners []string, horizons []time.Duration) ([]GuardAdmitRow, bool, error) {
 	rs, err := db.Query(ctx, query("guard_admit"),
 		p.WorkspaceID, p.Provider, leads, p.TickID, owners, p.ProbeLease,
-		p.BucketKey, p.Interval, horizons, p.CostUSD,
+		p.BucketKey, p.Interval, horizons, p.CostUSD, p.Tolerance,
 	)
 	if err != nil {
 		return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
@@ -95,8 +98,9 @@ func guardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, leads []int64,
 	for rs.Next() {
 		var r GuardAdmitRow
 		var next *time.Time
+		var durable string
 		if err := rs.Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling,
-			&r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &missing); err != nil {
+			&r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &missing, &durable); err != nil {
 			return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 		}
 		if next != nil {
@@ -135,7 +139,9 @@ type GuardSettleCall struct {
 // answer clears the breaker's failure streak; billed finds are kept with
 // their leads by a second statement in the same batch and transaction,
 // sent only when there are some (lead_enrichment is not touched
-// otherwise).
+// otherwise). The transaction commits durably whatever the server's
+// synchronous_commit (guard_settle sets it): a settle lost in a crash
+// would lose the find it paid for (issue 24).
 //
 // It runs by key (byKey): the ledger grows a row per call, and a plan
 // cached while it was small (a young install's first ticks) would scan all
@@ -160,4 +166,16 @@ func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider st
 		return fmt.Errorf("settle %d %s calls of workspace %d: %w", len(calls), provider, workspaceID, err)
 	}
 	return nil
+}
+
+// GuardCallStarted marks the admitted call callID, which waited for its
+// rate slot, as going out now; durable before the request is sent. It
+// reports whether the call was still reserved (false: a claim took its
+// lead over meanwhile, and the call must not go out).
+func GuardCallStarted(ctx context.Context, db DBTX, callID int64) (bool, error) {
+	r, err := sqlcdb.New(db).GuardCallStarted(ctx, callID)
+	if err != nil {
+		return false, fmt.Errorf("mark call %d started: %w", callID, err)
+	}
+	return r.Started == 1, nil
 }

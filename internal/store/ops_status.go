@@ -169,8 +169,12 @@ type OpsDueGroup struct {
 	NoEmail    bool
 	// LeadTimezone is set only for campaigns whose window follows the lead.
 	LeadTimezone string
-	Count        int64
-	Oldest       time.Time
+	// WaitsUntil is when the group's rows may go: now, or for rows backing
+	// off after a refused send when their backoff ends (rounded up to the
+	// second).
+	WaitsUntil time.Time
+	Count      int64
+	Oldest     time.Time
 }
 
 // OpsEmailDue groups the active enrollments due at now.
@@ -179,7 +183,7 @@ func OpsEmailDue(ctx context.Context, db DBTX, now time.Time, workspaceID, campa
 	return convertRows(rows, err, "due enrollments", func(r sqlcdb.OpsEmailDueRow) OpsDueGroup {
 		return OpsDueGroup{
 			CampaignID: r.CampaignID, MailboxID: r.MailboxID, NoEmail: r.NoEmail,
-			LeadTimezone: r.LeadTz, Count: r.N, Oldest: r.Oldest,
+			LeadTimezone: r.LeadTz, WaitsUntil: r.WaitsUntil, Count: r.N, Oldest: r.Oldest,
 		}
 	})
 }
@@ -225,10 +229,23 @@ type OpsMailbox struct {
 	// growth, nil without a ramp or once it reached its max.
 	CapToday   int
 	RampNextAt *time.Time
-	Sent24h    int64
+	// Sent24h counts the slots of the cap taken at now, as the email
+	// claim counts them: sends of the rolling 24 hours that did not fail,
+	// and rows claimed but not yet sending.
+	Sent24h int64
+	Ramp    OpsRamp
 	// RecentSends are its last sends that reached a server (at most the
 	// bounce window), RecentBounces the hard bounces among them.
 	RecentSends, RecentBounces int64
+}
+
+// OpsRamp is a mailbox's warm-up ramp as stored (Start 0: none): its cap is
+// Start + Step × Level, at most Max, and Level grows by one at DueAt and
+// every Every after.
+type OpsRamp struct {
+	Start, Step, Max, Level int
+	Every                   time.Duration
+	DueAt                   *time.Time
 }
 
 // OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
@@ -241,7 +258,25 @@ func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, bounceWindow int,
 			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status, DailyCap: int(r.DailyCap),
 			PausedUntil: r.PausedUntil, PauseReason: r.PauseReason, CapToday: int(r.CapToday), RampNextAt: r.RampNextAt,
 			Sent24h: r.Sent24h, RecentSends: r.RecentSends, RecentBounces: r.RecentBounces,
+			Ramp: OpsRamp{Start: int(r.RampStart), Step: int(r.RampStep), Max: int(r.RampMax), Level: int(r.RampLevel),
+				Every: r.RampEvery, DueAt: r.RampDueAt},
 		}
+	})
+}
+
+// OpsSlot is n slots of a mailbox's cap that free up at FreesAt.
+type OpsSlot struct {
+	MailboxID int64
+	FreesAt   time.Time
+	N         int64
+}
+
+// OpsMailboxSlots lists when the taken slots of the capped mailboxes free
+// up, as of now, filtered like OpsMailboxes.
+func OpsMailboxSlots(ctx context.Context, db DBTX, now time.Time, workspaceID, campaignID *int64) ([]OpsSlot, error) {
+	rows, err := sqlcdb.New(db).OpsMailboxSlots(ctx, sqlcdb.OpsMailboxSlotsParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID})
+	return convertRows(rows, err, "mailbox cap slots", func(r sqlcdb.OpsMailboxSlotsRow) OpsSlot {
+		return OpsSlot{MailboxID: r.MailboxID, FreesAt: r.FreesAt, N: r.N}
 	})
 }
 

@@ -35,9 +35,11 @@ type OpsLead struct {
 	Provider           string
 	UpdatedAt          *time.Time
 	// FoundEmail is an address FoundBy found that awaits verification;
-	// MissedBy the finders that answered without one.
+	// MissedBy the finders that answered without one; DoubtedBy those
+	// whose answer was lost (maybe billed).
 	FoundEmail, FoundBy string
 	MissedBy            []string
+	DoubtedBy           []string
 }
 
 // OpsFindLeads finds leads by id (when ref is a number) or external id,
@@ -55,7 +57,7 @@ func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) 
 			Status: lead.Status(r.Status), Attempts: int(r.Attempts), NextAttemptAt: r.NextAttemptAt,
 			LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, NegativeCacheUntil: r.NegativeCacheUntil,
 			LastError: r.LastError, Provider: r.Provider, UpdatedAt: r.UpdatedAt,
-			FoundEmail: r.FoundEmail, FoundBy: r.FoundBy, MissedBy: r.MissedBy,
+			FoundEmail: r.FoundEmail, FoundBy: r.FoundBy, MissedBy: r.MissedBy, DoubtedBy: r.DoubtedBy,
 		}
 	})
 }

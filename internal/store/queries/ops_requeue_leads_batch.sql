@@ -4,8 +4,9 @@
 -- for longer than this statement), and makes them pending and due now with a
 -- clean slate: attempts, lease, negative cache and last error cleared.
 -- What providers already answered stays (an address paid for and awaiting
--- verification, the finders that found nothing), so no finder is asked or
--- paid again, unless refind asks to forget it.
+-- verification, the finders that found nothing, those whose answer was
+-- lost), so no finder is asked or paid again, unless refind asks to forget
+-- it.
 -- Moved rows leave the status, so the next batch finds the next ones.
 WITH picked AS (
     SELECT le.lead_id
@@ -29,6 +30,7 @@ moved AS (
         found_email          = CASE WHEN sqlc.arg(refind)::boolean THEN NULL ELSE le.found_email END,
         found_by             = CASE WHEN sqlc.arg(refind)::boolean THEN NULL ELSE le.found_by END,
         missed_by            = CASE WHEN sqlc.arg(refind)::boolean THEN '{}' ELSE le.missed_by END,
+        doubted_by           = CASE WHEN sqlc.arg(refind)::boolean THEN '{}' ELSE le.doubted_by END,
         updated_at           = now()
     FROM picked p
     WHERE le.lead_id = p.lead_id

@@ -1,8 +1,8 @@
 -- name: OpsWhyEnrollment :one
 -- One enrollment with everything that can hold its next step back: its
--- campaign and window, the lead's address and zone, the bound mailbox and its
--- sends in the 24 hours before now against its cap in force (cap_today: the
--- daily cap lowered by a warm-up ramp), a suppression, and the newest send.
+-- campaign and window, the lead's address and zone, the bound mailbox and the
+-- slots of its cap in force taken at now, as the claim counts them
+-- (mailbox_cap_slots; cap_today: the daily cap lowered by a warm-up ramp), a suppression, and the newest send.
 -- The mailbox's gap is read through a second left join (only when it has a
 -- gap), so sqlc types it as nullable.
 SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_until, coalesce(e.locked_by, '') AS locked_by,
@@ -18,10 +18,7 @@ SELECT e.id, e.status, e.current_step, e.next_send_at, e.attempts, e.locked_unti
        coalesce(m.cap_today, 0) AS mailbox_cap_today, m.paused_until AS mailbox_paused_until,
        coalesce(m.pause_reason, '') AS mailbox_pause_reason,
        gap.next_send_not_before AS mailbox_gap_until,
-       (SELECT count(*) FROM sends s
-        WHERE s.mailbox_id = m.id AND s.status <> 'failed'
-          AND s.created_at > sqlc.arg(now)::timestamptz - interval '24 hours'
-          AND s.created_at <= sqlc.arg(now)::timestamptz) AS mailbox_sent_24h,
+       (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(m.id, sqlc.arg(now)::timestamptz) c)::bigint AS mailbox_sent_24h,
        coalesce((SELECT sp.reason FROM suppressions sp
                  WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
                  ORDER BY sp.email IS NULL LIMIT 1), '')::text AS suppressed,

@@ -6,7 +6,8 @@ SELECT l.id, l.workspace_id, w.name AS workspace, coalesce(l.external_id, ''), c
        le.next_attempt_at, le.locked_until, coalesce(le.locked_by, ''), le.negative_cache_until,
        coalesce(le.last_error, ''), coalesce(le.provider, ''), le.updated_at,
        coalesce(le.found_email, '') AS found_email, coalesce(le.found_by, '') AS found_by,
-       coalesce(le.missed_by, '{}')::text[] AS missed_by
+       coalesce(le.missed_by, '{}')::text[] AS missed_by,
+       coalesce(le.doubted_by, '{}')::text[] AS doubted_by
 FROM leads l
 JOIN workspaces w ON w.id = l.workspace_id
 LEFT JOIN lead_enrichment le ON le.lead_id = l.id

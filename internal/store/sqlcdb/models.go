@@ -156,6 +156,7 @@ type LeadEnrichment struct {
 	FoundEmail         *string
 	FoundBy            *string
 	MissedBy           []string
+	DoubtedBy          []string
 }
 
 type Mailbox struct {
@@ -206,6 +207,8 @@ type ProviderCall struct {
 	TickID      *string
 	CreatedAt   time.Time
 	SettledAt   *time.Time
+	CallAt      *time.Time
+	StartedAt   *time.Time
 }
 
 type ProviderCredit struct {

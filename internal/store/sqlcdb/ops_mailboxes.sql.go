@@ -18,12 +18,9 @@ SELECT m.id, w.name AS workspace, m.address, m.status, m.daily_cap, m.paused_unt
         WHERE r.id = m.id
           AND r.ramp_start > 0
           AND r.cap_today < CASE WHEN r.daily_cap = 0 THEN r.ramp_max ELSE least(r.ramp_max, r.daily_cap) END) AS ramp_next_at,
-       (SELECT count(*)
-        FROM sends s
-        WHERE s.mailbox_id = m.id
-          AND s.status <> 'failed'
-          AND s.created_at > $1::timestamptz - interval '24 hours'
-          AND s.created_at <= $1::timestamptz) AS sent_24h,
+       (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(m.id, $1::timestamptz) c)::bigint AS sent_24h,
+       m.ramp_start, m.ramp_step, m.ramp_every, m.ramp_max, m.ramp_level,
+       m.ramp_next_at AS ramp_due_at,
        b.sends AS recent_sends, b.bounces AS recent_bounces
 FROM mailboxes m
 JOIN workspaces w ON w.id = m.workspace_id
@@ -59,15 +56,23 @@ type OpsMailboxesRow struct {
 	CapToday      int32
 	RampNextAt    *time.Time
 	Sent24h       int64
+	RampStart     int32
+	RampStep      int32
+	RampEvery     time.Duration
+	RampMax       int32
+	RampLevel     int32
+	RampDueAt     *time.Time
 	RecentSends   int64
 	RecentBounces int64
 }
 
-// Mailboxes with their sends in the 24 hours before now (the email tick's
-// daily cap is a rolling 24 hours; failed sends do not count), optionally of
-// one workspace or one campaign. cap_today is the cap in force
-// (the daily cap lowered by a warm-up ramp); the ramp's next growth shows
-// while the ramp, not the daily cap or its max, holds the cap. recent_sends
+// Mailboxes with the slots of their cap taken at now, counted as the email
+// claim counts them (mailbox_cap_slots: sends of the rolling 24 hours that
+// did not fail, and rows claimed but not yet sending), optionally of one
+// workspace or one campaign. cap_today is the cap in force (the daily cap
+// lowered by a warm-up ramp); the ramp's next growth shows while the ramp,
+// not the daily cap or its max, holds the cap. The ramp's settings are
+// there for the drain estimate, which follows its growth. recent_sends
 // and recent_bounces are the bounce-rate guard's window: its last
 // bounce_window sends that reached a server, and the hard bounces among
 // them (counted as email_mailbox_bounces.sql counts them).
@@ -96,6 +101,12 @@ func (q *Queries) OpsMailboxes(ctx context.Context, arg OpsMailboxesParams) ([]O
 			&i.CapToday,
 			&i.RampNextAt,
 			&i.Sent24h,
+			&i.RampStart,
+			&i.RampStep,
+			&i.RampEvery,
+			&i.RampMax,
+			&i.RampLevel,
+			&i.RampDueAt,
 			&i.RecentSends,
 			&i.RecentBounces,
 		); err != nil {

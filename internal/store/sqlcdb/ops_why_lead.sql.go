@@ -16,7 +16,8 @@ SELECT l.id, l.workspace_id, w.name AS workspace, coalesce(l.external_id, ''), c
        le.next_attempt_at, le.locked_until, coalesce(le.locked_by, ''), le.negative_cache_until,
        coalesce(le.last_error, ''), coalesce(le.provider, ''), le.updated_at,
        coalesce(le.found_email, '') AS found_email, coalesce(le.found_by, '') AS found_by,
-       coalesce(le.missed_by, '{}')::text[] AS missed_by
+       coalesce(le.missed_by, '{}')::text[] AS missed_by,
+       coalesce(le.doubted_by, '{}')::text[] AS doubted_by
 FROM leads l
 JOIN workspaces w ON w.id = l.workspace_id
 LEFT JOIN lead_enrichment le ON le.lead_id = l.id
@@ -52,6 +53,7 @@ type OpsWhyLeadRow struct {
 	FoundEmail         string
 	FoundBy            string
 	MissedBy           []string
+	DoubtedBy          []string
 }
 
 // Leads matching ref as an external id or id as an id (NULL when ref is not
@@ -85,6 +87,7 @@ func (q *Queries) OpsWhyLead(ctx context.Context, arg OpsWhyLeadParams) ([]OpsWh
 			&i.FoundEmail,
 			&i.FoundBy,
 			&i.MissedBy,
+			&i.DoubtedBy,
 		); err != nil {
 			return nil, err
 		}

@@ -1,5 +1,7 @@
 -- Claims up to $1 due enrollments for tick $3 with a lease of $2, none on
--- the mailboxes in $4 (still busy with an earlier batch of this tick).
+-- the mailboxes in $4 (still busy with an earlier batch of this tick). It is
+-- the second statement of the claim's transaction: $5 are the mailboxes the
+-- first (email_claim_lock.sql) locked.
 --
 -- Fair: each active campaign offers its own oldest due rows (LATERAL), and
 -- the batch takes them round-robin by rank within the campaign, so a huge
@@ -9,42 +11,36 @@
 -- predicate, which must be literal for the partial index) and, where the
 -- campaign says follow_ups_first, take a mailbox's room first, so a backlog
 -- of new leads cannot break running threads.
--- Only mailboxes that are active, not paused and under their cap in force
--- (cap_today: the daily cap lowered by a warm-up ramp, over a rolling 24
--- hours of sends) are served, and no mailbox gets more rows than its
--- remaining room. A mailbox with a human gap gets one row per claim, only
--- once its next_send_not_before has passed, which then moves a random gap
--- ahead; its row is locked (SKIP LOCKED) so two ticks cannot both take its
--- turn. Leads without an email are not claimed: they are blocked, not due
+--
+-- Caps are charged here, at the claim. A mailbox with a cap in force
+-- (cap_today: the daily cap lowered by a warm-up ramp) or a human gap is
+-- served only if this transaction holds its row lock ($5), and gets at most
+-- its room: the cap less the slots mailbox_cap_slots counts as taken (its
+-- sends of the last 24 hours, and its rows leased to ticks that have no
+-- sends row yet; see migration 00010). A mailbox with neither cap nor gap
+-- needs no lock and is served as it is (unless this statement sees it
+-- capped after all: then it waits for the next claim).
+-- A mailbox with a gap gets one row per claim, only once its
+-- next_send_not_before has passed, which then moves a random gap ahead.
+-- Leads without an email are not claimed: they are blocked, not due
 -- (has_address leaves their first steps out of the claim's index).
+-- Besides the batch, it takes up to $1 rows a dead tick left 'sending'
+-- (crashed, below) to record them.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
-WITH spaced_turns AS (
-    SELECT m.id, m.cap_today
+WITH open_mailboxes AS (
+    SELECT m.id, m.cap_today, m.gap_max > interval '0' AS spaced
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
       AND m.id <> ALL ($4::bigint[])
-      AND m.gap_max > interval '0' AND m.next_send_not_before <= now()
-    FOR UPDATE OF m SKIP LOCKED
-),
-open_mailboxes AS (
-    SELECT m.id, m.cap_today, false AS spaced
-    FROM mailboxes m
-    WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
-      AND m.id <> ALL ($4::bigint[])
-      AND m.gap_max = interval '0'
-    UNION ALL
-    SELECT st.id, st.cap_today, true FROM spaced_turns st
+      AND (m.cap_today = 0 AND m.gap_max = interval '0'
+           OR m.id = ANY ($5::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
 ),
 healthy AS (
     SELECT o.id,
            least(CASE WHEN o.spaced THEN 1 ELSE 2147483647 END,
                  CASE WHEN o.cap_today = 0 THEN 2147483647
-                      ELSE o.cap_today - (SELECT count(*)
-                                          FROM sends s
-                                          WHERE s.mailbox_id = o.id
-                                            AND s.status <> 'failed'
-                                            AND s.created_at > now() - interval '24 hours')
+                      ELSE o.cap_today - (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(o.id, now()) c)
                  END) AS room
     FROM open_mailboxes o
 ),
@@ -109,6 +105,27 @@ picked AS (
     ORDER BY campaign_rank, priority, next_send_at, id
     LIMIT $1
 ),
+crashed AS (
+    -- Rows whose tick died while their step was 'sending' (lease run out,
+    -- never settled): taken whatever their mailbox's room, pause or gap
+    -- and whatever their status (a reply may have come meanwhile), since
+    -- the tick only records them delivery_unknown and sends nothing; a
+    -- full or paused mailbox would otherwise leave them 'sending' for a
+    -- day or for good. enrollments_leased_idx holds them.
+    SELECT e.id, e.mailbox_id, e.next_send_at
+    FROM enrollments e
+    WHERE e.locked_until IS NOT NULL AND e.locked_until <= now()
+      AND EXISTS (SELECT 1 FROM sends s
+                  WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status = 'sending')
+    ORDER BY e.locked_until
+    LIMIT $1
+    FOR UPDATE OF e SKIP LOCKED
+),
+claimed AS (
+    SELECT id, mailbox_id, next_send_at FROM picked
+    UNION
+    SELECT id, mailbox_id, next_send_at FROM crashed
+),
 spaced AS (
     -- The gap starts at the claim: the tick sends right away.
     UPDATE mailboxes m
@@ -120,7 +137,7 @@ SET next_send_at = now() + $2::interval,
     locked_until = now() + $2::interval,
     locked_by    = $3,
     updated_at   = now()
-FROM picked p, leads l
+FROM claimed p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
 RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
           l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),

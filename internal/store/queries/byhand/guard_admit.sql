@@ -10,6 +10,14 @@
 -- for a call refused; a refusal at the ceiling writes ceiling_reached once
 -- per workspace, month and ceiling value.
 --
+-- The commit is durable whatever the server's synchronous_commit
+-- (set_config(..., true) holds until this statement's transaction commits):
+-- a ledger row lost in a crash while its call is in flight would let the
+-- next tick buy the same find again, unseen (issue 24). It costs nothing on
+-- a server at the default (on). Each ledger row keeps in call_at when its
+-- call may go out (its rate slot), so a takeover can tell a call killed
+-- while it waited (never made) from one that may have gone out.
+--
 -- The locked rows must exist: when the bucket row or the month's spend row
 -- is missing, nothing is admitted and "missing" says so; the caller
 -- creates them (guard_admit_rows) and runs the statement again.
@@ -17,7 +25,9 @@
 -- $1 workspace_id, $2 provider, $3 lead ids (0 = none), $4 tick_id,
 -- $5 probe owners, $6 probe lease, $7 bucket key ('' = no bucket),
 -- $8 emission interval, $9 admission horizons (burst*interval + max wait),
--- $10 cost_usd. Arrays are in admission order, one element per call.
+-- $10 cost_usd, $11 the bucket's tolerance (burst*interval: a call's slot
+-- less it is when the call goes out). Arrays are in admission order, one
+-- element per call.
 WITH req AS MATERIALIZED (
     SELECT r.lead_id, r.horizon, r.ord
     FROM unnest($3::bigint[], $9::interval[]) WITH ORDINALITY AS r(lead_id, horizon, ord)
@@ -101,8 +111,9 @@ WITH req AS MATERIALIZED (
     WHERE s.workspace_id = $1::bigint AND s.month = ws.month AND $10::numeric > 0 AND taken.k > 0
     RETURNING s.spent_usd
 ), call AS (
-    INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id)
-    SELECT $1::bigint, nullif(d.lead_id, 0), $2::text, $10::numeric, nullif($4::text, '')
+    INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id, call_at)
+    SELECT $1::bigint, nullif(d.lead_id, 0), $2::text, $10::numeric, nullif($4::text, ''),
+           CASE WHEN $7::text = '' THEN now() ELSE greatest(now(), d.slot - $11::interval) END
     FROM decided d
     WHERE d.admitted
     ORDER BY d.n
@@ -133,7 +144,8 @@ SELECT CASE WHEN gate.breaker = 'probe' AND req.ord > 1 THEN 'open' ELSE gate.br
        ids.id,
        ((SELECT month FROM ws) + interval '1 month')::timestamp AT TIME ZONE 'UTC',
        now(),
-       cur.missing
+       cur.missing,
+       set_config('synchronous_commit', 'on', true)
 FROM req
 CROSS JOIN gate
 CROSS JOIN cur

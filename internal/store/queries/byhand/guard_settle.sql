@@ -4,7 +4,10 @@
 -- failure streak cleared after a clean answer (touched only when the
 -- streak is non-zero, so the hot path does not write a row every call
 -- shares). Only rows still reserved change. Billed finds are kept by
--- guard_keep_found, sent in the same batch (one transaction).
+-- guard_keep_found, sent in the same batch (one transaction), whose commit
+-- is durable whatever the server's synchronous_commit (set_config(...,
+-- true) holds until the transaction commits): lost in a crash, the paid
+-- find would be bought again (issue 24).
 --
 -- $1 ids, $2 states, $3 outcomes (one element per call), $4 clean answer
 -- among them (clear the streak), $5 workspace_id, $6 provider.
@@ -37,4 +40,5 @@ WITH s AS (
       AND provider = $6::text AND consecutive_failures > 0
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy);
+SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy),
+       set_config('synchronous_commit', 'on', true);

@@ -1,0 +1,103 @@
+package invariants
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"testing"
+
+	"github.com/rindactl/rindactl/internal/pgtmp"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+)
+
+// Environment of the harness (make invariants sets them).
+const (
+	// seedEnv is the first run's seed; run i uses seed+i. Unset: the clock.
+	seedEnv = "RINDA_INVARIANTS_SEED"
+	// runsEnv is how many runs; durationEnv bounds them by time instead
+	// (whichever ends first). Unset: shortRuns, or shortDuration.
+	runsEnv     = "RINDA_INVARIANTS_RUNS"
+	durationEnv = "RINDA_INVARIANTS_DURATION"
+	// binaryEnv runs another rindactl build (an older commit, to show what
+	// the harness finds there); unset, TestMain builds this tree's.
+	binaryEnv = "RINDA_INVARIANTS_BINARY"
+	// figuresEnv names a file the run summary is appended to (JSON lines).
+	figuresEnv = "RINDA_INVARIANTS_FIGURES"
+)
+
+// Without settings, `go test` (make test) runs shortRuns runs: the harness
+// end to end, in about 20 seconds. `make invariants` runs 200; CI runs it
+// for two minutes (.ci/run).
+const shortRuns = 2
+
+// The harness's own Postgres: it restarts it under running ticks, which a
+// cluster shared with other test packages cannot allow.
+var cluster *pgtmp.Cluster
+
+// binary is the rindactl executable the schedules run.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "rindactl-invariants-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "invariants:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = os.Getenv(binaryEnv)
+	if binary == "" {
+		binary = filepath.Join(dir, "rindactl")
+		build := exec.Command("go", "build", "-o", binary, "github.com/rindactl/rindactl/cmd/rindactl")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "invariants: building rindactl: %v\n%s", err, out)
+			return 1
+		}
+	}
+	cluster, err = pgtmp.Start(context.Background(), pgtmp.Options{InstallIfMissing: os.Getenv("CI") != ""})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "invariants:", err)
+		return 1
+	}
+	defer cluster.Stop()
+	// storetest clones each run's database from a migrated template on
+	// this cluster.
+	os.Setenv("DATABASE_URL", cluster.URL)
+	return storetest.Run(m)
+}
+
+// settings reads the harness's environment.
+func settings(t *testing.T) (seed int64, runs int, budget time.Duration) {
+	t.Helper()
+	seed, runs = time.Now().UnixNano()%1_000_000, shortRuns
+	if v := os.Getenv(seedEnv); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want an integer seed", seedEnv, v)
+		}
+		seed = n
+	}
+	if v := os.Getenv(runsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number of runs", runsEnv, v)
+		}
+		runs = n
+	}
+	if v := os.Getenv(durationEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("%s=%q: want a duration such as 2m", durationEnv, v)
+		}
+		budget = d
+	}
+	return seed, runs, budget
+}
