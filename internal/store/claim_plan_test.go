@@ -44,7 +44,7 @@ func TestEnrichClaimGenericPlanIsTheCustomPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `PREPARE claim AS `+store.ClaimSQL("enrich_claim", 100)); err != nil {
+	if _, err := tx.Exec(ctx, `PREPARE claim AS `+store.EnrichClaimSQL(100)); err != nil {
 		t.Fatal(err)
 	}
 	explain := func(mode string) string {
@@ -81,7 +81,7 @@ func TestEnrichClaimGenericPlanIsTheCustomPlan(t *testing.T) {
 
 func TestClaimSQLWritesTheBatchIn(t *testing.T) {
 	t.Parallel()
-	sql := store.ClaimSQL("enrich_claim", 250)
+	sql := store.EnrichClaimSQL(250)
 	if !strings.Contains(sql, "LIMIT 250") || strings.Contains(sql, "/* batch */") {
 		t.Fatalf("claim SQL does not carry the batch as a literal:\n%s", sql)
 	}
@@ -90,5 +90,5 @@ func TestClaimSQLWritesTheBatchIn(t *testing.T) {
 			t.Error("a query without the batch marker: want a panic naming it")
 		}
 	}()
-	store.ClaimSQL("email_claim", 10)
+	store.WithBatch(store.EmailClaimSQL, 10)
 }

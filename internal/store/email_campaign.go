@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"time"
@@ -71,6 +72,19 @@ type MailboxRecord struct {
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
 var ErrCampaignNotFound = errors.New("campaign not found")
 
+//go:embed queries/byhand/email_steps_replace.sql
+var emailStepsReplaceSQL string
+
+// emailStepsReplaceParams are email_steps_replace.sql's parameters: the
+// campaign and one array per step field, an element per step.
+type emailStepsReplaceParams struct {
+	CampaignID   int64
+	Steps        []int32
+	DelaySeconds []int64
+	Subjects     []string
+	Bodies       []string
+}
+
 // UpsertCampaign writes a campaign, its steps and its mailboxes in tx and
 // returns the campaign id and whether it was created.
 func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, bool, error) {
@@ -100,11 +114,11 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	id := c.ID
 
 	n := len(rec.Steps)
-	steps, delays, subjects, bodies := make([]int32, n), make([]int64, n), make([]string, n), make([]string, n)
+	p := emailStepsReplaceParams{CampaignID: id, Steps: make([]int32, n), DelaySeconds: make([]int64, n), Subjects: make([]string, n), Bodies: make([]string, n)}
 	for i, st := range rec.Steps {
-		steps[i], delays[i], subjects[i], bodies[i] = int32(st.Step), int64(st.Delay/time.Second), st.Subject, st.Body
+		p.Steps[i], p.DelaySeconds[i], p.Subjects[i], p.Bodies[i] = int32(st.Step), int64(st.Delay/time.Second), st.Subject, st.Body
 	}
-	if _, err := tx.Exec(ctx, query("email_steps_replace"), id, steps, delays, subjects, bodies); err != nil {
+	if _, err := tx.Exec(ctx, emailStepsReplaceSQL, params(p)...); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
 	if err := q.EmailStepsTrim(ctx, sqlcdb.EmailStepsTrimParams{CampaignID: id, Step: int32(n)}); err != nil {
@@ -114,9 +128,9 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	mailboxIDs := make([]int64, 0, len(rec.Mailboxes))
 	for _, mb := range rec.Mailboxes {
 		mbID, err := q.EmailMailboxUpsert(ctx, sqlcdb.EmailMailboxUpsertParams{
-			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, Column5: mb.PasswordEnv,
-			DailyCap: int32(mb.DailyCap), Column7: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
-			Column10: mb.RampEvery, RampMax: int32(mb.RampMax), Column12: mb.GapMin, Column13: mb.GapMax, Verp: mb.VERP,
+			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, PasswordEnv: mb.PasswordEnv,
+			DailyCap: int32(mb.DailyCap), ImapUrl: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
+			RampEvery: mb.RampEvery, RampMax: int32(mb.RampMax), GapMin: mb.GapMin, GapMax: mb.GapMax, Verp: mb.VERP,
 			Helo: mb.HELO, TlsCa: mb.TLSCA,
 		})
 		if err != nil {
@@ -124,7 +138,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 		}
 		mailboxIDs = append(mailboxIDs, mbID)
 	}
-	if err := q.EmailCampaignMailboxesSet(ctx, sqlcdb.EmailCampaignMailboxesSetParams{CampaignID: id, Column2: mailboxIDs}); err != nil {
+	if err := q.EmailCampaignMailboxesSet(ctx, sqlcdb.EmailCampaignMailboxesSetParams{CampaignID: id, MailboxIds: mailboxIDs}); err != nil {
 		return 0, false, fmt.Errorf("campaign %s mailboxes: %w", rec.Name, err)
 	}
 	return id, c.Created, nil
@@ -133,7 +147,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 // LockCampaign finds a campaign by workspace and name and locks its
 // bindings for the rest of tx (see LockCampaigns).
 func LockCampaign(ctx context.Context, tx pgx.Tx, workspace, name string) (id, workspaceID int64, err error) {
-	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Name: workspace, Name_2: name})
+	c, err := sqlcdb.New(tx).EmailCampaignByName(ctx, sqlcdb.EmailCampaignByNameParams{Workspace: workspace, Campaign: name})
 	if errors.Is(err, pgx.ErrNoRows) {
 		if _, werr := WorkspaceID(ctx, tx, workspace); errors.Is(werr, ErrNoWorkspace) {
 			return 0, 0, fmt.Errorf("workspace %q not found: %w (list them with 'rindactl workspace list'; import leads or a campaign into it first)", workspace, ErrNoWorkspace)

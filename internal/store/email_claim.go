@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -52,6 +53,20 @@ type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
+//go:embed queries/byhand/email_claim.sql
+var emailClaimSQL string
+
+// emailClaimParams are email_claim.sql's parameters.
+type emailClaimParams struct {
+	Batch  int
+	Lease  time.Duration
+	TickID string
+	// Busy are mailboxes still sending an earlier batch of this tick;
+	// Locked those whose cap or gap this transaction holds.
+	Busy   []int64
+	Locked []int64
+}
+
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease,
 // none of them on the busy mailboxes (still sending an earlier batch of
 // this tick). Email is the lead's address normalised (trimmed, lower case).
@@ -76,7 +91,7 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 		// a plan cached while they were small keeps a sequential scan per
 		// claimed row as they grow. Planning costs about 6 µs per claimed
 		// row, a few percent of a message's database work.
-		rows, err := plannedPerRun{tx}.Query(ctx, query("email_claim"), batch, lease, tickID, busy, lock.Locked)
+		rows, err := planPerRun.on(tx).Query(ctx, emailClaimSQL, params(emailClaimParams{Batch: batch, Lease: lease, TickID: tickID, Busy: busy, Locked: lock.Locked})...)
 		if err != nil {
 			return err
 		}

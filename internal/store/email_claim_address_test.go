@@ -96,7 +96,7 @@ func explainClaim(t *testing.T, db *storetest.DB, batch int) (read, claimed int)
 	}
 	defer tx.Rollback(ctx)
 	var plan []byte
-	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+store.Query("email_claim"),
+	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+store.EmailClaimSQL,
 		// No mailbox locked ($5): this one has neither cap nor gap, so the
 		// claim serves it without the lock email_claim_lock.sql takes.
 		pgx.QueryExecModeExec, batch, time.Minute, "claim-test", []int64{}, []int64{}).Scan(&plan); err != nil {

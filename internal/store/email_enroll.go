@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -44,7 +45,7 @@ type EnrollCandidate struct {
 // lead id; keys (external ids or lower-cased emails) narrow the list, nil
 // means every lead.
 func EnrollCandidates(ctx context.Context, tx pgx.Tx, workspaceID, campaignID int64, keys []string) ([]EnrollCandidate, error) {
-	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Column3: keys})
+	rows, err := sqlcdb.New(tx).EmailEnrollCandidates(ctx, sqlcdb.EmailEnrollCandidatesParams{WorkspaceID: workspaceID, CampaignID: campaignID, Targets: keys})
 	return convertRows(rows, err, "enroll candidates", func(r sqlcdb.EmailEnrollCandidatesRow) EnrollCandidate {
 		return EnrollCandidate{LeadID: r.ID, Timezone: r.Timezone, Duplicate: r.Duplicate, Suppressed: r.Suppressed}
 	})
@@ -60,17 +61,31 @@ type NewEnrollment struct {
 // enrollChunk bounds one INSERT's arrays.
 const enrollChunk = 5000
 
+//go:embed queries/byhand/email_enroll_insert.sql
+var emailEnrollInsertSQL string
+
+// emailEnrollInsertParams are email_enroll_insert.sql's parameters: the
+// campaign and its workspace, and an element per enrollment in each array.
+type emailEnrollInsertParams struct {
+	CampaignID  int64
+	WorkspaceID int64
+	LeadIDs     []int64
+	NextSendAt  []time.Time
+	MailboxIDs  []int64
+}
+
 // InsertEnrollments enrolls leads; already enrolled leads are skipped. It
 // returns how many rows were inserted.
 func InsertEnrollments(ctx context.Context, tx pgx.Tx, campaignID, workspaceID int64, es []NewEnrollment) (int64, error) {
 	var inserted int64
 	for start := 0; start < len(es); start += enrollChunk {
 		chunk := es[start:min(start+enrollChunk, len(es))]
-		leads, due, mbs := make([]int64, len(chunk)), make([]time.Time, len(chunk)), make([]int64, len(chunk))
+		p := emailEnrollInsertParams{CampaignID: campaignID, WorkspaceID: workspaceID,
+			LeadIDs: make([]int64, len(chunk)), NextSendAt: make([]time.Time, len(chunk)), MailboxIDs: make([]int64, len(chunk))}
 		for i, e := range chunk {
-			leads[i], due[i], mbs[i] = e.LeadID, e.NextSendAt, e.MailboxID
+			p.LeadIDs[i], p.NextSendAt[i], p.MailboxIDs[i] = e.LeadID, e.NextSendAt, e.MailboxID
 		}
-		tag, err := tx.Exec(ctx, query("email_enroll_insert"), campaignID, workspaceID, leads, due, mbs)
+		tag, err := tx.Exec(ctx, emailEnrollInsertSQL, params(p)...)
 		if err != nil {
 			return inserted, fmt.Errorf("enroll: %w", err)
 		}
@@ -95,9 +110,19 @@ func RebindCandidates(ctx context.Context, tx pgx.Tx, campaignID int64, tickID s
 	})
 }
 
+//go:embed queries/byhand/email_enrollments_rebind.sql
+var emailEnrollmentsRebindSQL string
+
+// emailEnrollmentsRebindParams are email_enrollments_rebind.sql's
+// parameters: each enrollment and its new mailbox, at the same index.
+type emailEnrollmentsRebindParams struct {
+	EnrollmentIDs []int64
+	MailboxIDs    []int64
+}
+
 // RebindEnrollments stores new mailboxes for enrollments.
 func RebindEnrollments(ctx context.Context, tx pgx.Tx, enrollmentIDs, mailboxIDs []int64) error {
-	if _, err := tx.Exec(ctx, query("email_enrollments_rebind"), enrollmentIDs, mailboxIDs); err != nil {
+	if _, err := tx.Exec(ctx, emailEnrollmentsRebindSQL, params(emailEnrollmentsRebindParams{enrollmentIDs, mailboxIDs})...); err != nil {
 		return fmt.Errorf("rebind enrollments: %w", err)
 	}
 	return nil

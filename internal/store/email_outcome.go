@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -52,17 +53,34 @@ func BeginSends(ctx context.Context, db Batcher, starts []SendStart) (map[int64]
 	return BeginSendsSettling(ctx, db, starts, "", Settlement{})
 }
 
+//go:embed queries/byhand/email_sends_begin.sql
+var emailSendsBeginSQL string
+
+// emailSendsBeginParams are email_sends_begin.sql's parameters: one array
+// per SendStart field, an element per send.
+type emailSendsBeginParams struct {
+	EnrollmentIDs []int64
+	Steps         []int32
+	MailboxIDs    []int64
+	MessageIDs    []string
+	CampaignIDs   []int64
+	Emails        []string
+	Holders       []int64
+}
+
 // BeginSendsSettling is BeginSends that also writes settled, the outcomes
 // of sends already made, for tickID in the same transaction and round
 // trip: the settles ride behind the next messages' 'sending' rows, and
 // both commit, or neither does, at once.
 func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tickID string, settled Settlement) (map[int64]SendBegun, error) {
 	n := len(starts)
-	enr, steps, mbs, ids := make([]int64, n), make([]int32, n), make([]int64, n), make([]string, n)
-	camps, emails, holders := make([]int64, n), make([]string, n), make([]int64, n)
+	p := emailSendsBeginParams{
+		EnrollmentIDs: make([]int64, n), Steps: make([]int32, n), MailboxIDs: make([]int64, n), MessageIDs: make([]string, n),
+		CampaignIDs: make([]int64, n), Emails: make([]string, n), Holders: make([]int64, n),
+	}
 	for i, s := range starts {
-		enr[i], steps[i], mbs[i], ids[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
-		camps[i], emails[i], holders[i] = s.CampaignID, s.Email, s.Holder
+		p.EnrollmentIDs[i], p.Steps[i], p.MailboxIDs[i], p.MessageIDs[i] = s.EnrollmentID, int32(s.Step), s.MailboxID, s.MessageID
+		p.CampaignIDs[i], p.Emails[i], p.Holders[i] = s.CampaignID, s.Email, s.Holder
 	}
 	out := make(map[int64]SendBegun, n)
 	_, inTx := db.(pgx.Tx)
@@ -72,7 +90,7 @@ func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tic
 	}
 	b.Queue("SET LOCAL synchronous_commit = on")
 	if n > 0 {
-		b.Queue(query("email_sends_begin"), enr, steps, mbs, ids, camps, emails, holders).Query(func(rows pgx.Rows) error {
+		b.Queue(emailSendsBeginSQL, params(p)...).Query(func(rows pgx.Rows) error {
 			var id, dup int64
 			var written bool
 			_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
@@ -83,10 +101,11 @@ func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tic
 		})
 	}
 	if !settled.empty() {
-		// After the inserts, so that only the settle runs without
-		// sequential scans (see withoutSeqScans).
-		b.Queue("SET LOCAL enable_seqscan = off")
-		b.Queue(query("email_settle"), settleArgs(tickID, settled)...)
+		// After the inserts, so that only the settle runs under its
+		// plan rule (planByKey; see Settle).
+		stmt := settleStmt(tickID, settled)
+		b.Queue(planByKey.settings)
+		b.Queue(stmt.SQL, stmt.Arguments...)
 	}
 	if !inTx {
 		b.Queue("COMMIT")
@@ -153,12 +172,14 @@ type Settlement struct {
 }
 
 // Settle writes a settlement for tickID with one statement, in one round
-// trip (see withoutSeqScans).
+// trip, planned by key (planByKey): planned while sends was small (a young
+// install), its generic plan scanned all of sends for every group it
+// settled, as the tick filled it.
 func Settle(ctx context.Context, db Batcher, tickID string, s Settlement) error {
 	if s.empty() {
 		return nil
 	}
-	if err := withoutSeqScans(ctx, db, query("email_settle"), settleArgs(tickID, s)...); err != nil {
+	if err := planByKey.exec(ctx, db, settleStmt(tickID, s)); err != nil {
 		return fmt.Errorf("settle outcomes: %w", err)
 	}
 	return nil
@@ -168,51 +189,57 @@ func (s Settlement) empty() bool {
 	return len(s.Sends) == 0 && len(s.Enrollments) == 0 && len(s.Suppressions) == 0
 }
 
-// settleArgs are email_settle.sql's arguments for s.
-func settleArgs(tickID string, s Settlement) []any {
-	n := len(s.Sends)
-	fEnr, fStep, fStatus, fAt, fErr, fMetric := make([]int64, n), make([]int32, n), make([]string, n), make([]time.Time, n), make([]string, n), make([]string, n)
-	fBounced := make([]bool, n)
-	for i, r := range s.Sends {
-		fEnr[i], fStep[i], fStatus[i], fAt[i], fErr[i], fMetric[i] = r.EnrollmentID, int32(r.Step), string(r.Status), r.SentAt, redact.Stored(r.Error), r.Metric
-		fBounced[i] = r.Bounced
-	}
-	n = len(s.Enrollments)
-	uID, uStatus, uStep, uNext := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
-	uMB, uAttempts, uErr := make([]int64, n), make([]int32, n), make([]string, n)
-	for i, u := range s.Enrollments {
-		uID[i], uStatus[i], uStep[i], uNext[i] = u.ID, string(u.Status), int32(u.CurrentStep), u.NextSendAt
-		uMB[i], uAttempts[i], uErr[i] = u.MailboxID, int32(u.Attempts), redact.Stored(u.LastError)
-	}
-	n = len(s.Suppressions)
-	sWS, sEmail, sReason := make([]int64, n), make([]string, n), make([]string, n)
-	for i, sp := range s.Suppressions {
-		sWS[i], sEmail[i], sReason[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
-	}
-	return []any{tickID,
-		fEnr, fStep, fStatus, fAt, fErr,
-		uID, uStatus, uStep, uNext, uMB, uAttempts, uErr,
-		sWS, sEmail, sReason, fMetric, fBounced}
+//go:embed queries/byhand/email_settle.sql
+var emailSettleSQL string
+
+// emailSettleParams are email_settle.sql's parameters: the tick, then one
+// array per field of the settled sends (Send...), the enrollments' new
+// states (Enrollment...) and the suppressions (Suppression...), an element
+// per row. SendMetrics and SendBounced came last to the statement.
+type emailSettleParams struct {
+	TickID                string
+	SendEnrollmentIDs     []int64
+	SendSteps             []int32
+	SendStatuses          []string
+	SendSentAt            []time.Time
+	SendErrors            []string
+	EnrollmentIDs         []int64
+	EnrollmentStatuses    []string
+	EnrollmentSteps       []int32
+	EnrollmentNextSendAt  []time.Time
+	EnrollmentMailboxIDs  []int64
+	EnrollmentAttempts    []int32
+	EnrollmentErrors      []string
+	SuppressionWorkspaces []int64
+	SuppressionEmails     []string
+	SuppressionReasons    []string
+	SendMetrics           []string
+	SendBounced           []bool
 }
 
-// withoutSeqScans runs sql, which stays prepared for a whole tick, with
-// sequential scans off in its transaction, so that the plan Postgres caches
-// reaches rows by key. Planned while sends was small (a young install), the
-// settle's generic plan scanned all of sends for every group it settled, as
-// the tick filled it. One round trip: SET LOCAL and sql, inside BEGIN and
-// COMMIT unless db is already a transaction.
-func withoutSeqScans(ctx context.Context, db Batcher, sql string, args ...any) error {
-	_, inTx := db.(pgx.Tx)
-	b := &pgx.Batch{}
-	if !inTx {
-		b.Queue("BEGIN")
+// settleStmt is the settle statement for s, to send under planByKey.
+func settleStmt(tickID string, s Settlement) *pgx.QueuedQuery {
+	p := emailSettleParams{TickID: tickID}
+	n := len(s.Sends)
+	p.SendEnrollmentIDs, p.SendSteps, p.SendStatuses = make([]int64, n), make([]int32, n), make([]string, n)
+	p.SendSentAt, p.SendErrors, p.SendMetrics, p.SendBounced = make([]time.Time, n), make([]string, n), make([]string, n), make([]bool, n)
+	for i, r := range s.Sends {
+		p.SendEnrollmentIDs[i], p.SendSteps[i], p.SendStatuses[i] = r.EnrollmentID, int32(r.Step), string(r.Status)
+		p.SendSentAt[i], p.SendErrors[i], p.SendMetrics[i], p.SendBounced[i] = r.SentAt, redact.Stored(r.Error), r.Metric, r.Bounced
 	}
-	b.Queue("SET LOCAL enable_seqscan = off")
-	b.Queue(sql, args...)
-	if !inTx {
-		b.Queue("COMMIT")
+	n = len(s.Enrollments)
+	p.EnrollmentIDs, p.EnrollmentStatuses, p.EnrollmentSteps, p.EnrollmentNextSendAt = make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n)
+	p.EnrollmentMailboxIDs, p.EnrollmentAttempts, p.EnrollmentErrors = make([]int64, n), make([]int32, n), make([]string, n)
+	for i, u := range s.Enrollments {
+		p.EnrollmentIDs[i], p.EnrollmentStatuses[i], p.EnrollmentSteps[i], p.EnrollmentNextSendAt[i] = u.ID, string(u.Status), int32(u.CurrentStep), u.NextSendAt
+		p.EnrollmentMailboxIDs[i], p.EnrollmentAttempts[i], p.EnrollmentErrors[i] = u.MailboxID, int32(u.Attempts), redact.Stored(u.LastError)
 	}
-	return db.SendBatch(ctx, b).Close()
+	n = len(s.Suppressions)
+	p.SuppressionWorkspaces, p.SuppressionEmails, p.SuppressionReasons = make([]int64, n), make([]string, n), make([]string, n)
+	for i, sp := range s.Suppressions {
+		p.SuppressionWorkspaces[i], p.SuppressionEmails[i], p.SuppressionReasons[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
+	}
+	return &pgx.QueuedQuery{SQL: emailSettleSQL, Arguments: params(p)}
 }
 
 // PauseMailbox pauses a mailbox until until and returns its workspace

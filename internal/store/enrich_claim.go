@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -56,9 +57,22 @@ type ClaimedLead struct {
 	DoubtedBy []string
 }
 
+//go:embed queries/byhand/enrich_claim.sql
+var enrichClaimSQL string
+
+// enrichClaimParams are enrich_claim.sql's parameters (its batch is a
+// literal: withBatch).
+type enrichClaimParams struct {
+	LeaseSeconds float64
+	TickID       string
+	WorkspaceID  *int64 // nil claims from every workspace
+	TickStarted  time.Time
+	After        pgtype.Timestamptz
+}
+
 // ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
 // LOCKED), so concurrent ticks never take the same lead.
-func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead, error) {
+func ClaimEnrichment(ctx context.Context, db Batcher, c EnrichClaim) ([]ClaimedLead, error) {
 	if c.Batch < 1 {
 		return nil, fmt.Errorf("claiming leads: batch %d: use 1 or more", c.Batch)
 	}
@@ -66,16 +80,17 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 	if c.After.IsZero() {
 		after.InfinityModifier = pgtype.NegativeInfinity
 	}
-	args := []any{c.Lease.Seconds(), c.TickID, nil, c.TickStarted, after}
+	var run DBTX = db
+	p := enrichClaimParams{LeaseSeconds: c.Lease.Seconds(), TickID: c.TickID, TickStarted: c.TickStarted, After: after}
 	if c.WorkspaceID != 0 {
 		// One workspace's claim is planned for that workspace every time:
 		// a generic plan cannot know a small workspace behind a big one's
 		// backlog and walks the whole claim index (62 ms instead of 1 ms
 		// for 50 due rows behind 200k, EXPLAIN ANALYZE).
-		args[2] = c.WorkspaceID
-		db = plannedPerRun{db}
+		p.WorkspaceID = &c.WorkspaceID
+		run = planPerRun.on(db)
 	}
-	rows, err := db.Query(ctx, claimSQL("enrich_claim", c.Batch), args...)
+	rows, err := run.Query(ctx, withBatch(enrichClaimSQL, c.Batch), params(p)...)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}
@@ -98,10 +113,10 @@ func ClaimEnrichment(ctx context.Context, db DBTX, c EnrichClaim) ([]ClaimedLead
 // for leads whose previous holder never recorded them (PrevStatus
 // in_progress): a tick that recorded a lead settled or gave up its calls.
 //
-// It is planned on every run, like GuardSettle: the ledger grows during a
+// It is planned on every run (planPerRun): the ledger grows during a
 // tick, and its partial index of reserved calls is the way in.
-func DoubtEnrichment(ctx context.Context, db DBTX, tickID string, finders []string, leadIDs []int64) (map[int64][]string, error) {
-	rows, err := sqlcdb.New(plannedPerRun{db}).EnrichDoubt(ctx, sqlcdb.EnrichDoubtParams{TickID: tickID, LeadIds: leadIDs, Finders: finders})
+func DoubtEnrichment(ctx context.Context, db Batcher, tickID string, finders []string, leadIDs []int64) (map[int64][]string, error) {
+	rows, err := sqlcdb.New(planPerRun.on(db)).EnrichDoubt(ctx, sqlcdb.EnrichDoubtParams{TickID: tickID, LeadIds: leadIDs, Finders: finders})
 	if err != nil {
 		return nil, fmt.Errorf("settling the calls in doubt of %d leads: %w", len(leadIDs), err)
 	}

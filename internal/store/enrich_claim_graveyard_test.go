@@ -71,7 +71,7 @@ func TestClaimFromItsLastBatchSkipsTheGraveyard(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = tx.Rollback(ctx) }()
-		sql := store.ClaimSQL("enrich_claim", 100)
+		sql := store.EnrichClaimSQL(100)
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+sql, 60.0, "probe", nil, start, bound)
 		if err != nil {
 			t.Fatal(err)

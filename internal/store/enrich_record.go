@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 	"time"
@@ -36,42 +37,65 @@ type EnrichOutcome struct {
 	KeepFound    bool
 }
 
+//go:embed queries/byhand/enrich_record.sql
+var enrichRecordSQL string
+
+// enrichRecordParams are enrich_record.sql's parameters: the tick, then one
+// array per EnrichOutcome field, an element per outcome (NULL elements
+// where the outcome has no value; MissedBy joined with commas; Refunds and
+// KeepFound 1 or 0).
+type enrichRecordParams struct {
+	TickID    string
+	LeadIDs   []int64
+	Statuses  []string
+	DueAt     []*time.Time
+	DelaysMS  []int64
+	Refunds   []int32
+	Providers []*string
+	Errors    []*string
+	Emails    []*string
+	Held      []*string
+	HeldBy    []*string
+	MissedBy  []string
+	KeepFound []int32
+}
+
 // RecordEnrichment writes a group of outcomes for tickID in one statement
 // and returns how many rows it updated; rows whose lease another tick took
 // over are left alone and not counted.
 func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []EnrichOutcome) (int, error) {
 	n := len(outs)
-	var (
-		ids      = make([]int64, n)
-		statuses = make([]string, n)
-		dues     = make([]*time.Time, n)
-		delays   = make([]int64, n)
-		refunds  = make([]int32, n)
-		provs    = make([]*string, n)
-		errs     = make([]*string, n)
-		emails   = make([]*string, n)
-		held     = make([]*string, n)
-		heldBy   = make([]*string, n)
-		missed   = make([]string, n)
-		keep     = make([]int32, n)
-	)
+	p := enrichRecordParams{
+		TickID:    tickID,
+		LeadIDs:   make([]int64, n),
+		Statuses:  make([]string, n),
+		DueAt:     make([]*time.Time, n),
+		DelaysMS:  make([]int64, n),
+		Refunds:   make([]int32, n),
+		Providers: make([]*string, n),
+		Errors:    make([]*string, n),
+		Emails:    make([]*string, n),
+		Held:      make([]*string, n),
+		HeldBy:    make([]*string, n),
+		MissedBy:  make([]string, n),
+		KeepFound: make([]int32, n),
+	}
 	for i, o := range outs {
-		ids[i], statuses[i], delays[i] = o.LeadID, string(o.Status), o.Delay.Milliseconds()
+		p.LeadIDs[i], p.Statuses[i], p.DelaysMS[i] = o.LeadID, string(o.Status), o.Delay.Milliseconds()
 		if !o.DueAt.IsZero() {
-			dues[i] = &o.DueAt
+			p.DueAt[i] = &o.DueAt
 		}
 		if o.Refund {
-			refunds[i] = 1
+			p.Refunds[i] = 1
 		}
-		provs[i], errs[i], emails[i] = nullText(o.Provider), nullText(redact.Stored(o.LastError)), nullText(o.Email)
-		held[i], heldBy[i], missed[i] = nullText(o.Held), nullText(o.HeldBy), strings.Join(o.MissedBy, ",")
+		p.Providers[i], p.Errors[i], p.Emails[i] = nullText(o.Provider), nullText(redact.Stored(o.LastError)), nullText(o.Email)
+		p.Held[i], p.HeldBy[i], p.MissedBy[i] = nullText(o.Held), nullText(o.HeldBy), strings.Join(o.MissedBy, ",")
 		if o.KeepFound {
-			keep[i] = 1
+			p.KeepFound[i] = 1
 		}
 	}
 	var updated int
-	err := db.QueryRow(ctx, query("enrich_record"), tickID, ids, statuses, dues, delays, refunds, provs, errs, emails,
-		held, heldBy, missed, keep).Scan(&updated)
+	err := db.QueryRow(ctx, enrichRecordSQL, params(p)...).Scan(&updated)
 	if err != nil {
 		return 0, fmt.Errorf("%d outcomes: %w", n, err)
 	}

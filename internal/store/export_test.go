@@ -1,9 +1,15 @@
 package store
 
-// Exported for the external tests of this package only.
+// Exported for the external tests of this package only: the hand-run
+// statements tests EXPLAIN.
 var (
-	QueryFiles = queryFiles
-	Query      = query
+	EmailClaimSQL      = emailClaimSQL
+	EmailSettleSQL     = emailSettleSQL
+	EmailSendsBeginSQL = emailSendsBeginSQL
 )
 
-var ClaimSQL = claimSQL
+// EnrichClaimSQL is the enrichment claim with batch written in.
+func EnrichClaimSQL(batch int) string { return withBatch(enrichClaimSQL, batch) }
+
+// WithBatch writes batch into a claim statement.
+var WithBatch = withBatch

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"time"
@@ -64,12 +65,14 @@ type GuardAdmitRow struct {
 // one statement (breaker, bucket, ceiling, ledger), and returns one row per
 // call. The rows it locks are created first when missing.
 func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, calls []GuardAdmitCall) ([]GuardAdmitRow, error) {
-	leads, owners, horizons := make([]int64, len(calls)), make([]string, len(calls)), make([]time.Duration, len(calls))
+	a := guardAdmitParams{WorkspaceID: p.WorkspaceID, Provider: p.Provider, LeadIDs: make([]int64, len(calls)), TickID: p.TickID,
+		ProbeOwners: make([]string, len(calls)), ProbeLease: p.ProbeLease, BucketKey: p.BucketKey, Interval: p.Interval,
+		Horizons: make([]time.Duration, len(calls)), CostUSD: p.CostUSD, Tolerance: p.Tolerance}
 	for i, c := range calls {
-		leads[i], owners[i], horizons[i] = c.LeadID, c.ProbeOwner, c.Horizon
+		a.LeadIDs[i], a.ProbeOwners[i], a.Horizons[i] = c.LeadID, c.ProbeOwner, c.Horizon
 	}
 	for attempt := 0; ; attempt++ {
-		rows, missing, err := guardAdmit(ctx, db, p, leads, owners, horizons)
+		rows, missing, err := guardAdmit(ctx, db, a)
 		if err != nil || !missing {
 			return rows, err
 		}
@@ -84,11 +87,28 @@ func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, calls []GuardA
 	}
 }
 
-func guardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, leads []int64, owners []string, horizons []time.Duration) ([]GuardAdmitRow, bool, error) {
-	rs, err := db.Query(ctx, query("guard_admit"),
-		p.WorkspaceID, p.Provider, leads, p.TickID, owners, p.ProbeLease,
-		p.BucketKey, p.Interval, horizons, p.CostUSD, p.Tolerance,
-	)
+//go:embed queries/byhand/guard_admit.sql
+var guardAdmitSQL string
+
+// guardAdmitParams are guard_admit.sql's parameters: GuardAdmitParams with
+// one array element per call for LeadIDs, ProbeOwners and Horizons.
+type guardAdmitParams struct {
+	WorkspaceID int64
+	Provider    string
+	LeadIDs     []int64
+	TickID      string
+	ProbeOwners []string
+	ProbeLease  time.Duration
+	BucketKey   string
+	Interval    time.Duration
+	Horizons    []time.Duration
+	CostUSD     float64
+	Tolerance   time.Duration
+}
+
+func guardAdmit(ctx context.Context, db DBTX, p guardAdmitParams) ([]GuardAdmitRow, bool, error) {
+	leads := p.LeadIDs
+	rs, err := db.Query(ctx, guardAdmitSQL, params(p)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
@@ -134,6 +154,31 @@ type GuardSettleCall struct {
 	Found  string
 }
 
+//go:embed queries/byhand/guard_settle.sql
+var guardSettleSQL string
+
+// guardSettleParams are guard_settle.sql's parameters: an element per call
+// in CallIDs, States and Outcomes.
+type guardSettleParams struct {
+	CallIDs     []int64
+	States      []string
+	Outcomes    []string
+	Clean       bool // a clean answer among them: clear the failure streak
+	WorkspaceID int64
+	Provider    string
+}
+
+//go:embed queries/byhand/guard_keep_found.sql
+var guardKeepFoundSQL string
+
+// guardKeepFoundParams are guard_keep_found.sql's parameters: each lead
+// and the address found for it, at the same index, and the finder.
+type guardKeepFoundParams struct {
+	LeadIDs  []int64
+	Emails   []string
+	Provider string
+}
+
 // GuardSettle settles or refunds a group of one workspace and provider's
 // ledger rows in one statement: refunds go back to the spend, a clean
 // answer clears the breaker's failure streak; billed finds are kept with
@@ -143,7 +188,7 @@ type GuardSettleCall struct {
 // synchronous_commit (guard_settle sets it): a settle lost in a crash
 // would lose the find it paid for (issue 24).
 //
-// It runs by key (byKey): the ledger grows a row per call, and a plan
+// It runs by key (planByKey): the ledger grows a row per call, and a plan
 // cached while it was small (a young install's first ticks) would scan all
 // of it for every group.
 func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider string, calls []GuardSettleCall) error {
@@ -158,11 +203,11 @@ func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider st
 			keepLeads, keepEmails = append(keepLeads, c.LeadID), append(keepEmails, c.Found)
 		}
 	}
-	stmts := []*pgx.QueuedQuery{{SQL: query("guard_settle"), Arguments: []any{ids, states, outcomes, clean, workspaceID, provider}}}
+	stmts := []*pgx.QueuedQuery{{SQL: guardSettleSQL, Arguments: params(guardSettleParams{CallIDs: ids, States: states, Outcomes: outcomes, Clean: clean, WorkspaceID: workspaceID, Provider: provider})}}
 	if len(keepLeads) > 0 {
-		stmts = append(stmts, &pgx.QueuedQuery{SQL: query("guard_keep_found"), Arguments: []any{keepLeads, keepEmails, provider}})
+		stmts = append(stmts, &pgx.QueuedQuery{SQL: guardKeepFoundSQL, Arguments: params(guardKeepFoundParams{LeadIDs: keepLeads, Emails: keepEmails, Provider: provider})})
 	}
-	if err := byKey(ctx, db, stmts...); err != nil {
+	if err := planByKey.exec(ctx, db, stmts...); err != nil {
 		return fmt.Errorf("settle %d %s calls of workspace %d: %w", len(calls), provider, workspaceID, err)
 	}
 	return nil

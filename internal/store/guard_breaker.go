@@ -32,7 +32,7 @@ type BreakerRow struct {
 // provider's Retry-After behind the window (0: none).
 func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool, retryAfter time.Duration) (episode int64, until time.Time, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerTrip(ctx, sqlcdb.GuardBreakerTripParams{
-		Column1: workspaceID, Column2: provider, Column3: openFor, Column4: redact.Stored(reason), Column5: kinds, Column6: exact, Column7: retryAfter,
+		WorkspaceID: workspaceID, Provider: provider, Cooldown: openFor, Reason: redact.Stored(reason), Kinds: kinds, Force: exact, RetryAfter: retryAfter,
 	})
 	if err == nil && r.OpenUntil == nil {
 		err = errors.New("no open_until")
@@ -48,7 +48,7 @@ func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider strin
 // retryAfter behind that window (0: none). It returns the breaker's state.
 func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string, retryAfter time.Duration) (state string, failures int, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerFailure(ctx, sqlcdb.GuardBreakerFailureParams{
-		Column1: workspaceID, Column2: provider, Column3: int32(threshold), Column4: openFor, Column5: redact.Stored(reason), Column6: retryAfter,
+		WorkspaceID: workspaceID, Provider: provider, Threshold: int32(threshold), Cooldown: openFor, Reason: redact.Stored(reason), RetryAfter: retryAfter,
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", provider, workspaceID, err)
@@ -60,7 +60,7 @@ func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider st
 // it whoever holds it) and writes breaker_closed. It reports whether a row
 // changed.
 func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner, reason string) (bool, error) {
-	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{Column1: workspaceID, Column2: provider, Column3: probeOwner, Column4: redact.Stored(reason)})
+	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{WorkspaceID: workspaceID, Provider: provider, ProbeOwner: probeOwner, Reason: redact.Stored(reason)})
 	if err != nil {
 		return false, fmt.Errorf("close %s breaker for workspace %d: %w", provider, workspaceID, err)
 	}
@@ -69,7 +69,7 @@ func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, pro
 
 // BreakerReleaseProbe gives back a claimed but unused half-open probe.
 func BreakerReleaseProbe(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner string) error {
-	if err := sqlcdb.New(db).GuardBreakerReleaseProbe(ctx, sqlcdb.GuardBreakerReleaseProbeParams{Column1: workspaceID, Column2: provider, Column3: probeOwner}); err != nil {
+	if err := sqlcdb.New(db).GuardBreakerReleaseProbe(ctx, sqlcdb.GuardBreakerReleaseProbeParams{WorkspaceID: workspaceID, Provider: provider, ProbeOwner: probeOwner}); err != nil {
 		return fmt.Errorf("release %s probe for workspace %d: %w", provider, workspaceID, err)
 	}
 	return nil

@@ -43,7 +43,7 @@ type EventRow struct {
 
 // ClaimEvents leases up to limit due undelivered events for lease.
 func ClaimEvents(ctx context.Context, db DBTX, limit int, lease time.Duration) ([]ClaimedEvent, error) {
-	rows, err := sqlcdb.New(db).GuardEventsClaim(ctx, sqlcdb.GuardEventsClaimParams{Column1: int32(limit), Column2: lease})
+	rows, err := sqlcdb.New(db).GuardEventsClaim(ctx, sqlcdb.GuardEventsClaimParams{Batch: int32(limit), Lease: lease})
 	if err != nil {
 		return nil, fmt.Errorf("claim events: %w", err)
 	}
@@ -63,7 +63,7 @@ func ClaimEvents(ctx context.Context, db DBTX, limit int, lease time.Duration) (
 // MarkEventDelivered records a delivery; false means the claim was lost
 // (its lease ran out and another deliverer took the event).
 func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time) (bool, error) {
-	n, err := sqlcdb.New(db).GuardEventsDelivered(ctx, sqlcdb.GuardEventsDeliveredParams{Column1: id, Column2: lease})
+	n, err := sqlcdb.New(db).GuardEventsDelivered(ctx, sqlcdb.GuardEventsDeliveredParams{ID: id, LockedUntil: lease})
 	if err != nil {
 		return false, fmt.Errorf("mark event %d delivered: %w", id, err)
 	}
@@ -72,7 +72,7 @@ func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time)
 
 // MarkEventFailed records a failed delivery to be retried after retryIn.
 func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, retryIn time.Duration, reason string) error {
-	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{Column1: id, Column2: lease, Column3: retryIn, Column4: redact.Stored(reason)})
+	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{ID: id, LockedUntil: lease, Backoff: retryIn, LastError: redact.Stored(reason)})
 	if err != nil {
 		return fmt.Errorf("mark event %d failed: %w", id, err)
 	}
@@ -81,7 +81,7 @@ func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, re
 
 // Events lists up to limit events, newest first.
 func Events(ctx context.Context, db DBTX, limit int, undeliveredOnly bool) ([]EventRow, error) {
-	rows, err := sqlcdb.New(db).GuardEventsList(ctx, sqlcdb.GuardEventsListParams{Column1: int32(limit), Column2: undeliveredOnly})
+	rows, err := sqlcdb.New(db).GuardEventsList(ctx, sqlcdb.GuardEventsListParams{MaxEvents: int32(limit), PendingOnly: undeliveredOnly})
 	return convertRows(rows, err, "list events", func(r sqlcdb.GuardEventsListRow) EventRow {
 		return EventRow{
 			ID: r.ID, Kind: r.Kind, Workspace: r.Workspace, Provider: r.Provider, DedupeKey: r.DedupeKey, Payload: r.Payload,

@@ -52,7 +52,7 @@ func WorkspaceSpends(ctx context.Context, db DBTX) ([]WorkspaceSpend, error) {
 // SetWorkspaceCeiling sets (nil clears) a workspace's monthly USD ceiling
 // and writes the audit row in the same statement.
 func SetWorkspaceCeiling(ctx context.Context, db DBTX, name string, ceiling *float64, actor string) (WorkspaceSpend, error) {
-	r, err := sqlcdb.New(db).GuardWorkspaceSetCeiling(ctx, sqlcdb.GuardWorkspaceSetCeilingParams{Column1: name, MonthlyUsdCeiling: ceiling, Column3: actor})
+	r, err := sqlcdb.New(db).GuardWorkspaceSetCeiling(ctx, sqlcdb.GuardWorkspaceSetCeilingParams{Name: name, MonthlyUsdCeiling: ceiling, Actor: actor})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return WorkspaceSpend{}, fmt.Errorf("workspace %q: %w", name, ErrNoWorkspace)
 	}

@@ -28,7 +28,7 @@ func ClaimInbox(ctx context.Context, db DBTX, tickStarted time.Time, lease time.
 	if err := q.InboxCheckpointsEnsure(ctx); err != nil {
 		return InboxCheckpoint{}, false, fmt.Errorf("inbox checkpoints: %w", err)
 	}
-	r, err := q.InboxClaim(ctx, sqlcdb.InboxClaimParams{Column1: tickStarted, Column2: lease, Column3: tickID})
+	r, err := q.InboxClaim(ctx, sqlcdb.InboxClaimParams{CheckedBefore: tickStarted, Lease: lease, TickID: tickID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return InboxCheckpoint{}, false, nil
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +52,34 @@ type LeadRepeat struct {
 	FirstLine  int
 }
 
+// The import's statements, in the order they run: stage and seen create
+// its temp tables (once per import), repeats, forgotten, merge and clear
+// run per batch.
+var (
+	//go:embed queries/byhand/leads_import_stage.sql
+	leadsImportStageSQL string
+	//go:embed queries/byhand/leads_import_seen.sql
+	leadsImportSeenSQL string
+	//go:embed queries/byhand/leads_import_repeats.sql
+	leadsImportRepeatsSQL string
+	//go:embed queries/byhand/leads_import_forgotten.sql
+	leadsImportForgottenSQL string
+	//go:embed queries/byhand/leads_import_merge.sql
+	leadsImportMergeSQL string
+	//go:embed queries/byhand/leads_import_clear.sql
+	leadsImportClearSQL string
+)
+
+// leadsImportForgottenParams are leads_import_forgotten.sql's parameters.
+type leadsImportForgottenParams struct {
+	WorkspaceID int64
+}
+
+// leadsImportMergeParams are leads_import_merge.sql's parameters.
+type leadsImportMergeParams struct {
+	WorkspaceID int64
+}
+
 // LeadImporter writes one import in batches inside one transaction, so a
 // file of any size imports with bounded memory and every statement stays
 // short (each batch is one COPY into a staging table and one merge), while
@@ -74,8 +103,8 @@ func BeginLeadImport(ctx context.Context, pool *pgxpool.Pool, workspace string) 
 		return nil, fmt.Errorf("workspace %q: %w", workspace, err)
 	}
 	im.res.WorkspaceID, im.res.WorkspaceCreated = ws.ID, ws.Created
-	for _, q := range []string{"leads_import_stage", "leads_import_seen"} {
-		if _, err := tx.Exec(ctx, query(q)); err != nil {
+	for _, sql := range []string{leadsImportStageSQL, leadsImportSeenSQL} {
+		if _, err := tx.Exec(ctx, sql); err != nil {
 			im.Rollback(ctx)
 			return nil, fmt.Errorf("importing leads: %w", err)
 		}
@@ -94,7 +123,7 @@ func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepe
 	if _, err := im.tx.CopyFrom(ctx, pgx.Identifier{"lead_import"}, cols, src); err != nil {
 		return nil, fmt.Errorf("copying leads: %w", err)
 	}
-	rows, err := im.tx.Query(ctx, query("leads_import_repeats"))
+	rows, err := im.tx.Query(ctx, leadsImportRepeatsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("checking external_ids: %w", err)
 	}
@@ -105,13 +134,13 @@ func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepe
 	if err != nil {
 		return nil, fmt.Errorf("checking external_ids: %w", err)
 	}
-	tag, err := im.tx.Exec(ctx, query("leads_import_forgotten"), im.res.WorkspaceID)
+	tag, err := im.tx.Exec(ctx, leadsImportForgottenSQL, params(leadsImportForgottenParams{im.res.WorkspaceID})...)
 	if err != nil {
 		return nil, fmt.Errorf("checking forgotten addresses: %w", err)
 	}
 	im.res.Forgotten += tag.RowsAffected()
 	var ins, upd, merged, queued, closed int64
-	if err := im.tx.QueryRow(ctx, query("leads_import_merge"), im.res.WorkspaceID).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
+	if err := im.tx.QueryRow(ctx, leadsImportMergeSQL, params(leadsImportMergeParams{im.res.WorkspaceID})...).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
 		return nil, fmt.Errorf("merging leads: %w", err)
 	}
 	im.res.Inserted += ins
@@ -119,7 +148,7 @@ func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepe
 	im.res.Merged += merged
 	im.res.Queued += queued
 	im.res.Closed += closed
-	if _, err := im.tx.Exec(ctx, query("leads_import_clear")); err != nil {
+	if _, err := im.tx.Exec(ctx, leadsImportClearSQL); err != nil {
 		return nil, fmt.Errorf("importing leads: %w", err)
 	}
 	return repeats, nil

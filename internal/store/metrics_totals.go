@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -16,6 +17,17 @@ type MetricTotal struct {
 	Metric string
 	Labels map[string]string
 	Value  int64
+}
+
+//go:embed queries/byhand/metrics_totals_add.sql
+var metricsTotalsAddSQL string
+
+// metricsTotalsAddParams are metrics_totals_add.sql's parameters: a series
+// (metric and its labels as JSON) and its delta at each index.
+type metricsTotalsAddParams struct {
+	Metrics []string
+	Labels  []string
+	Deltas  []int64
 }
 
 // AddMetricTotals adds each delta to its series' running total in one
@@ -41,11 +53,11 @@ func AddMetricTotals(ctx context.Context, db DBTX, deltas []MetricTotal) error {
 		return nil
 	}
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Or(cmp.Compare(a.metric, b.metric), cmp.Compare(a.labels, b.labels)) })
-	metrics, labels, values := make([]string, len(rows)), make([]string, len(rows)), make([]int64, len(rows))
+	p := metricsTotalsAddParams{Metrics: make([]string, len(rows)), Labels: make([]string, len(rows)), Deltas: make([]int64, len(rows))}
 	for i, r := range rows {
-		metrics[i], labels[i], values[i] = r.metric, r.labels, r.delta
+		p.Metrics[i], p.Labels[i], p.Deltas[i] = r.metric, r.labels, r.delta
 	}
-	if _, err := db.Exec(ctx, query("metrics_totals_add"), metrics, labels, values); err != nil {
+	if _, err := db.Exec(ctx, metricsTotalsAddSQL, params(p)...); err != nil {
 		return fmt.Errorf("add metric totals: %w", err)
 	}
 	return nil

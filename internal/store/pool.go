@@ -80,44 +80,6 @@ type Batcher interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// plannedPerRun runs each statement unprepared, planned for its arguments
-// and the tables as they are at that run (pgx.QueryExecModeExec): for
-// statements whose cached plan would go stale within a tick or fit one
-// argument badly. The other way to keep a cached plan on keys is
-// withoutSeqScans, for statements run too often to plan each time.
-type plannedPerRun struct{ db DBTX }
-
-func (p plannedPerRun) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return p.db.Exec(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-func (p plannedPerRun) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return p.db.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-func (p plannedPerRun) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return p.db.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
-}
-
-// byKey sends statements in one round trip, each with a generic plan made
-// with sequential scans off: for statements over arrays run too often to
-// plan each time. Over arrays of any length a generic plan looks costlier
-// to Postgres than a custom one, so it would plan every run; and a plan
-// made while a table was small (a young install) would scan all of it as
-// the table grows. This plan is made once per connection and reaches rows
-// by key. The settings are local to the batch's transaction: outside one,
-// the batch (one Sync) is a transaction of its own, so no BEGIN or COMMIT
-// is sent and the statements commit together (inside one, the settings
-// last until it ends).
-func byKey(ctx context.Context, db Batcher, stmts ...*pgx.QueuedQuery) error {
-	b := &pgx.Batch{}
-	b.Queue("SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
-	for _, q := range stmts {
-		b.Queue(q.SQL, q.Arguments...)
-	}
-	return db.SendBatch(ctx, b).Close()
-}
-
 // Open connects a pool and checks it with a ping. Every connection carries
 // statement_timeout and lock_timeout. Errors never contain the password.
 func Open(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -84,14 +85,31 @@ func (a PruneArgs) params() sqlcdb.PruneAuditLogParams {
 	return sqlcdb.PruneAuditLogParams{After: a.After, Batch: a.Batch, Cutoff: a.Cutoff, DryRun: a.DryRun}
 }
 
+//go:embed queries/byhand/prune_sends.sql
+var pruneSendsSQL string
+
+// pruneSendsParams are prune_sends.sql's parameters: the batch every prune
+// statement takes, then the bounce-rate windows to keep, one array per
+// field of SendWindow.
+type pruneSendsParams struct {
+	After            int64
+	Batch            int32
+	Cutoff           time.Time
+	DryRun           bool
+	WindowMailboxIDs []int64
+	WindowCreatedAt  []time.Time
+	WindowIDs        []int64
+}
+
 func pruneSends(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
 	n := len(a.Windows)
-	mailbox, at, id := make([]int64, n), make([]time.Time, n), make([]int64, n)
+	p := pruneSendsParams{After: a.After, Batch: a.Batch, Cutoff: a.Cutoff, DryRun: a.DryRun,
+		WindowMailboxIDs: make([]int64, n), WindowCreatedAt: make([]time.Time, n), WindowIDs: make([]int64, n)}
 	for i, w := range a.Windows {
-		mailbox[i], at[i], id[i] = w.MailboxID, w.CreatedAt, w.ID
+		p.WindowMailboxIDs[i], p.WindowCreatedAt[i], p.WindowIDs[i] = w.MailboxID, w.CreatedAt, w.ID
 	}
 	var b PruneBatch
-	err := db.QueryRow(ctx, query("prune_sends"), a.After, a.Batch, a.Cutoff, a.DryRun, mailbox, at, id).
+	err := db.QueryRow(ctx, pruneSendsSQL, params(p)...).
 		Scan(&b.LastID, &b.Scanned, &b.Matched, &b.Deleted, &b.Done)
 	return b, err
 }

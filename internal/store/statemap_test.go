@@ -208,15 +208,48 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	fset := token.NewFileSet()
 	files, _ := filepath.Glob(filepath.Join(root, "internal/store/*.go"))
-	out := map[string][]string{}
+	var parsed []*ast.File
+	// A hand-run query is embedded in a variable (//go:embed
+	// queries/byhand/<name>.sql); a function that uses the variable runs it.
+	embedded := map[string]string{}
 	for _, p := range files {
 		if strings.HasSuffix(p, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
+		parsed = append(parsed, f)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range g.Specs {
+				v, ok := spec.(*ast.ValueSpec)
+				if !ok {
+					continue
+				}
+				doc := v.Doc
+				if doc == nil && len(g.Specs) == 1 {
+					doc = g.Doc
+				}
+				if doc == nil {
+					continue
+				}
+				for _, c := range doc.List {
+					if path, ok := strings.CutPrefix(c.Text, "//go:embed "); ok {
+						for _, n := range v.Names {
+							embedded[n.Name] = strings.TrimSuffix(filepath.Base(strings.TrimSpace(path)), ".sql")
+						}
+					}
+				}
+			}
+		}
+	}
+	out := map[string][]string{}
+	for _, f := range parsed {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -237,6 +270,10 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 				switch x := n.(type) {
 				case *ast.SelectorExpr:
 					seen[x.Sel.Name] = true
+				case *ast.Ident:
+					if q, ok := embedded[x.Name]; ok {
+						seen[q] = true
+					}
 				case *ast.BasicLit:
 					if x.Kind == token.STRING {
 						if s, err := strconv.Unquote(x.Value); err == nil {

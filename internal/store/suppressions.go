@@ -2,12 +2,27 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/address"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
+
+//go:embed queries/byhand/suppressions_insert.sql
+var suppressionsInsertSQL string
+
+// suppressionsInsertParams are suppressions_insert.sql's parameters: one
+// array per column, an element per row (Emails NULL for a forgotten
+// person's row, Hashes NULL where Postgres hashes the address).
+type suppressionsInsertParams struct {
+	WorkspaceIDs []int64
+	Emails       []*string
+	Hashes       [][]byte
+	Reasons      []string
+	CreatedAt    []*time.Time
+}
 
 // Suppress adds rows to their workspaces' suppression lists in one
 // statement (queries/byhand/suppressions_insert.sql) and returns how many
@@ -21,31 +36,40 @@ func Suppress(ctx context.Context, db DBTX, sups []Suppression) (int64, error) {
 	if len(sups) == 0 {
 		return 0, nil
 	}
-	ws, emails, hashes := make([]int64, len(sups)), make([]*string, len(sups)), make([][]byte, len(sups))
-	reasons, created := make([]string, len(sups)), make([]*time.Time, len(sups))
+	n := len(sups)
+	p := suppressionsInsertParams{WorkspaceIDs: make([]int64, n), Emails: make([]*string, n), Hashes: make([][]byte, n),
+		Reasons: make([]string, n), CreatedAt: make([]*time.Time, n)}
 	for i, s := range sups {
-		ws[i], reasons[i] = s.WorkspaceID, s.Reason
+		p.WorkspaceIDs[i], p.Reasons[i] = s.WorkspaceID, s.Reason
 		if s.Email != "" {
 			key := address.Key(s.Email)
-			emails[i] = &key
+			p.Emails[i] = &key
 		} else {
-			hashes[i] = s.SHA256
+			p.Hashes[i] = s.SHA256
 		}
 		if !s.CreatedAt.IsZero() {
-			created[i] = &s.CreatedAt
+			p.CreatedAt[i] = &s.CreatedAt
 		}
 	}
 	var added int64
-	if err := db.QueryRow(ctx, query("suppressions_insert"), ws, emails, hashes, reasons, created).Scan(&added); err != nil {
+	if err := db.QueryRow(ctx, suppressionsInsertSQL, params(p)...).Scan(&added); err != nil {
 		return 0, fmt.Errorf("suppress: %w", err)
 	}
 	return added, nil
 }
 
+//go:embed queries/byhand/suppressions_export.sql
+var suppressionsExportSQL string
+
+// suppressionsExportParams are suppressions_export.sql's parameters.
+type suppressionsExportParams struct {
+	WorkspaceID int64
+}
+
 // EachSuppression calls fn with each row of the workspace's suppression
 // list, oldest first, streaming (the list may be large).
 func EachSuppression(ctx context.Context, db DBTX, workspaceID int64, fn func(Suppression) error) error {
-	rows, err := db.Query(ctx, query("suppressions_export"), workspaceID)
+	rows, err := db.Query(ctx, suppressionsExportSQL, params(suppressionsExportParams{workspaceID})...)
 	if err != nil {
 		return fmt.Errorf("reading suppressions: %w", err)
 	}

@@ -1,5 +1,5 @@
 -- name: AuditInsert :one
 -- One operator action in the audit log.
 INSERT INTO audit_log (actor, action, filters, affected)
-VALUES ($1, $2, $3, $4)
+VALUES (sqlc.arg(actor), sqlc.arg(action), sqlc.arg(filters), sqlc.arg(affected))
 RETURNING id;

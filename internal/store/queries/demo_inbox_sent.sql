@@ -6,6 +6,6 @@ FROM sends s
 JOIN enrollments e ON e.id = s.enrollment_id
 JOIN leads l ON l.id = e.lead_id
 JOIN mailboxes m ON m.id = s.mailbox_id
-WHERE m.address = $1
+WHERE m.address = sqlc.arg(address)
 ORDER BY l.id
 LIMIT 2;

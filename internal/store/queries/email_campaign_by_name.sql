@@ -3,4 +3,4 @@
 SELECT c.id, c.workspace_id
 FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
-WHERE w.name = $1 AND c.name = $2;
+WHERE w.name = sqlc.arg(workspace) AND c.name = sqlc.arg(campaign);

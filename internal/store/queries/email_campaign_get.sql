@@ -5,4 +5,4 @@ SELECT c.id, c.workspace_id, w.name AS workspace, c.name, coalesce(c.window_time
        c.bounce_rate_max::float8 AS bounce_rate_max, c.bounce_streak_max
 FROM campaigns c
 JOIN workspaces w ON w.id = c.workspace_id
-WHERE c.id = $1;
+WHERE c.id = sqlc.arg(id);

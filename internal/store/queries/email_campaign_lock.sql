@@ -5,5 +5,5 @@
 -- lock's second key is an int, the id a bigint: hashint8 folds it (two
 -- campaigns sharing a key only wait for each other).
 SELECT pg_advisory_xact_lock(7042005, hashint8(id))
-FROM unnest($1::bigint[]) AS id
+FROM unnest(sqlc.arg(campaign_ids)::bigint[]) AS id
 ORDER BY id;

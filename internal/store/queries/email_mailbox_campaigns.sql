@@ -3,5 +3,5 @@
 SELECT c.id
 FROM campaign_mailboxes cm
 JOIN campaigns c ON c.id = cm.campaign_id
-WHERE cm.mailbox_id = $1
+WHERE cm.mailbox_id = sqlc.arg(mailbox_id)
 ORDER BY c.id;

@@ -7,6 +7,6 @@ SELECT m.id, m.address,
 FROM campaign_mailboxes cm
 JOIN mailboxes m ON m.id = cm.mailbox_id
 LEFT JOIN enrollments e ON e.campaign_id = cm.campaign_id AND e.mailbox_id = m.id AND e.status = 'active'
-WHERE cm.campaign_id = $1
+WHERE cm.campaign_id = sqlc.arg(campaign_id)
 GROUP BY m.id
 ORDER BY m.id;

@@ -8,9 +8,9 @@
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
                        imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp,
                        helo, tls_ca)
-VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
-        NULLIF($7::text, ''), $8, $9, $10::interval, $11,
-        CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14,
+VALUES (sqlc.arg(workspace_id), sqlc.arg(address), sqlc.arg(display_name), sqlc.arg(smtp_url), NULLIF(sqlc.arg(password_env)::text, ''), sqlc.arg(daily_cap),
+        NULLIF(sqlc.arg(imap_url)::text, ''), sqlc.arg(ramp_start), sqlc.arg(ramp_step), sqlc.arg(ramp_every)::interval, sqlc.arg(ramp_max),
+        CASE WHEN sqlc.arg(ramp_start) > 0 THEN now() + sqlc.arg(ramp_every)::interval END, sqlc.arg(gap_min)::interval, sqlc.arg(gap_max)::interval, sqlc.arg(verp),
         NULLIF(sqlc.arg(helo)::text, ''), NULLIF(sqlc.arg(tls_ca)::text, ''))
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,

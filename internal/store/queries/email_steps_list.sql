@@ -1,5 +1,5 @@
 -- name: EmailStepsList :many
 SELECT step, delay_seconds, coalesce(subject, ''), body
 FROM sequence_steps
-WHERE campaign_id = $1
+WHERE campaign_id = sqlc.arg(campaign_id)
 ORDER BY step;

@@ -9,8 +9,8 @@ WITH up AS (
     UPDATE breakers
     SET state = 'closed', open_until = NULL, probe_owner = NULL, probe_until = NULL,
         consecutive_failures = 0, reason = NULL, updated_at = now()
-    WHERE workspace_id = $1::bigint AND provider = $2::text
-      AND ($3::text = '' OR probe_owner = $3::text)
+    WHERE workspace_id = sqlc.arg(workspace_id)::bigint AND provider = sqlc.arg(provider)::text
+      AND (sqlc.arg(probe_owner)::text = '' OR probe_owner = sqlc.arg(probe_owner)::text)
       AND (state <> 'closed' OR consecutive_failures > 0)
     RETURNING workspace_id, provider, episode
 ), ev AS (
@@ -19,7 +19,7 @@ WITH up AS (
            'breaker_closed:' || up.workspace_id || ':' || up.provider || ':' || up.episode, false,
            jsonb_build_object(
                'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
-               'provider', up.provider, 'reason', $4::text, 'episode', up.episode)
+               'provider', up.provider, 'reason', sqlc.arg(reason)::text, 'episode', up.episode)
     FROM up
     WHERE up.episode > 0
     ON CONFLICT (dedupe_key) DO NOTHING

@@ -4,4 +4,4 @@
 -- $1 workspace_id, $2 provider, $3 probe owner.
 UPDATE breakers
 SET probe_owner = NULL, probe_until = NULL, updated_at = now()
-WHERE workspace_id = $1::bigint AND provider = $2::text AND probe_owner = $3::text;
+WHERE workspace_id = sqlc.arg(workspace_id)::bigint AND provider = sqlc.arg(provider)::text AND probe_owner = sqlc.arg(probe_owner)::text;

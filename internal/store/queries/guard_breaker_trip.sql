@@ -12,10 +12,10 @@
 -- behind the window ('0' = none).
 WITH up AS (
     INSERT INTO breakers AS b (workspace_id, provider, state, open_until, reason, opened_at, episode, retry_after)
-    VALUES ($1::bigint, $2::text, 'open', now() + $3::interval, $4::text, now(), 1, nullif($7::interval, '0'))
+    VALUES (sqlc.arg(workspace_id)::bigint, sqlc.arg(provider)::text, 'open', now() + sqlc.arg(cooldown)::interval, sqlc.arg(reason)::text, now(), 1, nullif(sqlc.arg(retry_after)::interval, '0'))
     ON CONFLICT (workspace_id, provider) DO UPDATE SET
         state                = 'open',
-        open_until           = CASE WHEN b.state = 'open' AND NOT $6::boolean
+        open_until           = CASE WHEN b.state = 'open' AND NOT sqlc.arg(force)::boolean
                                     THEN greatest(b.open_until, excluded.open_until)
                                     ELSE excluded.open_until END,
         reason               = excluded.reason,
@@ -36,7 +36,7 @@ WITH up AS (
                'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
                'provider', up.provider, 'reason', up.reason,
                'until', up.open_until, 'episode', up.episode)
-    FROM up, unnest($5::text[]) WITH ORDINALITY AS k(kind, ord)
+    FROM up, unnest(sqlc.arg(kinds)::text[]) WITH ORDINALITY AS k(kind, ord)
     ON CONFLICT (dedupe_key) DO NOTHING
     RETURNING 1
 )

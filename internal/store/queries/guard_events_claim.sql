@@ -4,13 +4,13 @@
 -- the lease keep concurrent deliverers off each other's events.
 -- $1 limit, $2 lease.
 UPDATE events e
-SET locked_until = now() + $2::interval
+SET locked_until = now() + sqlc.arg(lease)::interval
 FROM (
     SELECT id FROM events
     WHERE delivered_at IS NULL AND alert AND next_attempt_at <= now()
       AND (locked_until IS NULL OR locked_until < now())
     ORDER BY next_attempt_at, id
-    LIMIT $1::int
+    LIMIT sqlc.arg(batch)::int
     FOR UPDATE SKIP LOCKED
 ) due
 WHERE e.id = due.id

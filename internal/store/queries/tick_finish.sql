@@ -1,5 +1,5 @@
 -- name: TickFinish :exec
 -- Records a tick's outcome: counts is a JSON object of outcome counts.
 UPDATE tick_runs
-SET finished_at = now(), claimed = $2, counts = $3, exit_status = $4, error = $5
-WHERE tick_id = $1;
+SET finished_at = now(), claimed = sqlc.arg(claimed), counts = sqlc.arg(counts), exit_status = sqlc.arg(exit_status), error = sqlc.arg(error)
+WHERE tick_id = sqlc.arg(tick_id);

@@ -17,8 +17,8 @@ WHERE w.name = $1 AND c.name = $2
 `
 
 type EmailCampaignByNameParams struct {
-	Name   string
-	Name_2 string
+	Workspace string
+	Campaign  string
 }
 
 type EmailCampaignByNameRow struct {
@@ -28,7 +28,7 @@ type EmailCampaignByNameRow struct {
 
 // Finds a campaign by workspace and campaign name.
 func (q *Queries) EmailCampaignByName(ctx context.Context, arg EmailCampaignByNameParams) (EmailCampaignByNameRow, error) {
-	row := q.db.QueryRow(ctx, emailCampaignByName, arg.Name, arg.Name_2)
+	row := q.db.QueryRow(ctx, emailCampaignByName, arg.Workspace, arg.Campaign)
 	var i EmailCampaignByNameRow
 	err := row.Scan(&i.ID, &i.WorkspaceID)
 	return i, err

@@ -20,7 +20,7 @@ ORDER BY id
 // would need UPDATE on campaigns, which the tick role does not have. The
 // lock's second key is an int, the id a bigint: hashint8 folds it (two
 // campaigns sharing a key only wait for each other).
-func (q *Queries) EmailCampaignLock(ctx context.Context, dollar_1 []int64) error {
-	_, err := q.db.Exec(ctx, emailCampaignLock, dollar_1)
+func (q *Queries) EmailCampaignLock(ctx context.Context, campaignIds []int64) error {
+	_, err := q.db.Exec(ctx, emailCampaignLock, campaignIds)
 	return err
 }

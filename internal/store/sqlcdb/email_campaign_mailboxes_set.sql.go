@@ -21,11 +21,11 @@ ON CONFLICT DO NOTHING
 
 type EmailCampaignMailboxesSetParams struct {
 	CampaignID int64
-	Column2    []int64
+	MailboxIds []int64
 }
 
 // Makes $2 the exact set of the campaign's mailboxes.
 func (q *Queries) EmailCampaignMailboxesSet(ctx context.Context, arg EmailCampaignMailboxesSetParams) error {
-	_, err := q.db.Exec(ctx, emailCampaignMailboxesSet, arg.CampaignID, arg.Column2)
+	_, err := q.db.Exec(ctx, emailCampaignMailboxesSet, arg.CampaignID, arg.MailboxIds)
 	return err
 }

@@ -36,7 +36,7 @@ ORDER BY c.id
 type EmailEnrollCandidatesParams struct {
 	WorkspaceID int64
 	CampaignID  int64
-	Column3     []string
+	Targets     []string
 }
 
 type EmailEnrollCandidatesRow struct {
@@ -57,7 +57,7 @@ type EmailEnrollCandidatesRow struct {
 // (by its hash: a forgotten person's row too) comes back with suppressed
 // set: it is never enrolled.
 func (q *Queries) EmailEnrollCandidates(ctx context.Context, arg EmailEnrollCandidatesParams) ([]EmailEnrollCandidatesRow, error) {
-	rows, err := q.db.Query(ctx, emailEnrollCandidates, arg.WorkspaceID, arg.CampaignID, arg.Column3)
+	rows, err := q.db.Query(ctx, emailEnrollCandidates, arg.WorkspaceID, arg.CampaignID, arg.Targets)
 	if err != nil {
 		return nil, err
 	}

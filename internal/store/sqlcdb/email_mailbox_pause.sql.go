@@ -12,17 +12,17 @@ import (
 
 const emailMailboxPause = `-- name: EmailMailboxPause :one
 UPDATE mailboxes
-SET paused_until = $2,
-    pause_reason = $3,
+SET paused_until = $1,
+    pause_reason = $2,
     updated_at   = now()
-WHERE id = $1
+WHERE id = $3
 RETURNING workspace_id, address
 `
 
 type EmailMailboxPauseParams struct {
-	ID          int64
 	PausedUntil *time.Time
 	PauseReason *string
+	ID          int64
 }
 
 type EmailMailboxPauseRow struct {
@@ -33,7 +33,7 @@ type EmailMailboxPauseRow struct {
 // Pauses a mailbox until $2. The ticks never disable one (status stays as
 // it is): an operator's fix is picked up once the pause ends.
 func (q *Queries) EmailMailboxPause(ctx context.Context, arg EmailMailboxPauseParams) (EmailMailboxPauseRow, error) {
-	row := q.db.QueryRow(ctx, emailMailboxPause, arg.ID, arg.PausedUntil, arg.PauseReason)
+	row := q.db.QueryRow(ctx, emailMailboxPause, arg.PausedUntil, arg.PauseReason, arg.ID)
 	var i EmailMailboxPauseRow
 	err := row.Scan(&i.WorkspaceID, &i.Address)
 	return i, err

@@ -47,15 +47,15 @@ type EmailMailboxUpsertParams struct {
 	Address     string
 	DisplayName string
 	SmtpUrl     string
-	Column5     string
+	PasswordEnv string
 	DailyCap    int32
-	Column7     string
+	ImapUrl     string
 	RampStart   int32
 	RampStep    int32
-	Column10    time.Duration
+	RampEvery   time.Duration
 	RampMax     int32
-	Column12    time.Duration
-	Column13    time.Duration
+	GapMin      time.Duration
+	GapMax      time.Duration
 	Verp        bool
 	Helo        string
 	TlsCa       string
@@ -73,15 +73,15 @@ func (q *Queries) EmailMailboxUpsert(ctx context.Context, arg EmailMailboxUpsert
 		arg.Address,
 		arg.DisplayName,
 		arg.SmtpUrl,
-		arg.Column5,
+		arg.PasswordEnv,
 		arg.DailyCap,
-		arg.Column7,
+		arg.ImapUrl,
 		arg.RampStart,
 		arg.RampStep,
-		arg.Column10,
+		arg.RampEvery,
 		arg.RampMax,
-		arg.Column12,
-		arg.Column13,
+		arg.GapMin,
+		arg.GapMax,
 		arg.Verp,
 		arg.Helo,
 		arg.TlsCa,

@@ -43,8 +43,8 @@ type EmailMailboxesGetRow struct {
 }
 
 // Mailboxes by id (a follow-up may use a mailbox no longer in the campaign).
-func (q *Queries) EmailMailboxesGet(ctx context.Context, dollar_1 []int64) ([]EmailMailboxesGetRow, error) {
-	rows, err := q.db.Query(ctx, emailMailboxesGet, dollar_1)
+func (q *Queries) EmailMailboxesGet(ctx context.Context, ids []int64) ([]EmailMailboxesGetRow, error) {
+	rows, err := q.db.Query(ctx, emailMailboxesGet, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -33,10 +33,10 @@ SELECT count(*) FROM up
 `
 
 type GuardBreakerCloseParams struct {
-	Column1 int64
-	Column2 string
-	Column3 string
-	Column4 string
+	WorkspaceID int64
+	Provider    string
+	ProbeOwner  string
+	Reason      string
 }
 
 // Close a breaker (a successful probe, or an operator's reset) and write
@@ -47,10 +47,10 @@ type GuardBreakerCloseParams struct {
 // $4 reason.
 func (q *Queries) GuardBreakerClose(ctx context.Context, arg GuardBreakerCloseParams) (int64, error) {
 	row := q.db.QueryRow(ctx, guardBreakerClose,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
+		arg.WorkspaceID,
+		arg.Provider,
+		arg.ProbeOwner,
+		arg.Reason,
 	)
 	var count int64
 	err := row.Scan(&count)

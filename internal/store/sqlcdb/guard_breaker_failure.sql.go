@@ -47,12 +47,12 @@ SELECT state, open_until, consecutive_failures FROM up
 `
 
 type GuardBreakerFailureParams struct {
-	Column1 int64
-	Column2 string
-	Column3 int32
-	Column4 time.Duration
-	Column5 string
-	Column6 time.Duration
+	WorkspaceID int64
+	Provider    string
+	Threshold   int32
+	Cooldown    time.Duration
+	Reason      string
+	RetryAfter  time.Duration
 }
 
 type GuardBreakerFailureRow struct {
@@ -69,12 +69,12 @@ type GuardBreakerFailureRow struct {
 // $6 the Retry-After behind the window ('0' = none), kept while it is open.
 func (q *Queries) GuardBreakerFailure(ctx context.Context, arg GuardBreakerFailureParams) (GuardBreakerFailureRow, error) {
 	row := q.db.QueryRow(ctx, guardBreakerFailure,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
-		arg.Column5,
-		arg.Column6,
+		arg.WorkspaceID,
+		arg.Provider,
+		arg.Threshold,
+		arg.Cooldown,
+		arg.Reason,
+		arg.RetryAfter,
 	)
 	var i GuardBreakerFailureRow
 	err := row.Scan(&i.State, &i.OpenUntil, &i.ConsecutiveFailures)

@@ -16,15 +16,15 @@ WHERE workspace_id = $1::bigint AND provider = $2::text AND probe_owner = $3::te
 `
 
 type GuardBreakerReleaseProbeParams struct {
-	Column1 int64
-	Column2 string
-	Column3 string
+	WorkspaceID int64
+	Provider    string
+	ProbeOwner  string
 }
 
 // Give back a half-open probe that was claimed but not used (the call was
 // refused by the bucket or the ceiling), so the next caller may probe.
 // $1 workspace_id, $2 provider, $3 probe owner.
 func (q *Queries) GuardBreakerReleaseProbe(ctx context.Context, arg GuardBreakerReleaseProbeParams) error {
-	_, err := q.db.Exec(ctx, guardBreakerReleaseProbe, arg.Column1, arg.Column2, arg.Column3)
+	_, err := q.db.Exec(ctx, guardBreakerReleaseProbe, arg.WorkspaceID, arg.Provider, arg.ProbeOwner)
 	return err
 }

@@ -13,7 +13,7 @@ import (
 const guardBreakerTrip = `-- name: GuardBreakerTrip :one
 WITH up AS (
     INSERT INTO breakers AS b (workspace_id, provider, state, open_until, reason, opened_at, episode, retry_after)
-    VALUES ($1::bigint, $2::text, 'open', now() + $3::interval, $4::text, now(), 1, nullif($7::interval, '0'))
+    VALUES ($1::bigint, $2::text, 'open', now() + $3::interval, $4::text, now(), 1, nullif($5::interval, '0'))
     ON CONFLICT (workspace_id, provider) DO UPDATE SET
         state                = 'open',
         open_until           = CASE WHEN b.state = 'open' AND NOT $6::boolean
@@ -37,7 +37,7 @@ WITH up AS (
                'workspace', (SELECT name FROM workspaces WHERE id = up.workspace_id),
                'provider', up.provider, 'reason', up.reason,
                'until', up.open_until, 'episode', up.episode)
-    FROM up, unnest($5::text[]) WITH ORDINALITY AS k(kind, ord)
+    FROM up, unnest($7::text[]) WITH ORDINALITY AS k(kind, ord)
     ON CONFLICT (dedupe_key) DO NOTHING
     RETURNING 1
 )
@@ -45,13 +45,13 @@ SELECT up.episode, up.open_until, (SELECT count(*) FROM ev) FROM up
 `
 
 type GuardBreakerTripParams struct {
-	Column1 int64
-	Column2 string
-	Column3 time.Duration
-	Column4 string
-	Column5 []string
-	Column6 bool
-	Column7 time.Duration
+	WorkspaceID int64
+	Provider    string
+	Cooldown    time.Duration
+	Reason      string
+	RetryAfter  time.Duration
+	Force       bool
+	Kinds       []string
 }
 
 type GuardBreakerTripRow struct {
@@ -73,13 +73,13 @@ type GuardBreakerTripRow struct {
 // behind the window ('0' = none).
 func (q *Queries) GuardBreakerTrip(ctx context.Context, arg GuardBreakerTripParams) (GuardBreakerTripRow, error) {
 	row := q.db.QueryRow(ctx, guardBreakerTrip,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
-		arg.Column5,
-		arg.Column6,
-		arg.Column7,
+		arg.WorkspaceID,
+		arg.Provider,
+		arg.Cooldown,
+		arg.Reason,
+		arg.RetryAfter,
+		arg.Force,
+		arg.Kinds,
 	)
 	var i GuardBreakerTripRow
 	err := row.Scan(&i.Episode, &i.OpenUntil, &i.Count)

@@ -12,13 +12,13 @@ import (
 
 const guardEventsClaim = `-- name: GuardEventsClaim :many
 UPDATE events e
-SET locked_until = now() + $2::interval
+SET locked_until = now() + $1::interval
 FROM (
     SELECT id FROM events
     WHERE delivered_at IS NULL AND alert AND next_attempt_at <= now()
       AND (locked_until IS NULL OR locked_until < now())
     ORDER BY next_attempt_at, id
-    LIMIT $1::int
+    LIMIT $2::int
     FOR UPDATE SKIP LOCKED
 ) due
 WHERE e.id = due.id
@@ -26,8 +26,8 @@ RETURNING e.id, e.kind, e.workspace_id, e.provider, e.payload, e.created_at, e.a
 `
 
 type GuardEventsClaimParams struct {
-	Column1 int32
-	Column2 time.Duration
+	Lease time.Duration
+	Batch int32
 }
 
 type GuardEventsClaimRow struct {
@@ -46,7 +46,7 @@ type GuardEventsClaimRow struct {
 // the lease keep concurrent deliverers off each other's events.
 // $1 limit, $2 lease.
 func (q *Queries) GuardEventsClaim(ctx context.Context, arg GuardEventsClaimParams) ([]GuardEventsClaimRow, error) {
-	rows, err := q.db.Query(ctx, guardEventsClaim, arg.Column1, arg.Column2)
+	rows, err := q.db.Query(ctx, guardEventsClaim, arg.Lease, arg.Batch)
 	if err != nil {
 		return nil, err
 	}

@@ -17,15 +17,15 @@ WHERE id = $1::bigint AND delivered_at IS NULL AND locked_until = $2::timestampt
 `
 
 type GuardEventsDeliveredParams struct {
-	Column1 int64
-	Column2 time.Time
+	ID          int64
+	LockedUntil time.Time
 }
 
 // Mark a claimed event delivered. The lease value identifies the claim, so
 // a deliverer whose lease ran out cannot mark another's claim.
 // $1 event id, $2 lease (locked_until as claimed).
 func (q *Queries) GuardEventsDelivered(ctx context.Context, arg GuardEventsDeliveredParams) (int64, error) {
-	result, err := q.db.Exec(ctx, guardEventsDelivered, arg.Column1, arg.Column2)
+	result, err := q.db.Exec(ctx, guardEventsDelivered, arg.ID, arg.LockedUntil)
 	if err != nil {
 		return 0, err
 	}

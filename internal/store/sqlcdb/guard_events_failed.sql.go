@@ -12,26 +12,26 @@ import (
 
 const guardEventsFailed = `-- name: GuardEventsFailed :exec
 UPDATE events
-SET attempts = attempts + 1, next_attempt_at = now() + $3::interval,
-    locked_until = NULL, last_error = $4::text
-WHERE id = $1::bigint AND delivered_at IS NULL AND locked_until = $2::timestamptz
+SET attempts = attempts + 1, next_attempt_at = now() + $1::interval,
+    locked_until = NULL, last_error = $2::text
+WHERE id = $3::bigint AND delivered_at IS NULL AND locked_until = $4::timestamptz
 `
 
 type GuardEventsFailedParams struct {
-	Column1 int64
-	Column2 time.Time
-	Column3 time.Duration
-	Column4 string
+	Backoff     time.Duration
+	LastError   string
+	ID          int64
+	LockedUntil time.Time
 }
 
 // Record a failed delivery and schedule the next attempt.
 // $1 event id, $2 lease (locked_until as claimed), $3 retry in, $4 error.
 func (q *Queries) GuardEventsFailed(ctx context.Context, arg GuardEventsFailedParams) error {
 	_, err := q.db.Exec(ctx, guardEventsFailed,
-		arg.Column1,
-		arg.Column2,
-		arg.Column3,
-		arg.Column4,
+		arg.Backoff,
+		arg.LastError,
+		arg.ID,
+		arg.LockedUntil,
 	)
 	return err
 }

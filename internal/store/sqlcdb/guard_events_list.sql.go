@@ -15,14 +15,14 @@ SELECT e.id, e.kind, coalesce(w.name, '') AS workspace, coalesce(e.provider, '')
        e.created_at, e.attempts, e.next_attempt_at, e.delivered_at, coalesce(e.last_error, ''), e.alert
 FROM events e
 LEFT JOIN workspaces w ON w.id = e.workspace_id
-WHERE NOT $2::boolean OR (e.delivered_at IS NULL AND e.alert)
+WHERE NOT $1::boolean OR (e.delivered_at IS NULL AND e.alert)
 ORDER BY e.id DESC
-LIMIT $1::int
+LIMIT $2::int
 `
 
 type GuardEventsListParams struct {
-	Column1 int32
-	Column2 bool
+	PendingOnly bool
+	MaxEvents   int32
 }
 
 type GuardEventsListRow struct {
@@ -42,7 +42,7 @@ type GuardEventsListRow struct {
 
 // Recent events, newest first; $1 limit, $2 only alerts not yet delivered.
 func (q *Queries) GuardEventsList(ctx context.Context, arg GuardEventsListParams) ([]GuardEventsListRow, error) {
-	rows, err := q.db.Query(ctx, guardEventsList, arg.Column1, arg.Column2)
+	rows, err := q.db.Query(ctx, guardEventsList, arg.PendingOnly, arg.MaxEvents)
 	if err != nil {
 		return nil, err
 	}

@@ -19,8 +19,8 @@ LIMIT 1
 
 // When a tick of kind $1 last finished successfully, on any host; no row
 // when never.
-func (q *Queries) GuardMetricsLastSuccess(ctx context.Context, dollar_1 string) (*time.Time, error) {
-	row := q.db.QueryRow(ctx, guardMetricsLastSuccess, dollar_1)
+func (q *Queries) GuardMetricsLastSuccess(ctx context.Context, kind string) (*time.Time, error) {
+	row := q.db.QueryRow(ctx, guardMetricsLastSuccess, kind)
 	var finished_at *time.Time
 	err := row.Scan(&finished_at)
 	return finished_at, err

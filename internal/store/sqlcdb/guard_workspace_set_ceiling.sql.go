@@ -11,8 +11,8 @@ import (
 
 const guardWorkspaceSetCeiling = `-- name: GuardWorkspaceSetCeiling :one
 WITH up AS (
-    UPDATE workspaces SET monthly_usd_ceiling = $2, updated_at = now()
-    WHERE name = $1::text
+    UPDATE workspaces SET monthly_usd_ceiling = $1, updated_at = now()
+    WHERE name = $2::text
     RETURNING id, name, monthly_usd_ceiling
 ), audit AS (
     INSERT INTO audit_log (actor, action, filters, affected)
@@ -24,9 +24,9 @@ SELECT id, name, monthly_usd_ceiling FROM up
 `
 
 type GuardWorkspaceSetCeilingParams struct {
-	Column1           string
 	MonthlyUsdCeiling *float64
-	Column3           string
+	Name              string
+	Actor             string
 }
 
 type GuardWorkspaceSetCeilingRow struct {
@@ -39,7 +39,7 @@ type GuardWorkspaceSetCeilingRow struct {
 // who did it, in one statement.
 // $1 workspace name, $2 ceiling (NULL = none), $3 actor.
 func (q *Queries) GuardWorkspaceSetCeiling(ctx context.Context, arg GuardWorkspaceSetCeilingParams) (GuardWorkspaceSetCeilingRow, error) {
-	row := q.db.QueryRow(ctx, guardWorkspaceSetCeiling, arg.Column1, arg.MonthlyUsdCeiling, arg.Column3)
+	row := q.db.QueryRow(ctx, guardWorkspaceSetCeiling, arg.MonthlyUsdCeiling, arg.Name, arg.Actor)
 	var i GuardWorkspaceSetCeilingRow
 	err := row.Scan(&i.ID, &i.Name, &i.MonthlyUsdCeiling)
 	return i, err

@@ -12,7 +12,7 @@ import (
 
 const inboxClaim = `-- name: InboxClaim :one
 UPDATE inbox_checkpoints c
-SET locked_until = now() + $2::interval, locked_by = $3::text
+SET locked_until = now() + $1::interval, locked_by = $2::text
 FROM mailboxes m
 WHERE m.id = c.mailbox_id
   AND c.mailbox_id = (
@@ -21,7 +21,7 @@ WHERE m.id = c.mailbox_id
     JOIN mailboxes m2 ON m2.id = c2.mailbox_id
     WHERE m2.imap_url IS NOT NULL
       AND (c2.locked_until IS NULL OR c2.locked_until < now())
-      AND (c2.checked_at IS NULL OR c2.checked_at < $1::timestamptz)
+      AND (c2.checked_at IS NULL OR c2.checked_at < $3::timestamptz)
     ORDER BY c2.checked_at NULLS FIRST, c2.mailbox_id
     LIMIT 1
     FOR UPDATE OF c2 SKIP LOCKED)
@@ -29,9 +29,9 @@ RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid
 `
 
 type InboxClaimParams struct {
-	Column1 time.Time
-	Column2 time.Duration
-	Column3 string
+	Lease         time.Duration
+	TickID        string
+	CheckedBefore time.Time
 }
 
 type InboxClaimRow struct {
@@ -46,7 +46,7 @@ type InboxClaimRow struct {
 // a tick visits each mailbox at most once and ticks on several hosts split
 // the mailboxes between them.
 func (q *Queries) InboxClaim(ctx context.Context, arg InboxClaimParams) (InboxClaimRow, error) {
-	row := q.db.QueryRow(ctx, inboxClaim, arg.Column1, arg.Column2, arg.Column3)
+	row := q.db.QueryRow(ctx, inboxClaim, arg.Lease, arg.TickID, arg.CheckedBefore)
 	var i InboxClaimRow
 	err := row.Scan(
 		&i.MailboxID,

@@ -11,26 +11,26 @@ import (
 
 const tickFinish = `-- name: TickFinish :exec
 UPDATE tick_runs
-SET finished_at = now(), claimed = $2, counts = $3, exit_status = $4, error = $5
-WHERE tick_id = $1
+SET finished_at = now(), claimed = $1, counts = $2, exit_status = $3, error = $4
+WHERE tick_id = $5
 `
 
 type TickFinishParams struct {
-	TickID     string
 	Claimed    int32
 	Counts     []byte
 	ExitStatus *int32
 	Error      *string
+	TickID     string
 }
 
 // Records a tick's outcome: counts is a JSON object of outcome counts.
 func (q *Queries) TickFinish(ctx context.Context, arg TickFinishParams) error {
 	_, err := q.db.Exec(ctx, tickFinish,
-		arg.TickID,
 		arg.Claimed,
 		arg.Counts,
 		arg.ExitStatus,
 		arg.Error,
+		arg.TickID,
 	)
 	return err
 }

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// A statement runs, by default, as a prepared statement cached per
+// connection (pgx), planned the way Postgres chooses: a custom plan for its
+// first five runs, then a generic one if that looks no costlier. A
+// statement a tick runs many times on tables the tick grows, or whose
+// generic plan misjudges it, needs its plan pinned, and the store pins a
+// plan one way only: a plan rule, the planner settings the statement is
+// sent with, ahead of it in the same round trip and local to its
+// transaction (set_config(..., true)). A batch outside a transaction is
+// one transaction of its own (one Sync), so the settings end with the
+// statement; inside a caller's transaction they last until it ends. The
+// rules are below; docs/architecture.md says which statements use which.
+type planRule struct {
+	settings string // the SELECT that sets them
+}
+
+var (
+	// planPerRun plans the statement for its arguments and the tables as
+	// they are at this run (a custom plan every time): for the claims,
+	// whose cached plan would go stale within a tick (a RETURNING that
+	// reads the sends a tick adds) or fit one argument badly (a small
+	// workspace behind a big one's backlog). Planning costs a few
+	// microseconds per claimed row.
+	planPerRun = planRule{`SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`}
+
+	// planByKey gives the statement one generic plan per connection, made
+	// with sequential scans off, so it reaches rows by key: for the
+	// settles, writes over arrays run too often to plan each time. Over
+	// arrays of any length a generic plan looks costlier to Postgres than
+	// a custom one, so left alone it would plan every run; and a plan made
+	// while a table was small (a young install) would scan all of it, once
+	// per group, as a tick grows it.
+	planByKey = planRule{`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`}
+)
+
+// exec sends stmts under the rule in one round trip; they commit together
+// unless db is a transaction.
+func (r planRule) exec(ctx context.Context, db Batcher, stmts ...*pgx.QueuedQuery) error {
+	b := &pgx.Batch{}
+	b.Queue(r.settings)
+	for _, q := range stmts {
+		b.Queue(q.SQL, q.Arguments...)
+	}
+	return db.SendBatch(ctx, b).Close()
+}
+
+// on runs every statement given to the DBTX it returns under the rule, one
+// round trip each: for a statement that returns rows, and for sqlc's
+// generated methods (sqlcdb.New(planPerRun.on(db))).
+func (r planRule) on(db Batcher) DBTX { return planned{db, r} }
+
+type planned struct {
+	db   Batcher
+	rule planRule
+}
+
+func (p planned) send(ctx context.Context, sql string, args []any) pgx.BatchResults {
+	b := &pgx.Batch{}
+	b.Queue(p.rule.settings)
+	b.Queue(sql, args...)
+	return p.db.SendBatch(ctx, b)
+}
+
+func (p planned) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	br := p.send(ctx, sql, args)
+	if _, err := br.Exec(); err != nil {
+		return pgconn.CommandTag{}, errors.Join(err, br.Close())
+	}
+	tag, err := br.Exec()
+	return tag, errors.Join(err, br.Close())
+}
+
+func (p planned) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	br := p.send(ctx, sql, args)
+	if _, err := br.Exec(); err != nil {
+		return nil, errors.Join(err, br.Close())
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, errors.Join(err, br.Close())
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (p planned) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := p.Query(ctx, sql, args...)
+	return batchRow{rows, err}
+}
+
+// batchRows ends the round trip (and gives back a pool's connection)
+// when its rows are closed.
+type batchRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+func (r *batchRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+func (r *batchRows) Close() {
+	if r.br == nil {
+		return
+	}
+	r.Rows.Close()
+	r.err = r.br.Close()
+	r.br = nil
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// batchRow is QueryRow's pgx.Row over batchRows.
+type batchRow struct {
+	rows pgx.Rows
+	err  error
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
+}
