@@ -177,8 +177,11 @@ func TestTickMisbehavingServers(t *testing.T) {
 			start := time.Now()
 			rep := f.tick(TickOptions{MaxDuration: maxDuration})
 			closeErr := f.mailer.Close()
-			if took := time.Since(start); took > maxDuration+2*time.Second {
-				t.Errorf("tick and mailer close took %s, want at most --max-duration + 2s (%s)", took, maxDuration+2*time.Second)
+			// What must never happen, whatever the machine's load: the
+			// tick waiting for the server (a greeting timeout of 15 s, a
+			// minute for the dot's reply, or forever).
+			if took := time.Since(start); took >= MailerGreetingTimeoutDefault {
+				t.Errorf("tick and mailer close took %s (--max-duration %s): the tick waited for the server", took, maxDuration)
 			}
 			_ = closeErr
 			if want := map[bool]int{false: 1, true: onBad}[tc.each]; rep.Outcomes[tc.want] != want {
@@ -212,31 +215,32 @@ func TestTickMisbehavingServers(t *testing.T) {
 const oneStep = "steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n"
 
 // A mailbox whose server never greets must not slow the others: the
-// healthy mailboxes send as much as in a run without it, and the tick ends
-// within --max-duration + 2s.
+// healthy mailboxes send all their rows while it hangs, and the tick never
+// waits for it. Bounded by what must never happen (the hung server holding
+// the claim loop or every slot: the healthy ones would stop at their share
+// of the first batch; the tick waiting out the greeting timeout), not by a
+// throughput ratio or a margin over --max-duration, which move with load.
 func TestTickHungMailboxHoldsOnlyItsOwnSlot(t *testing.T) {
 	t.Parallel()
-	const leads, batch = 900, 50
-	maxDuration := 6 * time.Second
-	healthySent := func(hung bool) (int, time.Duration) {
-		f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 3, steps: oneStep, countOnly: true})
-		if hung {
-			raw := smtptest.NewRaw(t, smtptest.RawOptions{NoGreeting: true})
-			f.pointMailbox("sdr01@acme.test", raw.URL())
-		}
-		start := time.Now()
-		rep := f.tick(TickOptions{Batch: batch, MaxDuration: maxDuration})
-		_ = f.mailer.Close()
-		return rep.ByMailbox["sdr02@acme.test"] + rep.ByMailbox["sdr03@acme.test"], time.Since(start)
+	const leads, batch = 300, 50
+	const maxDuration = 10 * time.Second
+	f := newFixture(t, fixtureOptions{leads: leads, mailboxes: 3, steps: oneStep, countOnly: true})
+	raw := smtptest.NewRaw(t, smtptest.RawOptions{NoGreeting: true})
+	f.pointMailbox("sdr01@acme.test", raw.URL())
+	healthy := f.count(`SELECT count(*) FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address <> 'sdr01@acme.test'`)
+	// The greeting may take a minute: only the tick's deadline cuts it.
+	f.mailer = NewMailer(MailerOptions{Timeout: 10 * time.Second, GreetingTimeout: time.Minute})
+	start := time.Now()
+	rep := f.tick(TickOptions{Batch: batch, MaxDuration: maxDuration})
+	_ = f.mailer.Close()
+	took := time.Since(start)
+	sent := rep.ByMailbox["sdr02@acme.test"] + rep.ByMailbox["sdr03@acme.test"]
+	t.Logf("healthy mailboxes sent %d of %d beside a hung one (tick %s, --max-duration %s)", sent, healthy, took, maxDuration)
+	if sent != healthy {
+		t.Errorf("healthy mailboxes sent %d of their %d beside a hung one", sent, healthy)
 	}
-	alone, tookAlone := healthySent(false)
-	withHung, took := healthySent(true)
-	t.Logf("healthy mailboxes sent %d alone (tick %s), %d beside a hung one (tick %s, --max-duration %s)", alone, tookAlone, withHung, took, maxDuration)
-	if alone == 0 || float64(withHung) < 0.9*float64(alone) {
-		t.Errorf("healthy mailboxes sent %d beside a hung one, %d without it: want within 10%%", withHung, alone)
-	}
-	if took > maxDuration+2*time.Second {
-		t.Errorf("tick with a hung mailbox took %s, want at most %s", took, maxDuration+2*time.Second)
+	if took >= time.Minute {
+		t.Errorf("tick with a hung mailbox took %s (--max-duration %s): it waited for the hung server", took, maxDuration)
 	}
 }
 
@@ -263,8 +267,10 @@ func TestMailerPhaseDeadlinesHoldAgainstTricklingServer(t *testing.T) {
 	if de == nil || de.Kind != DeliveryTransient || de.Phase != PhaseConnect {
 		t.Fatalf("err = %v, want a transient connect failure", err)
 	}
-	if took := time.Since(start); took > 4*time.Second {
-		t.Errorf("Send took %s against a 1s greeting deadline", took)
+	// Not a margin over 1 s (load moves it): the whole greeting, which
+	// the deadline must cut, takes about 9 s.
+	if took := time.Since(start); took >= 8*time.Second {
+		t.Errorf("Send took %s against a 1s greeting deadline: it read the whole greeting", took)
 	}
 	// A context deadline caps every phase, whatever the timeouts.
 	m2 := NewMailer(MailerOptions{})
@@ -275,8 +281,8 @@ func TestMailerPhaseDeadlinesHoldAgainstTricklingServer(t *testing.T) {
 	if err := m2.Send(ctx, mb, msg); err == nil {
 		t.Fatal("send through a trickling server succeeded")
 	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("Send took %s past a 1s context deadline", took)
+	if took := time.Since(start); took >= 8*time.Second {
+		t.Errorf("Send took %s past a 1s context deadline: it read the whole greeting", took)
 	}
 }
 

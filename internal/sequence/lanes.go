@@ -118,45 +118,26 @@ func (b *laneBook) mark() bookMark {
 
 // waitReady blocks until the loop should claim again after batch seq (the
 // newest), claimed at mark; full says the claim filled its batch. It
-// returns false when ctx ends or the deadline passes.
-//
-// After a full claim: when batch seq-1 is done (two batches in flight at
-// most), or when a mailbox ran dry while an older batch has been out for
-// stragglerAfter.
-// After a short claim there is little left: when every job of batch seq is
-// done and some job ended since the claim (rows released by a paused
-// mailbox may be due again), or when nothing runs at all.
+// returns false when ctx ends or the deadline passes. claimReady decides.
 func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, at bookMark, full bool) bool {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
 		b.mu.Lock()
-		older, current, any := false, false, false
-		oldest := seq
-		for _, jobs := range b.jobs {
-			for _, j := range jobs {
-				any = true
-				older = older || j < seq
-				current = current || j == seq
-				oldest = min(oldest, j)
-			}
+		f := b.flight(seq)
+		var straggleIn time.Duration
+		if f.older {
+			straggleIn = time.Until(b.sent[f.oldest].Add(max(stragglerAfter, stragglerFactor*b.first[f.oldest])))
 		}
-		ready := !any
-		var straggling <-chan time.Time
-		if full {
-			ready = ready || !older
-			if older && b.dried > at.dried {
-				wait := time.Until(b.sent[oldest].Add(max(stragglerAfter, stragglerFactor*b.first[oldest])))
-				ready = ready || wait <= 0
-				straggling = time.After(wait)
-			}
-		} else {
-			ready = ready || !current && b.ended > at.ended
-		}
+		ready, watch := claimReady(f, full, b.ended > at.ended, b.dried > at.dried, straggleIn)
 		changed := b.changed
 		b.mu.Unlock()
 		if ready {
 			return true
+		}
+		var straggling <-chan time.Time
+		if watch {
+			straggling = time.After(straggleIn)
 		}
 		select {
 		case <-changed:
@@ -167,4 +148,49 @@ func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, a
 			return false
 		}
 	}
+}
+
+// flight is what the book holds against the newest batch seq: any job,
+// one of an older batch (the oldest such), one of seq itself.
+type flight struct {
+	any, older, current bool
+	oldest              int
+}
+
+// flight reads the jobs; b.mu is held.
+func (b *laneBook) flight(seq int) flight {
+	f := flight{oldest: seq}
+	for _, jobs := range b.jobs {
+		for _, j := range jobs {
+			f.any = true
+			f.older = f.older || j < seq
+			f.current = f.current || j == seq
+			f.oldest = min(f.oldest, j)
+		}
+	}
+	return f
+}
+
+// claimReady is waitReady's decision at one moment. ended and dried say
+// whether a job ended, or left its mailbox with nothing to do, since the
+// claim; straggleIn is how long until the oldest batch counts as held up
+// by stragglers. watch asks to decide again when straggleIn has passed.
+//
+// Nothing running: claim. After a full claim: when batch seq-1 is done
+// (two batches in flight at most), or when a mailbox ran dry while an
+// older batch has been out for stragglerAfter. After a short claim there
+// is little left: when every job of batch seq is done and some job ended
+// since the claim (rows released by a paused mailbox may be due again).
+func claimReady(f flight, full, ended, dried bool, straggleIn time.Duration) (ready, watch bool) {
+	switch {
+	case !f.any:
+		return true, false
+	case !full:
+		return !f.current && ended, false
+	case !f.older:
+		return true, false
+	case dried:
+		return straggleIn <= 0, true
+	}
+	return false, false
 }

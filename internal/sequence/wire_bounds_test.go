@@ -132,7 +132,9 @@ func TestTickSignalClosesATricklingReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took > maxDuration/3 {
+	// Never the deadline (30 s, then its grace): a margin over the 1 s
+	// signal would move with the machine's load.
+	if took >= maxDuration {
 		t.Errorf("the signalled tick took %s: it waited for the server instead of closing at the signal's grace", took)
 	}
 	if rep.Outcomes[OutcomeDeliveryUnknown] != 1 {
@@ -160,7 +162,7 @@ func TestTickSignalCutBeforeTheDotIsNoFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > maxDuration/3 {
+	if took := time.Since(start); took >= maxDuration {
 		t.Errorf("the signalled tick took %s: it waited for the greeting", took)
 	}
 	if rep.Outcomes[OutcomeTransient] != 0 || rep.Outcomes[OutcomeReleased] != 1 {

@@ -16,7 +16,10 @@ WITH finished AS (
         bounced_at = CASE WHEN u.bounced THEN now() ELSE s.bounced_at END
     FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $17::text[], $18::boolean[])
         AS u (enrollment_id, step, status, sent_at, error, metric, bounced)
-    WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
+    -- On the key ($2) as well as by the join: a plan cached while sends
+    -- was small walks sends first, and with this it reads only the
+    -- group's rows (without it, all of sends' index, once per group).
+    WHERE s.enrollment_id = ANY ($2::bigint[]) AND s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
     RETURNING s.enrollment_id, s.step, s.mailbox_id, s.message_id, s.status, s.error, u.metric
 ),
 metrics AS (

@@ -17,7 +17,10 @@ WITH s AS (
     UPDATE provider_calls pc
     SET state = s.state, outcome = s.outcome, settled_at = now()
     FROM s
-    WHERE pc.id = s.id AND pc.state = 'reserved'
+    -- On the key ($1) as well as by the join: the plan, made once while
+    -- the ledger was small, walks provider_calls first, and with this it
+    -- reads only the group's rows (without it, all of its key per group).
+    WHERE pc.id = ANY ($1::bigint[]) AND pc.id = s.id AND pc.state = 'reserved'
     RETURNING pc.workspace_id, pc.cost_usd, pc.created_at, pc.state
 ), refund AS (
     UPDATE workspace_spend w
