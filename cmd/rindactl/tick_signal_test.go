@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -446,5 +447,48 @@ func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
 	}
 	if !json.Valid(stdout.Bytes()) {
 		t.Errorf("stdout is not the tick's JSON report:\n%s", stdout)
+	}
+}
+
+// A SIGTERM while the tick is still connecting (a database that accepts
+// the connection and says nothing, as one stuck in recovery or behind a
+// hung proxy) is a stop asked for, not a failure: exit 0. It exited 1
+// "cannot connect to Postgres", and rindactl run logged the tick failed.
+func TestTickSIGTERMWhileConnectingIsACleanStop(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	url := "postgres://tick:secret@" + ln.Addr().String() + "/rindactl?sslmode=disable"
+	cmd, stdout, stderr := startRindactl(t, map[string]string{"DATABASE_URL": url}, "email", "tick")
+	select {
+	case <-accepted:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the tick never connected")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM while connecting, want 0\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr.String(), "secret") {
+		t.Errorf("stderr shows the database password:\n%s", stderr)
 	}
 }

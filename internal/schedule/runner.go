@@ -98,7 +98,9 @@ type supervisor struct {
 
 	mu       sync.Mutex
 	stopping bool
-	children map[int]tickkind.Kind // pid (and process group) of each running child
+	// forwarded is the signal the shutdown sent the children.
+	forwarded syscall.Signal
+	children  map[int]tickkind.Kind // pid (and process group) of each running child
 }
 
 func (s *supervisor) fire(j Job, sl *slot) {
@@ -140,11 +142,26 @@ func (s *supervisor) fire(j Job, sl *slot) {
 	s.mu.Unlock()
 
 	attrs := []any{"pid", pid, "duration_ms", time.Since(started).Milliseconds(), "exit_code", cmd.ProcessState.ExitCode()}
-	if err != nil {
+	switch {
+	case err == nil:
+		log.Info("tick finished", attrs...)
+	case s.endedByShutdown(cmd.ProcessState):
+		// A tick that had only just started when the shutdown reached it
+		// dies of the forwarded signal before its own handler is set: it
+		// had done nothing, so it did not fail.
+		log.Info("tick stopped by the shutdown's signal before it could handle it", append(attrs, "err", err)...)
+	default:
 		log.Warn("tick failed", append(attrs, "err", err)...)
-		return
 	}
-	log.Info("tick finished", attrs...)
+}
+
+// endedByShutdown reports whether a child died of the signal the shutdown
+// forwarded to it.
+func (s *supervisor) endedByShutdown(ps *os.ProcessState) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && s.stopping && ws.Signaled() && ws.Signal() == s.forwarded
 }
 
 // stop marks shutdown and forwards sig to every child's process group.
@@ -156,6 +173,7 @@ func (s *supervisor) stop(sig os.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopping = true
+	s.forwarded = signum
 	for pid, kind := range s.children {
 		if err := syscall.Kill(-pid, signum); err != nil && !errors.Is(err, syscall.ESRCH) {
 			s.logger.Warn("cannot signal tick", "kind", kind, "pid", pid, "err", err)
