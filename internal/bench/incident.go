@@ -33,7 +33,7 @@ const (
 )
 
 // StormRunning is the line `rindactl bench storm` writes on stderr once its
-// first tick process started; bench incident waits for it.
+// providers answered its first call; bench incident waits for it.
 const StormRunning = "bench storm: running"
 
 // IncidentConfig sets up the replay.
@@ -189,7 +189,8 @@ func watchStorm(stderr io.Reader, running chan<- struct{}) string {
 }
 
 // startStorm starts `rindactl bench storm` as its own process in schema,
-// waits until its first tick runs and then cfg.Warmup, and returns the
+// waits until the storm's first provider call was answered and then
+// cfg.Warmup, and returns the
 // function that stops it (SIGTERM) and reads its report.
 func startStorm(ctx context.Context, cfg IncidentConfig, schema string) (func() (StormResult, error), error) {
 	cmd := exec.Command(cfg.Binary, stormArgs(cfg.Storm, schema)...)

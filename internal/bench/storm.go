@@ -50,7 +50,9 @@ type StormConfig struct {
 	Schema string
 	// Duration ends the storm; 0 runs it until ctx ends.
 	Duration time.Duration
-	// Running, when set, is called once the first tick process started.
+	// Running, when set, is called once the providers answered the
+	// storm's first call: the storm is hot, not merely started (a first
+	// tick on a loaded machine takes a while to reach its first call).
 	Running func()
 }
 
@@ -113,8 +115,13 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 	}
 	calls := func() int { return providers.Hunter.Count() + providers.Findymail.Count() }
 	cpu, calls0, start := SampleCPU(pm), calls(), time.Now()
+	if cfg.Running != nil {
+		hot, cooled := context.WithCancel(run)
+		defer cooled()
+		go signalHot(hot, func() bool { return calls() > calls0 }, cfg.Running)
+	}
 	for run.Err() == nil {
-		if err := stormTick(run, cfg.Binary, args, env, res.Ticks == 0, cfg.Running); err != nil {
+		if err := stormTick(run, cfg.Binary, args, env); err != nil {
 			return res, fmt.Errorf("enrich tick %d of the storm: %w", res.Ticks+1, err)
 		}
 		res.Ticks++
@@ -163,7 +170,21 @@ func stormEnv(url string, providers map[string]string) []string {
 // stormTick runs one enrich tick process to its end, or until ctx ends
 // (then SIGTERM: it releases what it holds, records its run and exits 0).
 // first calls running once the process started.
-func stormTick(ctx context.Context, binary string, args, env []string, first bool, running func()) error {
+// signalHot calls running once hot() holds, polling until ctx ends.
+func signalHot(ctx context.Context, hot func() bool, running func()) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !hot() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	running()
+}
+
+func stormTick(ctx context.Context, binary string, args, env []string) error {
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
 	// A storm whose bench died must not tick on.
@@ -172,9 +193,6 @@ func stormTick(ctx context.Context, binary string, args, env []string, first boo
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return err
-	}
-	if first && running != nil {
-		running()
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
