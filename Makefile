@@ -19,8 +19,19 @@ demo: build
 # together with Prometheus's parser, and promtool check metrics / check
 # rules / test rules on them and on deploy/prometheus and the dashboard's
 # queries (skipped with a message where promtool is missing).
+#
+# Most of the suite waits rather than computes (ticks' deadlines and
+# leases, the providers' rate buckets, child processes, SMTP/IMAP stand-ins
+# that stall on purpose): go test's defaults (-p and -parallel = cores) left
+# 2 cores mostly idle, so TEST_PARALLEL runs more packages and more tests
+# of a package at once. The rindactl binary the tests run as child
+# processes is built once here for every package (testkit.BinaryEnv).
+# docs/testing.md has the figures; scripts/slowest-tests.sh runs the same.
+TEST_PARALLEL ?= -p 4 -parallel 8
+TEST_BINARY := $(CURDIR)/bin/test/rindactl
 test:
-	scripts/pg run -- sh -c '$(GO) test -count=1 ./... && cd bench && $(GO) test -count=1 ./...'
+	$(GO) build -o $(TEST_BINARY) ./cmd/rindactl
+	RINDA_TEST_BINARY=$(TEST_BINARY) scripts/pg run -- sh -c '$(GO) test -count=1 $(TEST_PARALLEL) ./... && cd bench && $(GO) test -count=1 $(TEST_PARALLEL) ./...'
 
 # make test three times in a row beside two busy-looping processes (the
 # load of a shared 2-core CI box): a test that holds only on an idle
