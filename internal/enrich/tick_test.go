@@ -165,7 +165,8 @@ func TestKilledTickLeadsClaimableAfterLease(t *testing.T) {
 	if rep := e.tick(t, e.config(t, "hunter")); rep.Claimed != 0 {
 		t.Fatalf("claimed %d leads under a live lease", rep.Claimed)
 	}
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE lead_enrichment SET locked_until = now() - interval '1 second' WHERE locked_by = 'killed'`); err != nil {
+	if _, err := e.db.Pool.Exec(ctx, `UPDATE lead_enrichment SET locked_until = now() - interval '1 second',
+		next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second' WHERE locked_by = 'killed'`); err != nil {
 		t.Fatal(err)
 	}
 	rep := e.tick(t, e.config(t, "hunter"))
