@@ -13,9 +13,8 @@ demo: build
 	scripts/demo.sh
 
 # The whole test suite against one throwaway Postgres cluster (each test
-# clones its own database from a migrated template), and beside it the
-# benchmark peers' module (bench/, which alone depends on River) on the
-# same cluster.
+# clones its own database from a migrated template), then the benchmark
+# peers' module (bench/, which alone depends on River) on the same cluster.
 # It includes the Prometheus checks: the textfiles of every tick kind loaded
 # together with Prometheus's parser, and promtool check metrics / check
 # rules / test rules on them and on deploy/prometheus and the dashboard's
@@ -27,11 +26,11 @@ demo: build
 # 2 cores mostly idle, so TEST_PARALLEL runs more packages and more tests
 # of a package at once. TEST_FIRST, the longest packages, start first so
 # they are not the run's tail (a stale list only costs time); the bench/
-# module runs beside the main one. The rindactl binary the tests run as
+# module runs after the main one, whatever its result. The rindactl binary the tests run as
 # child processes is built once here for every package (testkit.BinaryEnv).
 # docs/testing.md has the figures; TEST_FLAGS adds go test flags
 # (scripts/slowest-tests.sh: -json).
-TEST_PARALLEL ?= -p 4 -parallel 8
+TEST_PARALLEL ?= -p 3 -parallel 4
 TEST_FIRST := ./cmd/rindactl ./internal/reliability ./internal/sequence ./internal/store \
 	./internal/invariants ./internal/bench ./internal/guard ./internal/demo ./internal/enrich
 TEST_FLAGS ?=
@@ -39,9 +38,8 @@ TEST_BINARY := $(CURDIR)/bin/test/rindactl
 test:
 	$(GO) build -o $(TEST_BINARY) ./cmd/rindactl
 	RINDA_TEST_BINARY=$(TEST_BINARY) scripts/pg run -- sh -c '\
-		(cd bench && $(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) ./...) & bench=$$!; \
 		$(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) $(TEST_FIRST) ./...; main=$$?; \
-		wait $$bench && exit $$main'
+		cd bench && $(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) ./... && exit $$main'
 
 # make test three times in a row beside two busy-looping processes (the
 # load of a shared 2-core CI box): a test that holds only on an idle
