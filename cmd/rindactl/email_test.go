@@ -348,15 +348,17 @@ func TestEmailTickEndsOnTimeBesideATricklingServer(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address = 'sdr02@acme.test'`).Scan(&healthy); err != nil {
 		t.Fatal(err)
 	}
+	// The issue's 5s: at 3s a loaded machine's start-up left the healthy
+	// mailbox too little of it for its 10 or so sends.
 	start := time.Now()
-	res := runCLI(t, env, "email", "tick", "--max-duration", "3s")
+	res := runCLI(t, env, "email", "tick", "--max-duration", "5s")
 	took := time.Since(start)
-	t.Logf("email tick --max-duration 3s beside a trickling server took %s", took)
+	t.Logf("email tick --max-duration 5s beside a trickling server took %s", took)
 	// Bounded by what must never happen, not by a load-dependent margin
-	// over 3 s: waiting for the trickling server (its greeting alone takes
+	// over 5 s: waiting for the trickling server (its greeting alone takes
 	// about 90 s; the mailer gives a greeting 15 s).
 	if took >= sequence.MailerGreetingTimeoutDefault {
-		t.Errorf("email tick --max-duration 3s took %s: it waited for the trickling server", took)
+		t.Errorf("email tick --max-duration 5s took %s: it waited for the trickling server", took)
 	}
 	if res.code != 0 || srv.Accepted() != healthy {
 		t.Errorf("tick = %+v; healthy mailbox delivered %d of its %d", res, srv.Accepted(), healthy)

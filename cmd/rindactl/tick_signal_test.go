@@ -315,7 +315,8 @@ func TestEnrichTickSIGTERMWithCallsInFlightLeavesBreakerClosed(t *testing.T) {
 	// The next tick calls Hunter at once.
 	a.set.Hunter.HoldAfter(-1)
 	before := a.set.Hunter.Count()
-	rep := runEnrichTick(t, a.tickEnv, "--providers", "hunter", "--max-duration", "2s", "--nice", "0")
+	// 5s, not 2s: room for a loaded machine to start the process and claim.
+	rep := runEnrichTick(t, a.tickEnv, "--providers", "hunter", "--max-duration", "5s", "--nice", "0")
 	if rep.Calls["hunter"] == 0 || a.set.Hunter.Count() == before {
 		t.Fatalf("next tick %+v: want Hunter called at once", rep)
 	}

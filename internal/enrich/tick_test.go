@@ -156,23 +156,18 @@ func TestKilledTickLeadsClaimableAfterLease(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.seed(t, "acme", 5)
-	// A tick claimed with a short lease and was killed (no release).
-	if _, err := store.ClaimEnrichment(ctx, e.db.Pool, store.EnrichClaim{TickID: "killed", Batch: 5, Lease: 200 * time.Millisecond, TickStarted: time.Now()}); err != nil {
+	// A tick claimed and was killed (no release). Its lease is long enough
+	// to outlast the next tick's start on a loaded machine (a 200 ms one
+	// could run out before it); time then passes it.
+	if _, err := store.ClaimEnrichment(ctx, e.db.Pool, store.EnrichClaim{TickID: "killed", Batch: 5, Lease: time.Minute, TickStarted: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if rep := e.tick(t, e.config(t, "hunter")); rep.Claimed != 0 {
 		t.Fatalf("claimed %d leads under a live lease", rep.Claimed)
 	}
-	// Wait for the lease by polling the database clock, not a fixed sleep.
-	for {
-		var due bool
-		if err := e.db.Pool.QueryRow(ctx, `SELECT bool_and(locked_until < now()) FROM lead_enrichment`).Scan(&due); err != nil {
-			t.Fatal(err)
-		}
-		if due {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	if _, err := e.db.Pool.Exec(ctx, `UPDATE lead_enrichment SET locked_until = now() - interval '1 second',
+		next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second' WHERE locked_by = 'killed'`); err != nil {
+		t.Fatal(err)
 	}
 	rep := e.tick(t, e.config(t, "hunter"))
 	if rep.Claimed != 5 || rep.Outcomes.Enriched+rep.Outcomes.NotFound != 5 {
@@ -354,11 +349,12 @@ func TestMaxDurationReleasesUnstartedLeads(t *testing.T) {
 	e := newEnv(t)
 	const n = 60
 	e.seed(t, "acme", n)
-	// One at a time, 50ms each: the 60 leads would need 3s.
-	e.set.Hunter.SetLatency(50 * time.Millisecond)
+	// One at a time, 200ms each: the 60 leads would need 12s. The 3s
+	// deadline leaves a loaded machine's slow start time for a first call.
+	e.set.Hunter.SetLatency(200 * time.Millisecond)
 	cfg := e.config(t, "hunter")
 	cfg.Concurrency = 1
-	cfg.MaxDuration = time.Second
+	cfg.MaxDuration = 3 * time.Second
 	rep := e.tick(t, cfg)
 	worked := rep.Outcomes.Enriched + rep.Outcomes.NotFound
 	if worked == 0 || worked == n || worked+rep.Outcomes.Pending != n {
@@ -440,7 +436,9 @@ func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
 	ids := e.seed(t, "acme", 1)
 	e.set.Hunter.SetLatency(time.Minute) // stalled
 	cfg := e.config(t, "hunter")
-	cfg.MaxDuration, cfg.CallTimeout = 300*time.Millisecond, 300*time.Millisecond
+	// A deadline a loaded machine's claim and admission cannot outlast
+	// (at 300 ms the call was not always made).
+	cfg.MaxDuration, cfg.CallTimeout = 2*time.Second, 300*time.Millisecond
 	rep := e.tick(t, cfg)
 	r := e.row(t, ids[0])
 	if rep.Outcomes.Pending != 1 || r.Status != lead.Pending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
@@ -492,7 +490,9 @@ func TestCallsCutAtMaxDurationLeaveBreakerClosed(t *testing.T) {
 	ids := e.seed(t, "acme", 30)
 	e.set.Hunter.HoldAfter(1) // the first call answers, the rest hang
 	cfg := e.guardedHunter(t, map[string]string{"RINDA_HUNTER_RATE": "off"})
-	cfg.MaxDuration, cfg.CallTimeout = time.Second, 500*time.Millisecond
+	// Long enough for a loaded machine to have a breaker's streak of calls
+	// hanging before the cut.
+	cfg.MaxDuration, cfg.CallTimeout = 3*time.Second, 500*time.Millisecond
 	rep := e.tick(t, cfg)
 
 	cut := e.set.Hunter.Count() - 1

@@ -124,7 +124,14 @@ func TestTickSignalClosesATricklingReply(t *testing.T) {
 	f.pointMailbox("sdr01@acme.test", raw.URL())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(time.Second, cancel) // SIGTERM
+	// SIGTERM once the message's dot is at the server (not at a fixed 1 s:
+	// on a loaded machine the tick may not have reached the dot by then).
+	go func() {
+		for len(raw.Received()) == 0 && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	const maxDuration = 30 * time.Second
 	start := time.Now()
 	rep, err := RunTick(ctx, f.tickPool, TickOptions{Mailer: f.mailer, MaxDuration: maxDuration})
@@ -155,7 +162,15 @@ func TestTickSignalCutBeforeTheDotIsNoFailure(t *testing.T) {
 	f.mailer = NewMailer(MailerOptions{GreetingTimeout: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(time.Second, cancel) // SIGTERM
+	// SIGTERM once the session has begun (not at a fixed 1 s: on a loaded
+	// machine the tick may not have claimed the row by then, and a signal
+	// before the claim releases nothing).
+	go func() {
+		for raw.Connections() == 0 && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	const maxDuration = 30 * time.Second
 	start := time.Now()
 	rep, err := RunTick(ctx, f.tickPool, TickOptions{Mailer: f.mailer, MaxDuration: maxDuration})

@@ -88,6 +88,10 @@ suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
     SELECT u.workspace_id, u.email, u.reason
     FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
+    -- A person forgotten (lead forget) keeps only a hash-only row: a bounce
+    -- of a send in flight then must not write the address back.
+    WHERE NOT EXISTS (SELECT 1 FROM suppressions f
+                      WHERE f.workspace_id = u.workspace_id AND f.email IS NULL AND f.email_sha256 = address_sha256(u.email))
     ORDER BY 1, 2 -- in key order, as the totals: no two ticks wait on each other
     ON CONFLICT (workspace_id, email) DO NOTHING
     RETURNING 1
