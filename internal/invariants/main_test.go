@@ -28,7 +28,15 @@ const (
 	binaryEnv = "RINDA_INVARIANTS_BINARY"
 	// figuresEnv names a file the run summary is appended to (JSON lines).
 	figuresEnv = "RINDA_INVARIANTS_FIGURES"
+	// widthEnv is the most email ticks an epoch runs at once, and with a
+	// width above the default, the most enrich ticks too (issue 30: the
+	// guarantees at 16 processes, `make invariants WIDTH=16`).
+	widthEnv = "RINDA_INVARIANTS_WIDTH"
 )
+
+// widthDefault keeps the schedules (and so the seeds) of the harness as
+// they were before widthEnv.
+const widthDefault = 3
 
 // Without settings, `go test` (make test) runs shortRuns runs: the harness
 // end to end, in about 20 seconds. `make invariants` runs 200; CI runs it
@@ -42,6 +50,9 @@ var cluster *pgtmp.Cluster
 // binary is the rindactl executable the schedules run.
 var binary string
 
+// width is the most ticks of a kind an epoch runs at once (widthEnv).
+var width = widthDefault
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -53,6 +64,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	if v := os.Getenv(widthEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			fmt.Fprintf(os.Stderr, "invariants: %s=%q: want a number of ticks from 1 to 64\n", widthEnv, v)
+			return 2
+		}
+		width = n
+	}
 	binary = os.Getenv(binaryEnv)
 	if binary == "" {
 		if binary, err = testkit.Rindactl(dir); err != nil {

@@ -48,7 +48,7 @@ func (w *world) epoch(e int) {
 		}
 		return p
 	}
-	for i := range 1 + w.rng.IntN(3) {
+	for i := range 1 + w.rng.IntN(width) {
 		procs = append(procs, maybeKill(process{name: fmt.Sprintf("email-tick-%d.%d", e, i), env: w.tickEnv, args: []string{
 			"email", "tick", "--batch", strconv.Itoa([]int{1, 2, 3, 10, 500}[w.rng.IntN(5)]),
 			"--concurrency", strconv.Itoa([]int{1, 2, 18}[w.rng.IntN(3)]),
@@ -59,8 +59,14 @@ func (w *world) epoch(e int) {
 			args: []string{"inbox", "tick", "--max-duration", "1s", "--lease", tickLease}}))
 	}
 	if w.rng.IntN(2) == 0 {
-		procs = append(procs, maybeKill(process{name: fmt.Sprintf("enrich-tick-%d", e), env: w.tickEnv,
-			args: []string{"enrich", "tick", "--max-duration", "1s", "--lease", "5s", "--batch", "20", "--concurrency", "4", "--nice", "0"}}))
+		n := 1
+		if width > widthDefault { // the default's schedules draw no count
+			n = 1 + w.rng.IntN(width)
+		}
+		for i := range n {
+			procs = append(procs, maybeKill(process{name: fmt.Sprintf("enrich-tick-%d.%d", e, i), env: w.tickEnv,
+				args: []string{"enrich", "tick", "--max-duration", "1s", "--lease", "5s", "--batch", "20", "--concurrency", "4", "--nice", "0"}}))
+		}
 	}
 	if w.rng.IntN(5) == 0 {
 		// delivery_unknown is left out: requeuing it says "not delivered",

@@ -41,12 +41,14 @@ func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group
 			if prev != nil {
 				<-prev
 			}
+			book.waitSlot(true)
 			select {
 			case t.slots <- struct{}{}:
 				defer func() { <-t.slots }()
 			case <-ctx.Done():
 				// Stopping: the drain only releases its rows; it needs no slot.
 			}
+			book.waitSlot(false)
 			began := time.Now()
 			err := t.drain(ctx, s, rec, mbs, queue, deadline)
 			t.clock.since(phaseWorkers, began)

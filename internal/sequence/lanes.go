@@ -10,15 +10,20 @@ import (
 // waits on a slow mailbox. Jobs are numbered by the claim (batch) that made
 // them; each mailbox runs its jobs in order (its lane).
 //
-// The loop claims batch k+1 while batch k sends, and claims again once
-// batch k-1 is done — or earlier, when a mailbox has run dry while batch
+// The loop claims batch k+1 while the last mailboxes of batch k send, and
+// claims again once batch k-1 is done — or earlier, when a mailbox has run dry while batch
 // k-1 has been out for stragglerAfter and for stragglerFactor times as long
 // as its first mailbox took: some server is far slower than the rest. A
 // mailbox still busy with batch k-1 or older when batch k+1 is claimed is a
 // straggler: the claim skips it, so a hung server holds its own rows and
 // slot, not everyone's. (Without both bounds, ordinary unequal shares of a
 // batch, or a loaded machine, would trigger a claim, each a few ms of
-// Postgres CPU, every time one mailbox finishes first.)
+// Postgres CPU, every time one mailbox finishes first.) Nor while a job
+// waits for a slot: then the tick is held by its own --concurrency, not by
+// a slow server, and rows claimed now would only wait behind the others,
+// and at the tick's end be released (issue 30: 16 processes on a loaded
+// machine claimed 7.5 rows per message sent, each claim and each release a
+// write to every index of the row).
 type laneBook struct {
 	mu      sync.Mutex
 	changed chan struct{}   // closed and replaced when a job ends
@@ -29,6 +34,8 @@ type laneBook struct {
 	// ended counts finished jobs; dried counts jobs that left their
 	// mailbox with nothing to do.
 	ended, dried int
+	// waiting counts the jobs ready to send but waiting for a slot.
+	waiting int
 }
 
 func newLaneBook() *laneBook {
@@ -69,6 +76,22 @@ func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done fun
 		if len(b.jobs[mailbox]) == 0 {
 			b.dried++
 		}
+		close(b.changed)
+		b.changed = make(chan struct{})
+	}
+}
+
+// waitSlot records that a job starts (true) or stops (false) waiting for
+// a slot; the last one to stop wakes waitReady.
+func (b *laneBook) waitSlot(waiting bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if waiting {
+		b.waiting++
+		return
+	}
+	b.waiting--
+	if b.waiting == 0 {
 		close(b.changed)
 		b.changed = make(chan struct{})
 	}
@@ -155,11 +178,13 @@ func (b *laneBook) waitReady(ctx context.Context, deadline time.Time, seq int, a
 type flight struct {
 	any, older, current bool
 	oldest              int
+	// queued: some job waits for a slot.
+	queued bool
 }
 
 // flight reads the jobs; b.mu is held.
 func (b *laneBook) flight(seq int) flight {
-	f := flight{oldest: seq}
+	f := flight{oldest: seq, queued: b.waiting > 0}
 	for _, jobs := range b.jobs {
 		for _, j := range jobs {
 			f.any = true
@@ -176,9 +201,11 @@ func (b *laneBook) flight(seq int) flight {
 // claim; straggleIn is how long until the oldest batch counts as held up
 // by stragglers. watch asks to decide again when straggleIn has passed.
 //
-// Nothing running: claim. After a full claim: when batch seq-1 is done
-// (two batches in flight at most), or when a mailbox ran dry while an
-// older batch has been out for stragglerAfter. After a short claim there
+// Nothing running: claim. After a full claim, once no job waits for a
+// slot (the batch's last mailboxes have started: the next batch comes as
+// they finish): when batch seq-1 is done (two batches in flight at most),
+// or when a mailbox ran dry while an older batch has been out for
+// stragglerAfter. After a short claim there
 // is little left: when every job of batch seq is done and some job ended
 // since the claim (rows released by a paused mailbox may be due again).
 func claimReady(f flight, full, ended, dried bool, straggleIn time.Duration) (ready, watch bool) {
@@ -187,6 +214,9 @@ func claimReady(f flight, full, ended, dried bool, straggleIn time.Duration) (re
 		return true, false
 	case !full:
 		return !f.current && ended, false
+	case f.queued:
+		// Decided again when no job waits any more (waitSlot).
+		return false, false
 	case !f.older:
 		return true, false
 	case dried:

@@ -13,6 +13,7 @@ func TestClaimReady(t *testing.T) {
 	onlyCurrent := flight{any: true, current: true, oldest: 3}
 	olderRunning := flight{any: true, older: true, current: true, oldest: 2}
 	olderOnly := flight{any: true, older: true, oldest: 2}
+	olderQueued := flight{any: true, older: true, current: true, oldest: 2, queued: true}
 	cases := []struct {
 		name         string
 		f            flight
@@ -27,6 +28,10 @@ func TestClaimReady(t *testing.T) {
 		{name: "full: the previous batch still out, no mailbox dry", f: olderRunning, full: true, ended: true, straggleIn: -time.Second},
 		{name: "full: a mailbox ran dry, stragglers not yet late", f: olderRunning, full: true, dried: true, straggleIn: time.Second, watch: true},
 		{name: "full: a mailbox ran dry, stragglers late", f: olderRunning, full: true, dried: true, straggleIn: 0, ready: true, watch: true},
+		// Issue 30: jobs waiting for a slot are held by --concurrency, not by
+		// a slow server; a claim now would only lease rows to wait behind them.
+		{name: "full: a mailbox ran dry, stragglers late, jobs wait for a slot", f: olderQueued, full: true, dried: true, straggleIn: -time.Second},
+		{name: "full: the previous batch is done, jobs wait for a slot", f: flight{any: true, current: true, oldest: 3, queued: true}, full: true},
 		{name: "short: batch seq still sending", f: onlyCurrent, ended: true},
 		{name: "short: batch seq done, nothing ended since the claim", f: olderOnly},
 		{name: "short: batch seq done and a job ended since", f: olderOnly, ended: true, ready: true},

@@ -193,13 +193,9 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 	for i, st := range steps {
 		rec.Steps[i] = StepRecord{Step: int(st.Step), Delay: time.Duration(st.DelaySeconds) * time.Second, Subject: st.Subject, Body: st.Body}
 	}
-	loads, err := MailboxLoads(ctx, db, id)
+	ids, err := q.EmailCampaignMailboxIDs(ctx, id)
 	if err != nil {
-		return rec, err
-	}
-	ids := make([]int64, len(loads))
-	for i, l := range loads {
-		ids[i] = l.ID
+		return rec, fmt.Errorf("campaign %d mailboxes: %w", id, err)
 	}
 	rec.Mailboxes, err = Mailboxes(ctx, db, ids)
 	return rec, err

@@ -32,6 +32,24 @@ var (
 	// microseconds per claimed row.
 	planPerRun = planRule{`SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`}
 
+	// planPerRunByKey is planPerRun with sequential scans off: for the
+	// email claim, which must reach the rows it claims (and the
+	// enrollments it updates) by key, and whose planner, on a table of a
+	// few ten thousand rows, would rather hash all of enrollments to
+	// update the 500 rows it picked, once per claim. JIT off: the scans
+	// with no other way (campaigns) carry the planner's penalty for a
+	// disabled scan in the plan's cost, which then passes every JIT
+	// threshold, and compiling took a second per claim.
+	planPerRunByKey = planRule{`SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)`}
+
+	// planByMailbox is planPerRunByKey for the email claim when only some
+	// mailboxes may be served (store.servedByMailbox): with index scans
+	// off too, no walk of the claim index in due order, which would read
+	// the older rows of the mailboxes not served; their rows are read
+	// through the mailbox index (a bitmap scan), and lookups by key become
+	// bitmap scans of one key.
+	planByMailbox = planRule{`SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('enable_indexscan', 'off', true)`}
+
 	// planByKey gives the statement one generic plan per connection, made
 	// with sequential scans off, so it reaches rows by key: for the
 	// settles, writes over arrays run too often to plan each time. Over

@@ -1,7 +1,7 @@
--- Claims up to $1 due enrollments for tick $3 with a lease of $2, none on
--- the mailboxes in $4 (still busy with an earlier batch of this tick). It is
--- the second statement of the claim's transaction: $5 are the mailboxes the
--- first (email_claim_lock.sql) locked.
+-- Claims up to $1 due enrollments for tick $3 with a lease of $2. It is the
+-- third statement of the claim's transaction: $4 are the mailboxes the
+-- first (email_claim_lock.sql) locked, $5 those the second
+-- (email_claim_room.sql) found open with room, $6 the room of each.
 --
 -- Fair: each active campaign offers its own oldest due rows (LATERAL), and
 -- the batch takes them round-robin by rank within the campaign, so a huge
@@ -12,14 +12,19 @@
 -- campaign says follow_ups_first, take a mailbox's room first, so a backlog
 -- of new leads cannot break running threads.
 --
--- Caps are charged here, at the claim. A mailbox with a cap in force
--- (cap_today: the daily cap lowered by a warm-up ramp) or a human gap is
--- served only if this transaction holds its row lock ($5), and gets at most
--- its room: the cap less the slots mailbox_cap_slots counts as taken (its
--- sends of the last 24 hours, and its rows leased to ticks that have no
--- sends row yet; see migration 00010). A mailbox with neither cap nor gap
--- needs no lock and is served as it is (unless this statement sees it
--- capped after all: then it waits for the next claim).
+-- The served mailboxes ($5) are a parameter, and the claim is planned per
+-- run: where most mailboxes may be served it walks the claim index in due
+-- order, reading about a row per row it claims; where only some may, the
+-- store plans it with index scans off (planByMailbox), so it reads their
+-- rows through the mailbox index and never the older rows of the paused or
+-- full mailboxes (store.servedByMailbox).
+--
+-- Caps are charged here, at the claim: a mailbox gets at most its room
+-- ($6, counted after its lock; see email_claim_room.sql). A mailbox with a
+-- cap in force or a human gap is served only if this transaction holds
+-- its row lock ($4); one with neither needs no lock and is served as it
+-- is, unless this statement sees it capped after all (its cap set since
+-- the room was counted): then it waits for the next claim.
 -- A mailbox with a gap gets one row per claim, only once its
 -- next_send_not_before has passed, which then moves a random gap ahead.
 -- Leads without an email are not claimed: they are blocked, not due
@@ -28,29 +33,16 @@
 -- (crashed, below) to record them.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
-WITH open_mailboxes AS (
-    SELECT m.id, m.cap_today, m.gap_max > interval '0' AS spaced
-    FROM mailboxes m
+WITH healthy AS (
+    SELECT m.id, r.room
+    FROM unnest($5::bigint[], $6::bigint[]) AS r(id, room)
+    JOIN mailboxes m ON m.id = r.id
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
-      AND m.id <> ALL ($4::bigint[])
-      AND (m.cap_today = 0 AND m.gap_max = interval '0'
-           OR m.id = ANY ($5::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
-),
-healthy AS (
-    SELECT o.id,
-           least(CASE WHEN o.spaced THEN 1 ELSE 2147483647 END,
-                 CASE WHEN o.cap_today = 0 THEN 2147483647
-                      ELSE o.cap_today - (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(o.id, now()) c)
-                 END) AS room
-    FROM open_mailboxes o
-),
-served AS (
-    SELECT ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0) AS ids
+      AND (m.cap_today = 0 AND m.gap_max = interval '0' OR m.id = ANY ($4::bigint[]))
 ),
 first_steps AS (
     SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at, 1 AS priority
     FROM campaigns c
-    CROSS JOIN served sv
     CROSS JOIN LATERAL (
         SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
         FROM enrollments e
@@ -59,7 +51,7 @@ first_steps AS (
           AND e.current_step = 1
           AND e.has_address
           AND e.next_send_at <= now()
-          AND e.mailbox_id = ANY (sv.ids)
+          AND e.mailbox_id = ANY ($5::bigint[])
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
         LIMIT $1
@@ -70,7 +62,6 @@ first_steps AS (
 follow_ups AS (
     SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at, CASE WHEN c.follow_ups_first THEN 0 ELSE 1 END AS priority
     FROM campaigns c
-    CROSS JOIN served sv
     CROSS JOIN LATERAL (
         SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
         FROM enrollments e
@@ -78,7 +69,7 @@ follow_ups AS (
           AND e.status = 'active'
           AND e.current_step > 1
           AND e.next_send_at <= now()
-          AND e.mailbox_id = ANY (sv.ids)
+          AND e.mailbox_id = ANY ($5::bigint[])
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
         LIMIT $1
