@@ -19,8 +19,27 @@ demo: build
 # together with Prometheus's parser, and promtool check metrics / check
 # rules / test rules on them and on deploy/prometheus and the dashboard's
 # queries (skipped with a message where promtool is missing).
+#
+# Most of the suite waits rather than computes (ticks' deadlines and
+# leases, the providers' rate buckets, child processes, SMTP/IMAP stand-ins
+# that stall on purpose): go test's defaults (-p and -parallel = cores) left
+# 2 cores mostly idle, so TEST_PARALLEL runs more packages and more tests
+# of a package at once. TEST_FIRST, the longest packages, start first so
+# they are not the run's tail (a stale list only costs time); the bench/
+# module runs after the main one, whatever its result. The rindactl binary the tests run as
+# child processes is built once here for every package (testkit.BinaryEnv).
+# docs/testing.md has the figures; TEST_FLAGS adds go test flags
+# (scripts/slowest-tests.sh: -json).
+TEST_PARALLEL ?= -p 3 -parallel 4
+TEST_FIRST := ./cmd/rindactl ./internal/reliability ./internal/sequence ./internal/store \
+	./internal/invariants ./internal/bench ./internal/guard ./internal/demo ./internal/enrich
+TEST_FLAGS ?=
+TEST_BINARY := $(CURDIR)/bin/test/rindactl
 test:
-	scripts/pg run -- sh -c '$(GO) test -count=1 ./... && cd bench && $(GO) test -count=1 ./...'
+	$(GO) build -o $(TEST_BINARY) ./cmd/rindactl
+	RINDA_TEST_BINARY=$(TEST_BINARY) scripts/pg run -- sh -c '\
+		$(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) $(TEST_FIRST) ./...; main=$$?; \
+		cd bench && $(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) ./... && exit $$main'
 
 # make test three times in a row beside two busy-looping processes (the
 # load of a shared 2-core CI box): a test that holds only on an idle

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,13 +37,19 @@ type unitCommand struct {
 	env  []string // the environment the scheduler gives it
 }
 
-// buildRindactl builds the binary the units run, as an operator would.
+// builtRindactl is the binary the units run, as an operator would: built
+// once for the package (or make test's, testkit.BinaryEnv), in a
+// directory of its own that TestMain removes.
+var (
+	builtRindactl = sync.OnceValues(func() (string, error) { return testkit.Rindactl(rindactlDir) })
+	rindactlDir   string
+)
+
 func buildRindactl(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rindactl")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	bin, err := builtRindactl()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -318,11 +325,27 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 
 	// One kind's units one after another (each is checked for its own
 	// tick_runs row), the kinds side by side: ticks of different kinds
-	// share nothing a unit's check counts.
+	// share nothing a unit's check counts. Units whose command line and
+	// environment are byte-identical (a schedule that changes only the
+	// timer, not the command) run once, named after all of them: running
+	// the same process twice checks nothing more, and the suite's time
+	// goes to subprocesses.
 	byKind := map[string][]unitCommand{}
+	first := map[string]int{}
 	for _, u := range units {
+		key := u.kind + "\x00" + strings.Join(u.argv, "\x00") + "\x01" + strings.Join(u.env, "\x00")
+		if i, ok := first[key]; ok {
+			byKind[u.kind][i].name += ", " + u.name
+			continue
+		}
+		first[key] = len(byKind[u.kind])
 		byKind[u.kind] = append(byKind[u.kind], u)
 	}
+	distinct := 0
+	for _, us := range byKind {
+		distinct += len(us)
+	}
+	t.Logf("%d units, %d distinct command lines", len(units), distinct)
 	t.Run("units", func(t *testing.T) {
 		for kind, us := range byKind {
 			t.Run(kind, func(t *testing.T) {

@@ -2,16 +2,14 @@ package bench_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/bench"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // rindactl builds the binary once for the tests that run ticks as
@@ -21,12 +19,7 @@ var rindactl = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "rindactl")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%v: %s", err, out)
-	}
-	return bin, nil
+	return testkit.Rindactl(dir)
 })
 
 func binary(t *testing.T) string {

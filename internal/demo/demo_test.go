@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/demo"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // binary is the rindactl executable built once for every test here: the
@@ -23,11 +22,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "rindactl")
-	build := exec.Command("go", "build", "-o", binary, "github.com/rindactl/rindactl/cmd/rindactl")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building rindactl:", err)
+	binary, err = testkit.Rindactl(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rindactl:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

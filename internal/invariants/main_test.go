@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/pgtmp"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // Environment of the harness (make invariants sets them).
@@ -24,7 +23,8 @@ const (
 	runsEnv     = "RINDA_INVARIANTS_RUNS"
 	durationEnv = "RINDA_INVARIANTS_DURATION"
 	// binaryEnv runs another rindactl build (an older commit, to show what
-	// the harness finds there); unset, TestMain builds this tree's.
+	// the harness finds there); unset, TestMain uses this tree's
+	// (testkit.Rindactl).
 	binaryEnv = "RINDA_INVARIANTS_BINARY"
 	// figuresEnv names a file the run summary is appended to (JSON lines).
 	figuresEnv = "RINDA_INVARIANTS_FIGURES"
@@ -74,10 +74,8 @@ func run(m *testing.M) int {
 	}
 	binary = os.Getenv(binaryEnv)
 	if binary == "" {
-		binary = filepath.Join(dir, "rindactl")
-		build := exec.Command("go", "build", "-o", binary, "github.com/rindactl/rindactl/cmd/rindactl")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "invariants: building rindactl: %v\n%s", err, out)
+		if binary, err = testkit.Rindactl(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "invariants: rindactl:", err)
 			return 1
 		}
 	}

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // Environment switches of the suite.
@@ -25,7 +25,7 @@ const (
 	// one JSON object per line; scripts/reliability.sh turns it into the
 	// figures section of docs/reliability.md.
 	figuresEnv = "RINDA_RELIABILITY_FIGURES"
-	// binaryEnv names the rindactl binary TestMain built for this run.
+	// binaryEnv names the rindactl binary TestMain found for this run.
 	binaryEnv = "RINDA_RELIABILITY_BINARY"
 )
 
@@ -39,11 +39,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "reliability:", err)
 		os.Exit(1)
 	}
-	bin := filepath.Join(dir, "rindactl")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl")
-	if out, err := build.CombinedOutput(); err != nil {
+	bin, err := testkit.Rindactl(dir)
+	if err != nil {
 		os.RemoveAll(dir)
-		fmt.Fprintf(os.Stderr, "reliability: building rindactl: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, "reliability: rindactl:", err)
 		os.Exit(1)
 	}
 	os.Setenv(binaryEnv, bin)

@@ -110,7 +110,7 @@ func New(t testing.TB) *DB {
 		t.Fatalf("storetest: connect admin: %v", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{templateName}.Sanitize()); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{templateName}.Sanitize()+cloneStrategy(ctx, admin)); err != nil {
 		t.Fatalf("storetest: create database: %v", err)
 	}
 	dbURL := WithDatabase(adminURL, name)
@@ -129,6 +129,26 @@ func New(t testing.TB) *DB {
 	})
 	return &DB{Pool: pool, URL: dbURL, Name: name}
 }
+
+// cloneStrategy is the clause that copies the template's files as they
+// are. From Postgres 15 CREATE DATABASE defaults to WAL_LOG, which reads
+// and WAL-logs every block: about 0.9 s per clone of the 9 MB template on a
+// busy 2-core machine against about 0.3 s for FILE_COPY, and the suite
+// clones one per test. Older servers only copy files and take no clause.
+func cloneStrategy(ctx context.Context, admin *pgx.Conn) string {
+	strategyOnce.Do(func() {
+		var version int
+		if admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version) == nil && version >= 150000 {
+			strategy = " STRATEGY FILE_COPY"
+		}
+	})
+	return strategy
+}
+
+var (
+	strategyOnce sync.Once
+	strategy     string
+)
 
 // ensureTemplate creates the migrated template once per schema version. An
 // advisory lock makes concurrent test binaries (go test runs packages in

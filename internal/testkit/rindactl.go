@@ -1,0 +1,35 @@
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// BinaryEnv names a rindactl executable built for this test run: make test
+// builds it once for every package (a build is seconds of linking per
+// package on a busy 2-core machine). It must be built from this tree; a
+// stale one tests old code.
+const BinaryEnv = "RINDA_TEST_BINARY"
+
+// Rindactl returns the rindactl executable tests run as child processes:
+// $RINDA_TEST_BINARY when set, else a fresh build of this tree into dir.
+// Either way the file is named rindactl.
+func Rindactl(dir string) (string, error) {
+	if bin := os.Getenv(BinaryEnv); bin != "" {
+		if filepath.Base(bin) != "rindactl" {
+			return "", fmt.Errorf("%s=%s: the file must be named rindactl (units name it so)", BinaryEnv, bin)
+		}
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%s: %w", BinaryEnv, err)
+		}
+		return bin, nil
+	}
+	bin := filepath.Join(dir, "rindactl")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
