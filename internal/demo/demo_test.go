@@ -36,26 +36,40 @@ func TestMain(m *testing.M) {
 func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
-	rep, err := demo.Run(context.Background(), demo.Config{
+	cfg := demo.Config{
 		Binary: binary, ServerURL: os.Getenv("DATABASE_URL"),
 		Leads: 300, Overdue: 100, Mailboxes: 4, Rounds: 3, Interval: 2 * time.Second,
 		TempDir: work, Log: t.Logf,
-	})
+	}
+	rep, err := demo.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Rounds) != 3 {
 		t.Fatalf("%d rounds reported, want 3", len(rep.Rounds))
 	}
-	exhausted := 0
+	// Email must keep going while Findymail is out (the incident's loader
+	// never ran). A round's email tick has a third of the 2 s round; on a
+	// starved machine its first claim can come back past that deadline,
+	// and it releases the rows unsent, or a late previous round's
+	// follow-ups are not yet due when it claims: its own budget or an
+	// empty claim, not enrichment, left it without mail. So a round
+	// without email must have run to its deadline or found nothing due,
+	// and the exhausted rounds together must have sent mail.
+	budget := demo.EmailBudget(cfg)
+	exhausted, sentExhausted := 0, 0
 	for _, r := range rep.Rounds {
 		if !r.FindymailExhausted {
 			continue
 		}
 		exhausted++
-		if r.EmailsSent == 0 {
-			t.Errorf("round %d sent no email while Findymail was exhausted", r.N)
+		sentExhausted += r.EmailsSent
+		if r.EmailsSent == 0 && r.Email.Claimed > 0 && time.Duration(r.Email.DurationMS+1)*time.Millisecond < budget {
+			t.Errorf("round %d claimed %d steps but sent no email while Findymail was exhausted, and its email tick stopped after %d ms, before its %s deadline: %+v", r.N, r.Email.Claimed, r.Email.DurationMS, budget, r.Email)
 		}
+	}
+	if sentExhausted == 0 && exhausted > 0 {
+		t.Errorf("no email sent in the %d round(s) Findymail was exhausted: %+v", exhausted, rep.Rounds)
 	}
 	if exhausted == 0 || !rep.Findymail.Exhausted {
 		t.Fatalf("Findymail never ran out of credits (%d calls, %d credits): the demo shows nothing", rep.Findymail.Total, rep.Findymail.Credits)
