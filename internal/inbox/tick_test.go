@@ -28,6 +28,7 @@ type inboxFixture struct {
 	t        *testing.T
 	pool     *pgxpool.Pool
 	tickPool *pgxpool.Pool
+	tickURL  string
 	imap     *imaptest.Server
 	smtp     *smtptest.Server
 }
@@ -47,7 +48,7 @@ func newInboxFixtureWith(t *testing.T, o fixtureOptions) *inboxFixture {
 	ctx := context.Background()
 	db := storetest.New(t)
 	smtp := smtptest.New(t, smtptest.Options{})
-	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), imap: imaptest.New(t, nil), smtp: smtp}
+	f := &inboxFixture{t: t, pool: db.Pool, tickPool: db.TickPool(t), tickURL: db.TickURL(), imap: imaptest.New(t, nil), smtp: smtp}
 	var doc strings.Builder
 	doc.WriteString("workspace: acme\nname: q4\n" + o.campaign + "mailboxes:\n")
 	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {

@@ -23,16 +23,29 @@ type InboxCheckpoint struct {
 
 // ClaimInbox leases the next mailbox to read for tickID, or returns
 // ok=false when every mailbox is read (since tickStarted) or leased.
-func ClaimInbox(ctx context.Context, db DBTX, tickStarted time.Time, lease time.Duration, tickID string) (InboxCheckpoint, bool, error) {
+func ClaimInbox(ctx context.Context, db TxDB, tickStarted time.Time, lease time.Duration, tickID string) (InboxCheckpoint, bool, error) {
 	q := sqlcdb.New(db)
 	if err := q.InboxCheckpointsEnsure(ctx); err != nil {
 		return InboxCheckpoint{}, false, fmt.Errorf("inbox checkpoints: %w", err)
 	}
-	r, err := q.InboxClaim(ctx, sqlcdb.InboxClaimParams{CheckedBefore: tickStarted, Lease: lease, TickID: tickID})
+	// The lease commits only once its row was read. The claim stays
+	// cancellable (a signal while it waits for a lock is a clean stop), and
+	// a signal after the server ran it but before its answer was read drops
+	// the connection with the lease uncommitted: never a committed lease
+	// that the tick does not know it holds.
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return InboxCheckpoint{}, false, fmt.Errorf("claim inbox: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	r, err := sqlcdb.New(tx).InboxClaim(ctx, sqlcdb.InboxClaimParams{CheckedBefore: tickStarted, Lease: lease, TickID: tickID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return InboxCheckpoint{}, false, nil
 	}
 	if err != nil {
+		return InboxCheckpoint{}, false, fmt.Errorf("claim inbox: %w", err)
+	}
+	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
 		return InboxCheckpoint{}, false, fmt.Errorf("claim inbox: %w", err)
 	}
 	return InboxCheckpoint{MailboxID: r.MailboxID, WorkspaceID: r.WorkspaceID, UIDValidity: uint32(r.UidValidity), LastUID: uint32(r.LastUid)}, true, nil
