@@ -59,7 +59,14 @@ func Canonical(s string) (string, error) {
 	if strings.ContainsRune(local, '@') && !(strings.HasPrefix(local, `"`) && strings.HasSuffix(local, `"`)) {
 		return "", fmt.Errorf("%w: %q has more than one @", ErrInvalid, s)
 	}
-	ascii, err := lookup.ToASCII(strings.TrimSuffix(domain, "."))
+	// One trailing dot is the DNS root (example.com. is example.com); a
+	// second is an empty label, which the IDNA lookup profile lets through
+	// and a second Canonical would then strip: never idempotent.
+	bare := strings.TrimSuffix(domain, ".")
+	if strings.HasSuffix(bare, ".") {
+		return "", fmt.Errorf("%w: domain %q has an empty label", ErrInvalid, domain)
+	}
+	ascii, err := lookup.ToASCII(bare)
 	if err != nil {
 		return "", fmt.Errorf("%w: domain %q: %v", ErrInvalid, domain, err)
 	}

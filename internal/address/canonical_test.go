@@ -50,6 +50,8 @@ func TestCanonicalRefusesDisguises(t *testing.T) {
 		"@example.com",          // no local part
 		"ana@",                  // no domain
 		"ana@exa_mple..com",     // empty label
+		"ana@example.com..",     // empty last label (fuzz: 0@0.. -> 0@0. -> 0@0)
+		"ana@.",                 // only the root
 		"a@b@example.com",       // two @
 		"ana@" + strings.Repeat("a", 64) + ".com", // label too long
 		"\xffana@example.com",                     // not UTF-8
