@@ -155,6 +155,10 @@ func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 		t, err := time.Parse(time.RFC3339, created)
 		if err != nil {
 			reasons = append(reasons, fmt.Sprintf("created_at %q is not a time like 2026-06-05T04:11:00Z", created))
+		} else if y := t.UTC().Year(); y < 1 || y > 9999 {
+			// 0000-01-01T00:00:00+01:00 is year -1 in UTC, which an export
+			// could write but no RFC 3339 reader (this one included) reads.
+			reasons = append(reasons, fmt.Sprintf("created_at %q is outside the years 0001 to 9999 (UTC)", created))
 		}
 		e.CreatedAt = t
 	}

@@ -32,6 +32,7 @@ func FuzzSuppressionCSV(f *testing.F) {
 		"email,phone\na@b.test,1\n",
 		"email\na@b.test,extra\n\x00@nul.test\n",
 		"email,created_at\na@xn--bcher-kva.example,yesterday\n",
+		"email,created_at\na@b.test,0000-01-01T00:00:00+01:00\n", // year -1 in UTC: refused, else its export does not read back
 		"",
 		"\n\n\n",
 	} {
