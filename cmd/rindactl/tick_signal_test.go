@@ -451,6 +451,69 @@ func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
 	}
 }
 
+// A SIGTERM while a tick records its start (tick_runs locked, as behind
+// a migration or a long prune) is a clean stop too: exit 0 and the run
+// recorded as finished with nothing claimed. The enrich tick exited 1
+// "recording enrich tick start: context canceled", and rindactl run logged
+// the tick failed on a plain stop.
+func TestTickSIGTERMWhileRecordingItsStartIsACleanStop(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"enrich", "email", "inbox"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			sigtermWhileRecordingStart(t, kind)
+		})
+	}
+}
+
+func sigtermWhileRecordingStart(t *testing.T, kind string) {
+	db := storetest.New(t)
+	ctx := context.Background()
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "LOCK TABLE tick_runs IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": db.TickURL(),
+		// Keys only to pass the enrich tick's checks: nothing is due.
+		"RINDA_HUNTER_API_KEY": "unused", "RINDA_FINDYMAIL_API_KEY": "unused"}
+	cmd, stdout, stderr := startRindactl(t, env, kind, "tick", "--output", "json")
+	waitingOn := func(sql string) func() bool {
+		return func() bool {
+			var n int
+			err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'
+				AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, sql).Scan(&n)
+			return err == nil && n > 0
+		}
+	}
+	testkit.Eventually(t, "the tick to wait to record its start", waitingOn("INSERT INTO tick_runs"))
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The start was cancelled; the tick now records that it stopped.
+	testkit.Eventually(t, "the tick to record its stop", waitingOn("ON CONFLICT (tick_id)"))
+	_ = tx.Rollback(ctx)
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM while recording its start, want 0\n%s%s", code, stdout, stderr)
+	}
+	var finished bool
+	var exitStatus, claimed int
+	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+		FROM tick_runs WHERE kind = $1`, kind).Scan(&finished, &exitStatus, &claimed); err != nil {
+		t.Fatalf("one %s tick_runs row: %v", kind, err)
+	}
+	if !finished || exitStatus != 0 || claimed != 0 {
+		t.Errorf("%s tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 and nothing claimed", kind, finished, exitStatus, claimed)
+	}
+	if !json.Valid(stdout.Bytes()) {
+		t.Errorf("stdout is not the tick's JSON report:\n%s", stdout)
+	}
+}
+
 // A SIGTERM while the tick is still connecting (a database that accepts
 // the connection and says nothing, as one stuck in recovery or behind a
 // hung proxy) is a stop asked for, not a failure: exit 0. It exited 1

@@ -116,6 +116,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 	}
 
 	run, err := tick.Start(ctx, pool, tickkind.Enrich, cfg.TickID)
+	if errors.Is(err, tick.ErrStoppedBeforeStart) {
+		return r.report(0, started), nil
+	}
 	if err != nil {
 		return Report{}, err
 	}
@@ -229,6 +232,11 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 	// Concurrency workers serve the whole tick: a batch's last slow lead
 	// does not hold up the next batch, and each worker's stack, grown once
 	// by the waterfall, is reused rather than grown again per lead.
+	if stop.Err() != nil {
+		// Stopped before the first claim: claiming a batch only to release
+		// it would take leases other ticks could use.
+		return 0, nil
+	}
 	leads := make(chan store.ClaimedLead)
 	var workers sync.WaitGroup
 	for range r.cfg.Concurrency {

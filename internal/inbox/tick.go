@@ -121,6 +121,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	start := opts.Now()
 	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, Skipped: []SkippedMessage{}}
 	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID)
+	if errors.Is(err, tick.ErrStoppedBeforeStart) {
+		return rep, nil
+	}
 	if err != nil {
 		return nil, err
 	}

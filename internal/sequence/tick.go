@@ -104,6 +104,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		slots:       make(chan struct{}, opts.Concurrency),
 	}
 	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID)
+	if errors.Is(err, tick.ErrStoppedBeforeStart) {
+		return t.report, nil
+	}
 	if err != nil {
 		return nil, err
 	}

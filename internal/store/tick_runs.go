@@ -32,3 +32,9 @@ func TickRunFinish(ctx context.Context, db DBTX, tickID string, end TickRunEnd) 
 		TickID: tickID, Claimed: int32(end.Claimed), Counts: end.Counts, ExitStatus: &exit, Error: end.Error,
 	})
 }
+
+// TickRunStopped records tick tickID as stopped cleanly before it started
+// work, whether or not its cancelled start committed.
+func TickRunStopped(ctx context.Context, db DBTX, kind tickkind.Kind, tickID, host string, pid int) error {
+	return sqlcdb.New(db).TickStopped(ctx, sqlcdb.TickStoppedParams{Kind: string(kind), TickID: tickID, Host: host, Pid: int32(pid)})
+}

@@ -62,12 +62,27 @@ func CleanStop(err error) error {
 	return err
 }
 
+// ErrStoppedBeforeStart is Start's error when the tick was told to stop
+// (SIGTERM) while it recorded its start: it did nothing, and said so in
+// tick_runs, so its caller returns an empty report and exit 0.
+var ErrStoppedBeforeStart = errors.New("stopped before the tick started")
+
 // Start records a tick's start. The row's finished_at stays NULL until
 // Finish, so a crashed tick is visible as one that never finished.
 func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
 	started, err := store.TickRunStart(ctx, db, kind, id, host, os.Getpid())
+	if err != nil && ctx.Err() != nil {
+		// The signal, not the database, ended the start (which may have
+		// committed): the row is written or finished as a clean stop.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		if serr := store.TickRunStopped(rctx, db, kind, id, host, os.Getpid()); serr != nil {
+			return nil, fmt.Errorf("recording %s tick stopped before its start: %w", kind, serr)
+		}
+		return nil, ErrStoppedBeforeStart
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recording %s tick start: %w", kind, err)
 	}
