@@ -80,14 +80,14 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 		return opts.f.IO.WriteJSON(map[string]any{"widths": rows})
 	}
 	out := opts.f.IO.Out
-	t := cliio.Table{Headers: []string{"kind", "processes", "ticks", "rows/s", "pg µs/row", "lock waits", "by kind"}, Numeric: []int{1, 2, 3, 4}, Flexible: []int{6}}
+	t := cliio.Table{Headers: []string{"kind", "processes", "ticks", "rows/s", "pg µs/row", "lock waits", "msgs/conn", "by kind"}, Numeric: []int{1, 2, 3, 4, 6}, Flexible: []int{7}}
 	for _, r := range rows {
 		rate := fmt.Sprintf("%.0f", r.RowsPerSec)
 		if r.Drained {
 			rate = ">=" + rate
 		}
 		t.Rows = append(t.Rows, []string{string(r.Kind), fmt.Sprint(r.Processes), fmt.Sprint(r.Ticks), rate, postgresCPU(r.PostgresCPUPerRowUS),
-			fmt.Sprintf("%.1f%%", 100*r.LockShare), lockKinds(r.LockWaits)})
+			fmt.Sprintf("%.1f%%", 100*r.LockShare), perConnection(r), lockKinds(r.LockWaits)})
 	}
 	fmt.Fprintln(out, cliio.NewPainter(out, false).Table(t))
 	fmt.Fprintf(out, "each width ran %s; email over %d mailboxes at %s per message, enrichment at %s per call\n",
@@ -144,4 +144,13 @@ func lockKinds(waits map[string]int64) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// perConnection is the messages sent per SMTP connection ("-" for
+// enrichment).
+func perConnection(r bench.WidthRow) string {
+	if r.SMTPConnections == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(r.Accepted)/float64(r.SMTPConnections))
 }

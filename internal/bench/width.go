@@ -76,6 +76,11 @@ type WidthRow struct {
 	Accepted    int64 `json:"accepted,omitempty"`
 	Recorded    int64 `json:"recorded,omitempty"`
 	Unknown     int64 `json:"delivery_unknown,omitempty"`
+	// SMTPConnections the stand-in accepted: every process opens its own
+	// connection to each mailbox it sends from, so messages per connection
+	// fall as processes are added (each connection's greeting and EHLO is
+	// work on both ends, and a TLS handshake on a real server).
+	SMTPConnections int64 `json:"smtp_connections,omitempty"`
 	Calls       int64 `json:"provider_requests,omitempty"`
 	LedgerCalls int64 `json:"ledger_calls,omitempty"`
 	TickErrors  int   `json:"tick_errors"`
@@ -281,6 +286,7 @@ func (w *widthBacklog) reconcile(ctx context.Context, row *WidthRow) error {
 			return err
 		}
 		row.Accepted, row.Recorded, row.Unknown = int64(w.smtp.Accepted()), sent, unknown
+		row.SMTPConnections = int64(w.smtp.Connections())
 		if row.Accepted < row.Recorded || row.Accepted > row.Recorded+row.Unknown {
 			return fmt.Errorf("the SMTP server accepted %d messages, the ticks recorded %d sent and %d delivery_unknown", row.Accepted, row.Recorded, row.Unknown)
 		}
