@@ -73,17 +73,17 @@ type WidthRow struct {
 	// Guarantees after the processes stopped: every message the server
 	// accepted is recorded sent (or delivery_unknown, when a process was
 	// stopped after the dot), every provider call is in the ledger.
-	Accepted    int64 `json:"accepted,omitempty"`
-	Recorded    int64 `json:"recorded,omitempty"`
-	Unknown     int64 `json:"delivery_unknown,omitempty"`
+	Accepted int64 `json:"accepted,omitempty"`
+	Recorded int64 `json:"recorded,omitempty"`
+	Unknown  int64 `json:"delivery_unknown,omitempty"`
 	// SMTPConnections the stand-in accepted: every process opens its own
 	// connection to each mailbox it sends from, so messages per connection
 	// fall as processes are added (each connection's greeting and EHLO is
 	// work on both ends, and a TLS handshake on a real server).
 	SMTPConnections int64 `json:"smtp_connections,omitempty"`
-	Calls       int64 `json:"provider_requests,omitempty"`
-	LedgerCalls int64 `json:"ledger_calls,omitempty"`
-	TickErrors  int   `json:"tick_errors"`
+	Calls           int64 `json:"provider_requests,omitempty"`
+	LedgerCalls     int64 `json:"ledger_calls,omitempty"`
+	TickErrors      int   `json:"tick_errors"`
 	// Ticks is how many tick processes ran in all (one ends early when it
 	// finds nothing it may claim).
 	Ticks int64 `json:"ticks"`

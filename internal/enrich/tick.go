@@ -115,7 +115,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 		r.calls[cfg.Verifier.Name()] = &atomic.Int64{}
 	}
 
-	run, err := tick.Start(ctx, pool, tickkind.Enrich, cfg.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Enrich, cfg.TickID, 0)
 	if errors.Is(err, tick.ErrStoppedBeforeStart) {
 		return r.report(0, started), nil
 	}

@@ -41,7 +41,7 @@ func (r *TickReport) Counts() map[string]int {
 // what it posted and is not a failure: the rest waits for the next run.
 func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
 	tick.Defaults(&opts, TickOptions{MaxDuration: TickMaxDurationDefault, TickID: tick.NewID()})
-	run, err := tick.Start(ctx, pool, tickkind.Events, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Events, opts.TickID, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	opts = opts.withDefaults()
 	start := opts.Now()
 	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, Skipped: []SkippedMessage{}}
-	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID, 0)
 	if errors.Is(err, tick.ErrStoppedBeforeStart) {
 		return rep, nil
 	}

@@ -60,7 +60,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		now, err = store.DBNow(ctx, pool)
 	} else {
 		rep.TickID = opts.TickID
-		if run, err = tick.Start(ctx, pool, tickkind.Prune, opts.TickID); err == nil {
+		if run, err = tick.Start(ctx, pool, tickkind.Prune, opts.TickID, 0); err == nil {
 			now = run.Started
 		}
 	}

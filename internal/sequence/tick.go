@@ -103,7 +103,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		mailboxes:   map[int64]*mailboxState{},
 		slots:       make(chan struct{}, opts.Concurrency),
 	}
-	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID)
+	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID, opts.MaxDuration)
 	if errors.Is(err, tick.ErrStoppedBeforeStart) {
 		return t.report, nil
 	}

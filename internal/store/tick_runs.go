@@ -11,8 +11,8 @@ import (
 // TickRunStart records a tick's start in tick_runs and returns it on the
 // database's clock. finished_at stays NULL until TickRunFinish, so a
 // crashed tick shows as one that never finished.
-func TickRunStart(ctx context.Context, db DBTX, kind tickkind.Kind, tickID, host string, pid int) (time.Time, error) {
-	return sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: tickID, Host: host, Pid: int32(pid)})
+func TickRunStart(ctx context.Context, db DBTX, kind tickkind.Kind, tickID, host string, pid int, claimsFor time.Duration) (time.Time, error) {
+	return sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: tickID, Host: host, Pid: int32(pid), ClaimsFor: claimsFor})
 }
 
 // TickRunEnd is what a finished tick records: the rows it claimed, its

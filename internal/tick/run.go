@@ -69,10 +69,12 @@ var ErrStoppedBeforeStart = errors.New("stopped before the tick started")
 
 // Start records a tick's start. The row's finished_at stays NULL until
 // Finish, so a crashed tick is visible as one that never finished.
-func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string) (*Run, error) {
+// claimsFor is how long the tick may claim (its --max-duration), which
+// email ticks read to share the mailboxes; 0 for kinds that need not say.
+func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string, claimsFor time.Duration) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
-	started, err := store.TickRunStart(ctx, db, kind, id, host, os.Getpid())
+	started, err := store.TickRunStart(ctx, db, kind, id, host, os.Getpid(), claimsFor)
 	if err != nil && ctx.Err() != nil {
 		// The signal, not the database, ended the start (which may have
 		// committed): the row is written or finished as a clean stop.

@@ -16,7 +16,7 @@ func TestRunRecordsStartAndFinishEvenAfterCancel(t *testing.T) {
 	db := storetest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	id := tick.NewID()
-	run, err := tick.Start(ctx, db.Pool, tickkind.Enrich, id)
+	run, err := tick.Start(ctx, db.Pool, tickkind.Enrich, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

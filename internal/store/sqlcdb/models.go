@@ -262,17 +262,18 @@ type Suppression struct {
 }
 
 type TickRun struct {
-	ID         int64
-	Kind       string
-	TickID     string
-	Host       string
-	Pid        int32
-	StartedAt  time.Time
-	FinishedAt *time.Time
-	Claimed    int32
-	Counts     []byte
-	ExitStatus *int32
-	Error      *string
+	ID          int64
+	Kind        string
+	TickID      string
+	Host        string
+	Pid         int32
+	StartedAt   time.Time
+	FinishedAt  *time.Time
+	Claimed     int32
+	Counts      []byte
+	ExitStatus  *int32
+	Error       *string
+	ClaimsUntil *time.Time
 }
 
 type Unsubscribe struct {

@@ -11,24 +11,30 @@ import (
 )
 
 const tickStart = `-- name: TickStart :one
-INSERT INTO tick_runs (kind, tick_id, host, pid) VALUES ($1, $2, $3, $4) RETURNING started_at
+INSERT INTO tick_runs (kind, tick_id, host, pid, claims_until)
+VALUES ($1, $2, $3, $4,
+        CASE WHEN $5::interval > interval '0' THEN now() + $5::interval END)
+RETURNING started_at
 `
 
 type TickStartParams struct {
-	Kind   string
-	TickID string
-	Host   string
-	Pid    int32
+	Kind      string
+	TickID    string
+	Host      string
+	Pid       int32
+	ClaimsFor time.Duration
 }
 
 // Records a tick's start; finished_at stays NULL until tick_finish, so a
-// crashed tick shows as one that never finished.
+// crashed tick shows as one that never finished. claims_until is when the
+// tick stops claiming (NULL: a kind that does not say; see migration 00019).
 func (q *Queries) TickStart(ctx context.Context, arg TickStartParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, tickStart,
 		arg.Kind,
 		arg.TickID,
 		arg.Host,
 		arg.Pid,
+		arg.ClaimsFor,
 	)
 	var started_at time.Time
 	err := row.Scan(&started_at)

@@ -1,0 +1,88 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/tickkind"
+)
+
+// Issue 30, item 2: at 16 email processes over 1,000 mailboxes each
+// process opened its own connection to nearly every mailbox (1.4 messages
+// per connection), because every claim took the oldest due rows whatever
+// their mailbox. With other email ticks claiming, a claim now serves its
+// share of the mailboxes first (id modulo the claiming ticks), and the rest
+// only when its share cannot fill the batch; ticks that died or finished
+// do not count.
+func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	// 8 mailboxes, 20 due rows each, due order cycling through them, so the
+	// oldest rows of any batch are on every mailbox.
+	for _, q := range []string{`
+		WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
+		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id),
+		m AS (INSERT INTO mailboxes (workspace_id, address, smtp_url)
+		      SELECT w.id, 'sdr' || g || '@acme.test', 'smtp://127.0.0.1:1' FROM w, generate_series(1, 8) g RETURNING id)
+		INSERT INTO campaign_mailboxes (campaign_id, mailbox_id) SELECT c.id, m.id FROM c, m`,
+		`INSERT INTO leads (workspace_id, external_id, first_name, company_domain, email)
+		 SELECT w.id, 'p' || g, 'F', 'x.example', 'p' || g || '@x.example' FROM workspaces w, generate_series(1, 160) g`,
+		`INSERT INTO enrollments (campaign_id, lead_id, workspace_id, mailbox_id, next_send_at)
+		 SELECT c.id, l.id, l.workspace_id, (SELECT min(id) FROM mailboxes) + l.id % 8, now() - interval '1 hour' + l.id * interval '1 second'
+		 FROM campaigns c, leads l`,
+	} {
+		if _, err := db.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(id string) {
+		t.Helper()
+		if _, err := store.TickRunStart(ctx, db.Pool, tickkind.Email, id, "host", 1, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two ticks claiming; before them by id, one killed (its claims_until
+	// passed, never finished) and one finished: neither has a share.
+	for _, id := range []string{"share-0", "share-1", "share-a", "share-b"} {
+		start(id)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE tick_runs SET claims_until = now() - interval '1 second' WHERE tick_id = 'share-0';
+		UPDATE tick_runs SET finished_at = now(), exit_status = 0 WHERE tick_id = 'share-1'`); err != nil {
+		t.Fatal(err)
+	}
+	byParity := func(rows []store.ClaimedEnrollment) (even, odd int) {
+		for _, r := range rows {
+			if r.MailboxID%2 == 0 {
+				even++
+			} else {
+				odd++
+			}
+		}
+		return even, odd
+	}
+	claim := func(tickID string, batch int) []store.ClaimedEnrollment {
+		t.Helper()
+		c, err := store.ClaimEnrollments(ctx, db.Pool, batch, time.Hour, tickID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Rows
+	}
+
+	// share-a is first of the two: mailboxes with even ids; share-b odd.
+	if even, odd := byParity(claim("share-a", 40)); even != 40 || odd != 0 {
+		t.Errorf("share-a claimed %d rows on even mailboxes and %d on odd ones, want its share only: 40 and 0", even, odd)
+	}
+	if even, odd := byParity(claim("share-b", 40)); even != 0 || odd != 40 {
+		t.Errorf("share-b claimed %d rows on even mailboxes and %d on odd ones, want its share only: 0 and 40", even, odd)
+	}
+	// 40 rows left on each side: a batch of 200 takes share-a's 40, then
+	// the other share's 40 rather than leave them waiting.
+	if even, odd := byParity(claim("share-a", 200)); even != 40 || odd != 40 {
+		t.Errorf("share-a with its share short claimed %d even and %d odd rows, want 40 and 40 (the rest served too)", even, odd)
+	}
+}
