@@ -4,7 +4,10 @@
 -- newest 16 successes by start (status estimates the email cadence from the
 -- newest 11) and the newest by finish, and the newest failure: what status
 -- and doctor report about a kind however long ago it last ran. Each keeper
--- is a few steps down tick_runs_kind_started_idx.
+-- is a few steps down an index: tick_runs_kind_started_idx, and for the
+-- newest success by finish and the newest failure, tick_runs_kind_finished_idx
+-- and tick_runs_kind_failed_idx (migration 00020; without them every batch
+-- read all of a kind's runs).
 WITH scanned AS (
     SELECT r.id, r.kind, r.started_at
     FROM tick_runs r
