@@ -65,9 +65,7 @@ func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done fun
 	b.tails[mailbox] = ch
 	b.jobs[mailbox] = append(b.jobs[mailbox], seq)
 	return prev, func() {
-		close(ch)
 		b.mu.Lock()
-		defer b.mu.Unlock()
 		b.jobs[mailbox] = b.jobs[mailbox][1:]
 		if _, ok := b.first[seq]; !ok {
 			b.first[seq] = time.Since(b.sent[seq])
@@ -78,6 +76,12 @@ func (b *laneBook) start(mailbox int64, seq int) (prev <-chan struct{}, done fun
 		}
 		close(b.changed)
 		b.changed = make(chan struct{})
+		b.mu.Unlock()
+		// Only once the job is off the book may the next one start: one
+		// that started earlier (and, stopping, ended at once) saw this job
+		// still queued, left its outcomes pending for a job behind it that
+		// did not exist, and a message sent stayed 'sending'.
+		close(ch)
 	}
 }
 
