@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -414,14 +416,7 @@ func TestTickSIGTERMBeforeItsFirstClaimIsACleanStop(t *testing.T) {
 func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
 	db := storetest.New(t)
 	ctx := context.Background()
-	tx, err := db.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
+	tx := lockTable(t, db, table)
 
 	cmd, stdout, stderr := startRindactl(t, map[string]string{"DATABASE_URL": db.TickURL()}, kind, "tick", "--output", "json")
 	testkit.Eventually(t, "the tick to wait for the "+table+" table", func() bool {
@@ -437,18 +432,7 @@ func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
 		t.Fatalf("exit %d after SIGTERM before the first claim, want 0\n%s%s", code, stdout, stderr)
 	}
 	_ = tx.Rollback(ctx)
-	var finished bool
-	var exitStatus, claimed int
-	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
-		FROM tick_runs WHERE kind = $1`, kind).Scan(&finished, &exitStatus, &claimed); err != nil {
-		t.Fatal(err)
-	}
-	if !finished || exitStatus != 0 || claimed != 0 {
-		t.Errorf("%s tick_runs: finished=%v exit_status=%d claimed=%d, want finished with 0 and nothing claimed", kind, finished, exitStatus, claimed)
-	}
-	if !json.Valid(stdout.Bytes()) {
-		t.Errorf("stdout is not the tick's JSON report:\n%s", stdout)
-	}
+	assertStoppedBeforeClaim(t, db, kind, stdout)
 }
 
 // A SIGTERM while a tick records its start (tick_runs locked, as behind
@@ -469,14 +453,7 @@ func TestTickSIGTERMWhileRecordingItsStartIsACleanStop(t *testing.T) {
 func sigtermWhileRecordingStart(t *testing.T, kind string) {
 	db := storetest.New(t)
 	ctx := context.Background()
-	tx, err := db.Pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, "LOCK TABLE tick_runs IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
+	tx := lockTable(t, db, "tick_runs")
 	env := map[string]string{"DATABASE_URL": db.TickURL(),
 		// Keys only to pass the enrich tick's checks: nothing is due.
 		"RINDA_HUNTER_API_KEY": "unused", "RINDA_FINDYMAIL_API_KEY": "unused"}
@@ -500,9 +477,32 @@ func sigtermWhileRecordingStart(t *testing.T, kind string) {
 	if code := waitExit(t, cmd); code != exitOK {
 		t.Fatalf("exit %d after SIGTERM while recording its start, want 0\n%s%s", code, stdout, stderr)
 	}
+	assertStoppedBeforeClaim(t, db, kind, stdout)
+}
+
+// lockTable holds table in ACCESS EXCLUSIVE mode in a transaction the
+// test rolls back (at the latest when it ends).
+func lockTable(t *testing.T, db *storetest.DB, table string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// assertStoppedBeforeClaim checks a kind's one tick run: finished with
+// exit 0 and nothing claimed, its JSON report on stdout.
+func assertStoppedBeforeClaim(t *testing.T, db *storetest.DB, kind string, stdout *bytes.Buffer) {
+	t.Helper()
 	var finished bool
 	var exitStatus, claimed int
-	if err := db.Pool.QueryRow(ctx, `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
+	if err := db.Pool.QueryRow(context.Background(), `SELECT finished_at IS NOT NULL, coalesce(exit_status, -1), claimed
 		FROM tick_runs WHERE kind = $1`, kind).Scan(&finished, &exitStatus, &claimed); err != nil {
 		t.Fatalf("one %s tick_runs row: %v", kind, err)
 	}
