@@ -141,12 +141,19 @@ func TestEveryConnectionCarriesTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Release()
-		var stmt, lock string
-		if err := conn.QueryRow(ctx, `SELECT current_setting('statement_timeout'), current_setting('lock_timeout')`).Scan(&stmt, &lock); err != nil {
+		var stmt, lock, jit string
+		if err := conn.QueryRow(ctx, `SELECT current_setting('statement_timeout'), current_setting('lock_timeout'), current_setting('jit')`).Scan(&stmt, &lock, &jit); err != nil {
 			t.Fatal(err)
 		}
 		if stmt != store.StatementTimeoutDefault.String() || lock != store.LockTimeoutDefault.String() {
 			t.Errorf("connection %d: statement_timeout %s, lock_timeout %s; want %s and %s", i, stmt, lock, store.StatementTimeoutDefault, store.LockTimeoutDefault)
+		}
+		// Every statement is short and reaches its rows by key: JIT's
+		// compile (100-200 ms) never pays, and a big table's cost
+		// estimate in a branch never run (status's spend fallback over
+		// the ledger) was enough to trigger it.
+		if jit != "off" {
+			t.Errorf("connection %d: jit %s, want off", i, jit)
 		}
 	}
 }

@@ -129,6 +129,11 @@ func ParseConfig(cfg Config) (*pgxpool.Config, error) {
 	rp := pcfg.ConnConfig.RuntimeParams
 	rp["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
 	rp["lock_timeout"] = strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10)
+	// Every statement is short and reaches its rows by key: JIT's compile
+	// (100-200 ms) never pays. A big table's cost estimate in a branch that
+	// never runs (status's spend fallback over the ledger) triggered it, and
+	// `status --overdue` beside a year of history took 1-2 s.
+	rp["jit"] = "off"
 	if _, ok := rp["application_name"]; !ok {
 		rp["application_name"] = cfg.ApplicationName
 	}
