@@ -31,7 +31,8 @@
 # schema, before and after prune; the short form by default,
 # BENCH_HISTORY_LONG=1 for the issue's year: 20M sends, 10M ledger rows, 1M
 # events, which takes long) and `bench width` (BENCH_WIDTHS processes at
-# once, BENCH_WIDTH_WINDOW each); set BENCH_HISTORY=0 or BENCH_WIDTHS empty
+# once, BENCH_WIDTH_WINDOW each, mailboxes capped at BENCH_WIDTH_CAP a day,
+# 50 by default: a cap makes every claim lock what it counts); set BENCH_HISTORY=0 or BENCH_WIDTHS empty
 # to skip them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,7 @@ history=${BENCH_HISTORY:-1}
 history_long=${BENCH_HISTORY_LONG:-0}
 widths=${BENCH_WIDTHS-1,2,4,8,16}
 width_window=${BENCH_WIDTH_WINDOW:-15s}
+width_cap=${BENCH_WIDTH_CAP:-50}
 for v in "BENCH_PAIRS:$pairs" "BENCH_ROWS:$rows" "BENCH_STEPS:$steps" "BENCH_DELAY_STEPS:$delay_steps" "BENCH_STORM_SECONDS:$storm_seconds"; do
 	[[ ${v#*:} =~ ^[1-9][0-9]*$ ]] || { echo "bench: invalid ${v%%:*} '${v#*:}': use a whole number of at least 1" >&2; exit 2; }
 done
@@ -256,8 +258,8 @@ if [ "$history" != 0 ]; then
 	$bin bench history "${args[@]}"
 fi
 if [ -n "$widths" ]; then
-	echo "width: bench width --widths $widths --window $width_window" >&2
+	echo "width: bench width --widths $widths --window $width_window --daily-cap $width_cap" >&2
 	echo
-	echo "width (issue 30): $bin bench width --widths $widths --window $width_window"
-	$bin bench width --widths "$widths" --window "$width_window"
+	echo "width (issue 30): $bin bench width --widths $widths --window $width_window --daily-cap $width_cap"
+	$bin bench width --widths "$widths" --window "$width_window" --daily-cap "$width_cap"
 fi

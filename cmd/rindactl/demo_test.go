@@ -48,6 +48,7 @@ func TestDemoAndBenchUsageErrorsExit2(t *testing.T) {
 		{"bench", "email", "--smtp-delay", "-1ms"},
 		{"bench", "email", "--smtp-delay", "2h"},
 		{"bench", "email", "--smtp-delay", "soon"},
+		{"bench", "width", "--daily-cap", "-1"},
 	} {
 		if res := runCLI(t, env, args...); res.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, res.code, res.stderr)

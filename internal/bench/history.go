@@ -231,7 +231,7 @@ type historySide struct {
 func newHistorySide(ctx context.Context, s *scratch, smtpURL string, mailboxes int) (*historySide, error) {
 	side := &historySide{s: s, smtpURL: smtpURL}
 	var err error
-	if _, side.campaign, err = importCampaign(ctx, s, "history", smtpURL, mailboxes); err != nil {
+	if _, side.campaign, err = importCampaign(ctx, s, "history", smtpURL, mailboxes, 0); err != nil {
 		return nil, err
 	}
 	if side.workspace, err = store.WorkspaceID(ctx, s.Pool, "bench"); err != nil {
@@ -271,7 +271,7 @@ type sideFigures struct {
 func (side *historySide) measure(ctx context.Context, cfg HistoryConfig, round int, pm int) (sideFigures, error) {
 	var f sideFigures
 	tag := fmt.Sprintf("round%d", round)
-	_, campaign, err := importCampaign(ctx, side.s, tag, side.smtpURL, cfg.Mailboxes)
+	_, campaign, err := importCampaign(ctx, side.s, tag, side.smtpURL, cfg.Mailboxes, 0)
 	if err != nil {
 		return f, err
 	}

@@ -46,8 +46,11 @@ type WidthConfig struct {
 	Kinds  []tickkind.Kind // Email and/or Enrich
 	// Window is how long each width runs; Steps and Leads are the backlog
 	// loaded for it (more than a window can drain, or the row says so).
-	Window          time.Duration
-	Mailboxes       int
+	Window    time.Duration
+	Mailboxes int
+	// DailyCap is each mailbox's daily_cap (0: none). A cap in force makes
+	// every claim lock the mailboxes it serves to count their room.
+	DailyCap        int
 	SMTPDelay       time.Duration
 	ProviderLatency time.Duration
 	Steps, Leads    int
@@ -194,7 +197,7 @@ func (w *widthBacklog) load(ctx context.Context, cfg WidthConfig) error {
 		if w.smtp, err = smtptest.Start(smtptest.Options{CountOnly: true, AcceptDelay: cfg.SMTPDelay}); err != nil {
 			return err
 		}
-		_, campaign, err := importCampaign(ctx, w.s, "width", w.smtp.URL(""), cfg.Mailboxes)
+		_, campaign, err := importCampaign(ctx, w.s, "width", w.smtp.URL(""), cfg.Mailboxes, cfg.DailyCap)
 		if err != nil {
 			return err
 		}

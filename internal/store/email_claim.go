@@ -70,35 +70,20 @@ func servedByMailbox(served, active int) bool {
 	return 4*served < 3*active
 }
 
-// mailboxPart is some served mailboxes and the room of each.
-type mailboxPart struct{ ids, rooms []int64 }
-
-// mailboxShares splits the served mailboxes (ids, with their rooms) into
-// this tick's share, those whose id modulo ticks is rank, and the rest, in
-// that order; one tick has them all. Each email tick claims its share
-// first, so each mailbox's messages go through one tick's connection
+// claimParts are the parts of the mailboxes a claim serves in turn, as
+// the own argument of email_claim_lock.sql and email_claim_room.sql: with
+// other email ticks claiming, this tick's share first (mailbox id modulo
+// the ticks, equal to its rank), then the rest. Each email tick claims its
+// share first, so each mailbox's messages go through one tick's connection
 // rather than one per tick process (issue 30: 1.4 messages per connection
-// at 16 processes over 1,000 mailboxes), and serves the rest only when its
-// share cannot fill a batch, so no mailbox waits for a tick that is gone.
-func mailboxShares(ids, rooms []int64, ticks, rank int64) []mailboxPart {
+// at 16 processes over 1,000 mailboxes) and concurrent claims lock
+// disjoint mailboxes; it serves the rest only when its share cannot fill
+// the batch, so no mailbox waits for a tick that is gone.
+func claimParts(ticks int32) []bool {
 	if ticks <= 1 {
-		return []mailboxPart{{ids, rooms}}
+		return []bool{true}
 	}
-	var own, rest mailboxPart
-	for i, id := range ids {
-		p := &rest
-		if id%ticks == rank {
-			p = &own
-		}
-		p.ids, p.rooms = append(p.ids, id), append(p.rooms, rooms[i])
-	}
-	switch {
-	case len(own.ids) == 0:
-		return []mailboxPart{rest}
-	case len(rest.ids) == 0:
-		return []mailboxPart{own}
-	}
-	return []mailboxPart{own, rest}
+	return []bool{true, false}
 }
 
 // emailClaimParams are email_claim.sql's parameters.
@@ -117,13 +102,13 @@ type emailClaimParams struct {
 // none of them on the busy mailboxes (still sending an earlier batch of
 // this tick). Email is the lead's address normalised (trimmed, lower case).
 //
-// One transaction of three statements: the first locks the mailboxes whose
-// cap or gap the claim must respect, the second (a new snapshot, so it sees
-// every claim committed on them before the locks) counts their room, the
-// third claims. No cap is exceeded whatever the number of claims at once.
-// With other email ticks claiming, the third runs twice: first over this
-// tick's share of the served mailboxes, then, if that did not fill the
-// batch, over the rest (mailboxShares).
+// One transaction: it reads how many email ticks claim now and this
+// tick's rank among them (email_claim_share.sql), then serves the parts of
+// the mailboxes in turn (claimParts) until the batch is full, each with
+// three statements: the first locks the part's mailboxes whose cap or gap
+// the claim must respect, the second (a new snapshot, so it sees every
+// claim committed on them before the locks) counts their room, the third
+// claims. No cap is exceeded whatever the number of claims at once.
 func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Duration, tickID string, busy ...int64) (EmailClaim, error) {
 	if busy == nil {
 		busy = []int64{}
@@ -131,39 +116,37 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 	var claim EmailClaim
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		q := sqlcdb.New(tx)
-		lock, err := q.EmailClaimLock(ctx, busy)
-		if err != nil {
-			return err
-		}
-		claim.Contended = int(lock.Eligible) > len(lock.Locked)
-		room, err := q.EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: lock.Locked})
-		if err != nil {
-			return err
-		}
-		// Planned per run: its plan must fit the served mailboxes (see
-		// servedByMailbox), and its RETURNING reads sends and
-		// campaign_recipients, which grow a row per message during a tick;
-		// a plan cached while they were small keeps a sequential scan per
-		// claimed row as they grow. Planning costs about 6 µs per claimed
-		// row, a few percent of a message's database work.
-		// The plan is chosen by all the served mailboxes, not the share: a
-		// share's rows are spread through the claim index like everyone
-		// else's, and reading a share by mailbox would read every row of
-		// half the mailboxes at two ticks.
-		rule := planPerRunByKey
-		if servedByMailbox(len(room.Ids), int(room.Active)) {
-			rule = planByMailbox
-		}
 		share, err := q.EmailClaimShare(ctx, tickID)
 		if err != nil {
 			return err
 		}
-		for _, part := range mailboxShares(room.Ids, room.Rooms, int64(share.Ticks), int64(share.Rank)) {
+		for _, own := range claimParts(share.Ticks) {
 			if len(claim.Rows) >= batch {
 				break
 			}
+			lock, err := q.EmailClaimLock(ctx, sqlcdb.EmailClaimLockParams{Busy: busy, Ticks: share.Ticks, Rank: share.Rank, Own: own})
+			if err != nil {
+				return err
+			}
+			claim.Contended = claim.Contended || int(lock.Eligible) > len(lock.Locked)
+			room, err := q.EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: lock.Locked,
+				Ticks: share.Ticks, Rank: share.Rank, Own: own})
+			if err != nil {
+				return err
+			}
+			// Planned per run: its plan must fit the served mailboxes (see
+			// servedByMailbox), and its RETURNING reads sends and
+			// campaign_recipients, which grow a row per message during a
+			// tick; a plan cached while they were small keeps a
+			// sequential scan per claimed row as they grow. Planning
+			// costs about 6 µs per claimed row, a few percent of a
+			// message's database work.
+			rule := planPerRunByKey
+			if servedByMailbox(len(room.Ids), int(room.Active)) {
+				rule = planByMailbox
+			}
 			rows, err := rule.on(tx).Query(ctx, emailClaimSQL, params(emailClaimParams{Batch: batch - len(claim.Rows), Lease: lease, TickID: tickID,
-				Locked: lock.Locked, Served: part.ids, Rooms: part.rooms})...)
+				Locked: lock.Locked, Served: room.Ids, Rooms: room.Rooms})...)
 			if err != nil {
 				return err
 			}

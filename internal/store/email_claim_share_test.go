@@ -21,30 +21,8 @@ func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	ctx := context.Background()
-	// 8 mailboxes, 20 due rows each, due order cycling through them, so the
-	// oldest rows of any batch are on every mailbox.
-	for _, q := range []string{`
-		WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
-		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id),
-		m AS (INSERT INTO mailboxes (workspace_id, address, smtp_url)
-		      SELECT w.id, 'sdr' || g || '@acme.test', 'smtp://127.0.0.1:1' FROM w, generate_series(1, 8) g RETURNING id)
-		INSERT INTO campaign_mailboxes (campaign_id, mailbox_id) SELECT c.id, m.id FROM c, m`,
-		`INSERT INTO leads (workspace_id, external_id, first_name, company_domain, email)
-		 SELECT w.id, 'p' || g, 'F', 'x.example', 'p' || g || '@x.example' FROM workspaces w, generate_series(1, 160) g`,
-		`INSERT INTO enrollments (campaign_id, lead_id, workspace_id, mailbox_id, next_send_at)
-		 SELECT c.id, l.id, l.workspace_id, (SELECT min(id) FROM mailboxes) + l.id % 8, now() - interval '1 hour' + l.id * interval '1 second'
-		 FROM campaigns c, leads l`,
-	} {
-		if _, err := db.Pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	start := func(id string) {
-		t.Helper()
-		if _, err := store.TickRunStart(ctx, db.Pool, tickkind.Email, id, "host", 1, time.Hour); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedShareBacklog(t, db)
+	start := func(id string) { startEmailTick(t, db, id) }
 	// Two ticks claiming; before them by id, one killed (its claims_until
 	// passed, never finished) and one finished: neither has a share.
 	for _, id := range []string{"share-0", "share-1", "share-a", "share-b"} {
@@ -84,5 +62,93 @@ func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
 	// the other share's 40 rather than leave them waiting.
 	if even, odd := byParity(claim("share-a", 200)); even != 40 || odd != 40 {
 		t.Errorf("share-a with its share short claimed %d even and %d odd rows, want 40 and 40 (the rest served too)", even, odd)
+	}
+}
+
+// seedShareBacklog loads 8 mailboxes of one campaign with 20 due rows each,
+// due order cycling through them, so the oldest rows of any batch are on
+// every mailbox.
+func seedShareBacklog(t *testing.T, db *storetest.DB) {
+	t.Helper()
+	seedClaimBacklog(t, db, 8, 160,
+		`INSERT INTO enrollments (campaign_id, lead_id, workspace_id, mailbox_id, next_send_at)
+		 SELECT c.id, l.id, l.workspace_id, (SELECT min(id) FROM mailboxes) + l.id % 8, now() - interval '1 hour' + l.id * interval '1 second'
+		 FROM campaigns c, leads l`)
+}
+
+// seedClaimBacklog loads a workspace with one campaign over mailboxes
+// mailboxes and leads leads with an address, then runs enroll, the
+// statement enrolling them.
+func seedClaimBacklog(t *testing.T, db *storetest.DB, mailboxes, leads int, enroll string) {
+	t.Helper()
+	for _, st := range []struct {
+		q   string
+		arg []any
+	}{{`
+		WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
+		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id),
+		m AS (INSERT INTO mailboxes (workspace_id, address, smtp_url)
+		      SELECT w.id, 'sdr' || g || '@acme.test', 'smtp://127.0.0.1:1' FROM w, generate_series(1, $1::int) g RETURNING id)
+		INSERT INTO campaign_mailboxes (campaign_id, mailbox_id) SELECT c.id, m.id FROM c, m`, []any{mailboxes}},
+		{`INSERT INTO leads (workspace_id, external_id, first_name, company_domain, email)
+		 SELECT w.id, 'p' || g, 'F', 'x.example', 'p' || g || '@x.example' FROM workspaces w, generate_series(1, $1::int) g`, []any{leads}},
+		{`ANALYZE leads`, nil}, {enroll, nil},
+	} {
+		if _, err := db.Pool.Exec(context.Background(), st.q, st.arg...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startEmailTick records an email tick's start, so claims count it.
+func startEmailTick(t *testing.T, db *storetest.DB, id string) {
+	t.Helper()
+	if _, err := store.TickRunStart(context.Background(), db.Pool, tickkind.Email, id, "host", 1, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With a daily cap, a claim locks the mailboxes whose room it counts. It
+// locked every capped mailbox, so at 8 processes over 1,000 mailboxes at
+// 50 a day each claim found the others' claims holding nearly all of
+// them (SKIP LOCKED), claimed little, retried and gave up: 34 ticks ran in
+// 10 s where 8 should, at 75% of the uncapped rate (issue 30). A claim
+// whose share can fill its batch locks only its share, so two ticks claim
+// at once, each from its own mailboxes.
+func TestEmailClaimLocksOnlyItsShareOfCappedMailboxes(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	seedShareBacklog(t, db)
+	if _, err := db.Pool.Exec(ctx, `UPDATE mailboxes SET daily_cap = 50`); err != nil {
+		t.Fatal(err)
+	}
+	startEmailTick(t, db, "share-a")
+	startEmailTick(t, db, "share-b")
+
+	// share-a claims and has not committed: it holds the locks it took.
+	txA, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txA.Rollback(ctx)
+	a, err := store.ClaimEnrollments(ctx, txA, 40, time.Hour, "share-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Rows) != 40 {
+		t.Fatalf("share-a claimed %d rows, want 40", len(a.Rows))
+	}
+	b, err := store.ClaimEnrollments(ctx, db.Pool, 40, time.Hour, "share-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := 0
+	for _, r := range b.Rows {
+		odd += int(r.MailboxID % 2)
+	}
+	if len(b.Rows) != 40 || odd != 40 || b.Contended {
+		t.Errorf("share-b, claiming while share-a holds its claim, got %d rows (%d on its odd mailboxes), contended %v; want 40 on its own, not contended",
+			len(b.Rows), odd, b.Contended)
 	}
 }

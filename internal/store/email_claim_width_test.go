@@ -26,24 +26,11 @@ func TestEmailClaimReadsItsBatchNotTheBacklog(t *testing.T) {
 	ctx := context.Background()
 	const mailboxes, leads, batch = 1000, 40000, 500
 	// All due an hour ago, as bench width loads them.
-	for _, q := range []string{`
-		WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
-		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id),
-		m AS (INSERT INTO mailboxes (workspace_id, address, smtp_url)
-		      SELECT w.id, 'sdr' || g || '@acme.test', 'smtp://127.0.0.1:1' FROM w, generate_series(1, 1000) g RETURNING id)
-		INSERT INTO campaign_mailboxes (campaign_id, mailbox_id) SELECT c.id, m.id FROM c, m`,
-		`INSERT INTO leads (workspace_id, external_id, first_name, company_domain, email)
-		 SELECT w.id, 'p' || g, 'F', 'x.example', 'p' || g || '@x.example' FROM workspaces w, generate_series(1, 40000) g`,
-		`ANALYZE leads`,
+	seedClaimBacklog(t, db, mailboxes, leads,
 		`INSERT INTO enrollments (campaign_id, lead_id, workspace_id, mailbox_id, next_send_at)
 		 SELECT c.id, l.id, l.workspace_id, m.id, now() - interval '1 hour'
 		 FROM campaigns c, leads l
-		 JOIN mailboxes m ON m.id = (SELECT min(id) FROM mailboxes) + l.id % 1000`,
-	} {
-		if _, err := db.Pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		 JOIN mailboxes m ON m.id = (SELECT min(id) FROM mailboxes) + l.id % 1000`)
 	claimReads := func(what string) (rows []store.ClaimedEnrollment, read int) {
 		t.Helper()
 		counter := storetest.CountSeqScans(t, db.Pool, db.URL)

@@ -17,7 +17,7 @@ var (
 // EmailClaimRoom runs the email claim's second statement
 // (email_claim_room.sql): the mailboxes the claim may serve, and their room.
 func EmailClaimRoom(ctx context.Context, db DBTX, busy, locked []int64) (served, rooms []int64, err error) {
-	r, err := sqlcdb.New(db).EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: locked})
+	r, err := sqlcdb.New(db).EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: locked, Ticks: 1, Own: true})
 	return r.Ids, r.Rooms, err
 }
 

@@ -14,15 +14,19 @@
 -- its rows leased to ticks that have no sends row yet; migration 00010); a
 -- mailbox with a gap one row per claim.
 --
+-- Of one part of the mailboxes, as email_claim_lock.sql: this tick's
+-- share ($own) or the rest, when other email ticks claim ($ticks > 1).
+--
 -- A statement of its own so that the claim gets the served mailboxes as a
 -- parameter, and the store can choose how the claim finds their rows by
--- how many they are of the active mailboxes (active): see
+-- how many they are of the part's active mailboxes (active): see
 -- store.ClaimEnrollments.
 WITH open_mailboxes AS (
     SELECT m.id, m.cap_today, m.gap_max > interval '0' AS spaced
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
       AND m.id <> ALL (sqlc.arg(busy)::bigint[])
+      AND (sqlc.arg(ticks)::int <= 1 OR (m.id % sqlc.arg(ticks)::int = sqlc.arg(rank)::int) = sqlc.arg(own)::bool)
       AND (m.cap_today = 0 AND m.gap_max = interval '0'
            OR m.id = ANY (sqlc.arg(locked)::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
 ),
@@ -36,4 +40,6 @@ healthy AS (
 )
 SELECT ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[] AS ids,
        ARRAY(SELECT h.room FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[] AS rooms,
-       (SELECT count(*) FROM mailboxes m WHERE m.status = 'active')::int AS active;
+       (SELECT count(*) FROM mailboxes m
+        WHERE m.status = 'active'
+          AND (sqlc.arg(ticks)::int <= 1 OR (m.id % sqlc.arg(ticks)::int = sqlc.arg(rank)::int) = sqlc.arg(own)::bool))::int AS active;

@@ -14,9 +14,10 @@ WITH open_mailboxes AS (
     SELECT m.id, m.cap_today, m.gap_max > interval '0' AS spaced
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
-      AND m.id <> ALL ($1::bigint[])
+      AND m.id <> ALL ($4::bigint[])
+      AND ($1::int <= 1 OR (m.id % $1::int = $2::int) = $3::bool)
       AND (m.cap_today = 0 AND m.gap_max = interval '0'
-           OR m.id = ANY ($2::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
+           OR m.id = ANY ($5::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
 ),
 healthy AS (
     SELECT o.id,
@@ -28,10 +29,15 @@ healthy AS (
 )
 SELECT ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[] AS ids,
        ARRAY(SELECT h.room FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[] AS rooms,
-       (SELECT count(*) FROM mailboxes m WHERE m.status = 'active')::int AS active
+       (SELECT count(*) FROM mailboxes m
+        WHERE m.status = 'active'
+          AND ($1::int <= 1 OR (m.id % $1::int = $2::int) = $3::bool))::int AS active
 `
 
 type EmailClaimRoomParams struct {
+	Ticks  int32
+	Rank   int32
+	Own    bool
 	Busy   []int64
 	Locked []int64
 }
@@ -57,12 +63,21 @@ type EmailClaimRoomRow struct {
 // its rows leased to ticks that have no sends row yet; migration 00010); a
 // mailbox with a gap one row per claim.
 //
+// Of one part of the mailboxes, as email_claim_lock.sql: this tick's
+// share ($own) or the rest, when other email ticks claim ($ticks > 1).
+//
 // A statement of its own so that the claim gets the served mailboxes as a
 // parameter, and the store can choose how the claim finds their rows by
-// how many they are of the active mailboxes (active): see
+// how many they are of the part's active mailboxes (active): see
 // store.ClaimEnrollments.
 func (q *Queries) EmailClaimRoom(ctx context.Context, arg EmailClaimRoomParams) (EmailClaimRoomRow, error) {
-	row := q.db.QueryRow(ctx, emailClaimRoom, arg.Busy, arg.Locked)
+	row := q.db.QueryRow(ctx, emailClaimRoom,
+		arg.Ticks,
+		arg.Rank,
+		arg.Own,
+		arg.Busy,
+		arg.Locked,
+	)
 	var i EmailClaimRoomRow
 	err := row.Scan(&i.Ids, &i.Rooms, &i.Active)
 	return i, err
