@@ -79,6 +79,11 @@ func (g *Guard) admitGroup(k admitKey, b bucket, lim providerspec.Limits) *tick.
 	return grp.(*tick.Group[store.GuardAdmitCall, store.GuardAdmitRow])
 }
 
+// CeilingInFlightWait is how long a call refused at the ceiling waits when
+// only calls in flight fill it: about a call's time, after which they have
+// settled (a miss refunded) and the ceiling gives a verdict.
+const CeilingInFlightWait = time.Minute
+
 // groupMax bounds the calls one statement carries.
 const groupMax = 100
 
@@ -106,6 +111,10 @@ func (g *Guard) Admit(ctx context.Context, call enrich.Call) (enrich.Admission, 
 		breakerRefusal(&adm, row, g.cfg.ProbeLease)
 	case row.CallID != nil:
 		adm.Allowed, adm.Ref = true, *row.CallID
+	case row.CeilingInFlight:
+		// Calls in flight hold the room: the refusal lasts until they
+		// settle, not the month; a wait the lead is never parked for.
+		adm.Reason, adm.Until = ReasonCeilingReached, row.Now.Add(CeilingInFlightWait)
 	case !*row.UnderCeiling || bucket.key == "" || (row.Granted != nil && *row.Granted):
 		adm.Reason, adm.Until = ReasonCeilingReached, row.NextMonth
 	default:

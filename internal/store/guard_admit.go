@@ -52,6 +52,9 @@ type GuardAdmitRow struct {
 	Reason       *string
 	RetryAfter   *time.Duration
 	UnderCeiling *bool
+	// CeilingInFlight: refused at the ceiling only because of calls still
+	// in flight; a miss among them is refunded when it settles.
+	CeilingInFlight bool
 	// TAT is, for an admitted call, its rate slot; for a refused one, the
 	// bucket's theoretical arrival time.
 	TAT       *time.Time
@@ -120,7 +123,7 @@ func guardAdmit(ctx context.Context, db DBTX, p guardAdmitParams) ([]GuardAdmitR
 		var next *time.Time
 		var durable string
 		if err := rs.Scan(&r.Breaker, &r.OpenUntil, &r.ProbeUntil, &r.Reason, &r.RetryAfter, &r.UnderCeiling,
-			&r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &missing, &durable); err != nil {
+			&r.TAT, &r.Granted, &r.CallID, &next, &r.Now, &missing, &durable, &r.CeilingInFlight); err != nil {
 			return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 		}
 		if next != nil {

@@ -8,7 +8,8 @@
 -- both: call n needs spent + n*cost within the ceiling and its slot,
 -- max(tat, now) + n*interval, within its own horizon. Nothing is consumed
 -- for a call refused; a refusal at the ceiling writes ceiling_reached once
--- per workspace, month and ceiling value.
+-- per workspace, month and ceiling value, and says whether only calls in
+-- flight cause it (the last column).
 --
 -- The commit is durable whatever the server's synchronous_commit
 -- (set_config(..., true) holds until this statement's transaction commits):
@@ -95,6 +96,17 @@ WITH req AS MATERIALIZED (
                $7::text = '' OR greatest(cur.tat, now()) + t.n * $8::interval <= now() + t.horizon AS in_time
         FROM through t, ws, cur
     ) f
+), in_flight AS MATERIALIZED (
+    -- The month's spend reserved by calls still in flight, read only when
+    -- a call is refused at the ceiling: a miss among them is refunded when
+    -- it settles, so a refusal they alone cause is a wait, not a verdict
+    -- until next month (provider_calls_reserved_workspace_idx holds only
+    -- the calls in flight, however long the ledger).
+    SELECT coalesce(sum(pc.cost_usd), 0) AS usd
+    FROM provider_calls pc, ws
+    WHERE pc.workspace_id = $1::bigint AND pc.state = 'reserved'
+      AND pc.created_at >= ws.month::timestamp AT TIME ZONE 'UTC'
+      AND EXISTS (SELECT 1 FROM decided WHERE NOT under_ceiling)
 ), taken AS MATERIALIZED (
     SELECT count(*) FILTER (WHERE admitted) AS k, max(slot) FILTER (WHERE admitted) AS last_slot
     FROM decided
@@ -145,7 +157,11 @@ SELECT CASE WHEN gate.breaker = 'probe' AND req.ord > 1 THEN 'open' ELSE gate.br
        ((SELECT month FROM ws) + interval '1 month')::timestamp AT TIME ZONE 'UTC',
        now(),
        cur.missing,
-       set_config('synchronous_commit', 'on', true)
+       set_config('synchronous_commit', 'on', true),
+       -- Refused at the ceiling, but would fit were the calls in flight
+       -- refunded (this statement's own admissions are in neither).
+       coalesce(NOT d.under_ceiling, false)
+         AND (SELECT cur.spent - f.usd + $10::numeric <= ws.ceiling FROM ws, in_flight f)
 FROM req
 CROSS JOIN gate
 CROSS JOIN cur
