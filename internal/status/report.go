@@ -208,7 +208,7 @@ func MonthStart(now time.Time) time.Time {
 
 // Build takes the report at now. db must allow concurrent queries (a pool):
 // the enrichment scan runs beside the email queries.
-func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report, error) {
+func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Report, error) {
 	sc, err := resolve(ctx, db, f)
 	if err != nil {
 		return nil, err
@@ -292,7 +292,7 @@ func Build(ctx context.Context, db store.DBTX, now time.Time, f Filter) (*Report
 // workspace: the steps nothing but sending capacity holds back and the age
 // of the oldest in seconds. The email tick exports them as metrics (the
 // alert on overdue email), without the enrichment scan Build also makes.
-func EmailOverdue(ctx context.Context, db store.DBTX, now time.Time) (steps, oldestSeconds int64, err error) {
+func EmailOverdue(ctx context.Context, db store.Batcher, now time.Time) (steps, oldestSeconds int64, err error) {
 	due, err := store.OpsEmailDue(ctx, db, now, nil, nil)
 	if err != nil {
 		return 0, 0, err

@@ -25,7 +25,7 @@ type WatchFrame struct {
 }
 
 // BuildWatchFrame reads one frame as of now.
-func BuildWatchFrame(ctx context.Context, db store.DBTX, now time.Time, f Filter, interval time.Duration) (*WatchFrame, error) {
+func BuildWatchFrame(ctx context.Context, db store.Batcher, now time.Time, f Filter, interval time.Duration) (*WatchFrame, error) {
 	r, err := Build(ctx, db, now, f)
 	if err != nil {
 		return nil, err

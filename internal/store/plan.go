@@ -60,6 +60,12 @@ var (
 	planByKey = planRule{`SELECT set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`}
 )
 
+// planDueByKey joins by nested loops only, so each row found reaches the
+// rows it joins by key: for status's due groups (store.OpsEmailDue) when
+// the due rows are few, which the planner cannot tell (it takes every
+// active enrollment for due) and so would hash the whole leads table.
+var planDueByKey = planRule{`SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true), set_config('jit', 'off', true)`}
+
 // exec sends stmts under the rule in one round trip; they commit together
 // unless db is a transaction.
 func (r planRule) exec(ctx context.Context, db Batcher, stmts ...*pgx.QueuedQuery) error {
