@@ -193,12 +193,12 @@ type OpsDueGroup struct {
 // 3,000 due rows (TestOverdueReportReadsNoLeadHistory). A large backlog
 // keeps the planner's choice: hashing the leads is then the cheaper way.
 func OpsEmailDue(ctx context.Context, db Batcher, now time.Time, workspaceID, campaignID *int64) ([]OpsDueGroup, error) {
-	n, err := sqlcdb.New(db).OpsEmailDueCount(ctx, sqlcdb.OpsEmailDueCountParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID,
+	q := sqlcdb.New(db)
+	n, err := q.OpsEmailDueCount(ctx, sqlcdb.OpsEmailDueCountParams{Now: now, WorkspaceID: workspaceID, CampaignID: campaignID,
 		Max: opsDueByKeyMax + 1})
 	if err != nil {
 		return nil, fmt.Errorf("counting due enrollments: %w", err)
 	}
-	q := sqlcdb.New(db)
 	if n <= opsDueByKeyMax {
 		q = sqlcdb.New(planDueByKey.on(db))
 	}
