@@ -265,21 +265,32 @@ func base64Blobs(text string, secrets []string) []span {
 	return spans
 }
 
+// decodesToSecret: padding ends a blob, so a run such as "k=BLOB==x"
+// holds several; each piece between padding is tried at each of the four
+// starting offsets.
 func decodesToSecret(run string, secrets []string) bool {
-	for off := 0; off < 4 && off < len(run); off++ {
-		blob, _, _ := strings.Cut(run[off:], "=")
-		if len(blob)%4 == 1 {
-			blob = blob[:len(blob)-1]
-		}
-		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-			b, err := enc.DecodeString(blob)
-			if err != nil {
-				continue
+	for _, piece := range strings.FieldsFunc(run, func(r rune) bool { return r == '=' }) {
+		for off := 0; off < 4 && off < len(piece); off++ {
+			if pieceHoldsSecret(piece[off:], secrets) {
+				return true
 			}
-			for _, s := range secrets {
-				if bytes.Contains(b, []byte(s)) {
-					return true
-				}
+		}
+	}
+	return false
+}
+
+func pieceHoldsSecret(blob string, secrets []string) bool {
+	if len(blob)%4 == 1 {
+		blob = blob[:len(blob)-1]
+	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		b, err := enc.DecodeString(blob)
+		if err != nil {
+			continue
+		}
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				return true
 			}
 		}
 	}
