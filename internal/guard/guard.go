@@ -80,9 +80,8 @@ func (g *Guard) admitGroup(k admitKey, b bucket, lim providerspec.Limits) *tick.
 }
 
 // CeilingInFlightWait is how long a call refused at the ceiling waits when
-// only calls in flight fill it: about a call's time, after which they have
-// settled (a miss refunded) and the ceiling gives a verdict.
-const CeilingInFlightWait = time.Minute
+// only calls in flight fill it (store.CeilingInFlightWait).
+const CeilingInFlightWait = store.CeilingInFlightWait
 
 // groupMax bounds the calls one statement carries.
 const groupMax = 100

@@ -169,7 +169,12 @@ type Spend struct {
 	SpentUSD   float64   `json:"spent_usd"`
 	// CeilingUSD is nil when the workspace has no ceiling.
 	CeilingUSD *float64 `json:"ceiling_usd"`
-	Reached    bool     `json:"ceiling_reached"`
+	// Reached: the spend is at the ceiling without counting calls in
+	// flight, so provider calls stop until the month ends.
+	Reached bool `json:"ceiling_reached"`
+	// InFlightUSD is what calls still in flight reserve of SpentUSD; while
+	// they alone bring it to the ceiling, calls wait for them to settle.
+	InFlightUSD float64 `json:"in_flight_usd"`
 }
 
 // Filter narrows a report to one workspace and/or one campaign (by name).
@@ -277,8 +282,8 @@ func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Rep
 	}
 	reached := map[int64]bool{}
 	for _, s := range spend {
-		sp := Spend{Workspace: s.Workspace, MonthStart: MonthStart(now), SpentUSD: s.SpentUSD, CeilingUSD: s.CeilingUSD}
-		sp.Reached = s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD
+		sp := Spend{Workspace: s.Workspace, MonthStart: MonthStart(now), SpentUSD: s.SpentUSD, CeilingUSD: s.CeilingUSD, InFlightUSD: s.InFlightUSD}
+		sp.Reached = s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD && !ceilingHeldInFlight(s)
 		reached[s.WorkspaceID] = sp.Reached
 		r.Spend = append(r.Spend, sp)
 	}

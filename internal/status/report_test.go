@@ -213,7 +213,7 @@ func TestStatusJSONSchema(t *testing.T) {
 		}
 	}
 	sp := doc["spend"].([]any)[0].(map[string]any)
-	if got := strings.Join(keys(sp), ","); got != "ceiling_reached,ceiling_usd,month_start,spent_usd,workspace" {
+	if got := strings.Join(keys(sp), ","); got != "ceiling_reached,ceiling_usd,in_flight_usd,month_start,spent_usd,workspace" {
 		t.Errorf("spend keys = %s", got)
 	}
 }

@@ -110,8 +110,11 @@ func (p painter) writeFull(b *strings.Builder, r *Report) {
 				used = strconv.Itoa(int(s.SpentUSD*100 / *s.CeilingUSD)) + "%"
 			}
 		}
-		if s.Reached {
+		switch {
+		case s.Reached:
 			used = p.Bad.Render("reached")
+		case s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD:
+			used = p.Warn.Render("in flight")
 		}
 		rows = append(rows, []string{s.Workspace, usd(s.SpentUSD), ceiling, used})
 	}

@@ -244,7 +244,15 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 		return nil, err
 	}
 	for _, s := range spend {
-		if s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD {
+		if s.CeilingUSD == nil || s.SpentUSD < *s.CeilingUSD {
+			continue
+		}
+		if ceilingHeldInFlight(s) {
+			until := now.Add(store.CeilingInFlightWait)
+			holds = append(holds, Hold{Code: "ceiling_in_flight", Until: &until, Detail: fmt.Sprintf(
+				"workspace %s has $%.2f of its $%.2f monthly ceiling reserved by calls in flight: provider calls wait for them to settle (a miss is refunded), then the ceiling decides",
+				workspace, s.InFlightUSD, *s.CeilingUSD)})
+		} else {
 			next := MonthStart(now).AddDate(0, 1, 0)
 			holds = append(holds, Hold{Code: "ceiling_reached", Until: &next, Detail: fmt.Sprintf(
 				"workspace %s spent $%.2f of its $%.2f monthly ceiling: no provider call until %s or until the ceiling is raised ('rindactl workspace set')",
@@ -266,7 +274,7 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 func leadSummary(x *LeadExplanation, now time.Time) string {
 	for _, h := range x.Holds {
 		switch h.Code {
-		case "failed", "negative_cache", "breaker_open", "ceiling_reached", "lease", "backoff", "verify_pending":
+		case "failed", "negative_cache", "breaker_open", "ceiling_reached", "ceiling_in_flight", "lease", "backoff", "verify_pending":
 			return "held back: " + h.Detail
 		}
 	}
@@ -422,3 +430,10 @@ func orUnknown(s string) string {
 }
 
 func stamp(t time.Time) string { return cliio.Stamp(t) }
+
+// ceilingHeldInFlight: the month's spend is at the ceiling only with the
+// reservations of calls in flight counted. The guard then refuses for
+// store.CeilingInFlightWait, not the month, as a miss among them is refunded.
+func ceilingHeldInFlight(s store.OpsSpend) bool {
+	return s.CeilingUSD != nil && s.InFlightUSD > 0 && s.SpentUSD-s.InFlightUSD < *s.CeilingUSD
+}

@@ -3,8 +3,10 @@ package status_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store/storetest"
@@ -55,6 +57,51 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 	var nf *status.NotFoundError
 	if _, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-999", ""); !errors.As(err, &nf) {
 		t.Errorf("missing lead: err = %v", err)
+	}
+}
+
+// A spend at the ceiling only with the calls in flight counted is a wait
+// for them to settle (the guard refuses for a minute, as a miss is
+// refunded), not a ceiling until next month; once the settled spend alone
+// reaches it, it is.
+func TestExplainLeadCeilingHeldByCallsInFlight(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		reserved float64
+		hold     string
+		reached  bool
+	}{
+		{5, "ceiling_in_flight", false}, // settled 7.50 of 10
+		{2, "ceiling_reached", true},    // settled 10.50 of 10
+	} {
+		db := storetest.New(t)
+		seed(t, db, incidentSQL+fmt.Sprintf(`
+INSERT INTO provider_calls (workspace_id, provider, state, cost_usd, created_at)
+VALUES (2, 'hunter', 'reserved', %v, :now - interval '10 seconds'),
+       (2, 'hunter', 'reserved', 100, :now - interval '40 days');`, tc.reserved), fixedNow)
+		ctx := context.Background()
+		x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "61", "beta")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(x.Holds) == 0 || x.Holds[0].Code != tc.hold {
+			t.Fatalf("reserved %v: holds = %s, want %s first", tc.reserved, status.HoldCodes(x.Holds), tc.hold)
+		}
+		h := x.Holds[0]
+		if tc.hold == "ceiling_in_flight" {
+			if h.Until == nil || !h.Until.Equal(fixedNow.Add(time.Minute)) || !strings.Contains(h.Detail, "$5.00 of its $10.00") || !strings.HasPrefix(x.Summary, "held back: ") {
+				t.Errorf("in-flight hold: until %v, %q, summary %q", h.Until, h.Detail, x.Summary)
+			}
+		} else if h.Until == nil || h.Until.Month() != fixedNow.Month()+1 {
+			t.Errorf("ceiling hold until %v, want next month", h.Until)
+		}
+		r, err := status.Build(ctx, db.Pool, fixedNow, status.Filter{Workspace: "beta"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Spend) != 1 || r.Spend[0].Reached != tc.reached || r.Spend[0].InFlightUSD != tc.reserved {
+			t.Errorf("reserved %v: spend %+v, want reached %v with %v in flight", tc.reserved, r.Spend, tc.reached, tc.reserved)
+		}
 	}
 }
 

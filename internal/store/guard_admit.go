@@ -41,6 +41,13 @@ type GuardAdmitCall struct {
 	Horizon time.Duration
 }
 
+// CeilingInFlightWait is how long a call refused at the ceiling waits when
+// only calls in flight fill it (GuardAdmitRow.CeilingInFlight): about a
+// call's time, after which they have settled (a miss refunded) and the
+// ceiling gives a verdict. Here, not in internal/guard, so that status and
+// why can say so without the email tick importing the guard.
+const CeilingInFlightWait = time.Minute
+
 // GuardAdmitRow is the admit statement's answer for one call. Breaker is
 // "closed", "probe" (this call claimed the half-open probe) or "open".
 type GuardAdmitRow struct {

@@ -48,14 +48,16 @@ type OpsSpend struct {
 	Workspace   string
 	CeilingUSD  *float64
 	SpentUSD    float64
+	// InFlightUSD is what calls still in flight reserve of SpentUSD.
+	InFlightUSD float64
 }
 
 // OpsSpendSince sums reserved and settled provider calls since monthStart
-// per workspace.
+// per workspace, and the reserved ones apart.
 func OpsSpendSince(ctx context.Context, db DBTX, monthStart time.Time, workspaceID *int64) ([]OpsSpend, error) {
 	rows, err := sqlcdb.New(db).OpsSpend(ctx, sqlcdb.OpsSpendParams{MonthStart: monthStart, WorkspaceID: workspaceID})
 	return convertRows(rows, err, "spend", func(r sqlcdb.OpsSpendRow) OpsSpend {
-		return OpsSpend{WorkspaceID: r.ID, Workspace: r.Workspace, CeilingUSD: r.CeilingUsd, SpentUSD: r.Spent}
+		return OpsSpend{WorkspaceID: r.ID, Workspace: r.Workspace, CeilingUSD: r.CeilingUsd, SpentUSD: r.Spent, InFlightUSD: r.InFlight}
 	})
 }
 

@@ -21,7 +21,16 @@ SELECT w.id, w.name AS workspace, w.monthly_usd_ceiling AS ceiling_usd,
                  WHERE pc.workspace_id = w.id
                    AND pc.created_at >= $1
                    AND pc.state IN ('reserved', 'settled')),
-                0)::float8 AS spent
+                0)::float8 AS spent,
+       -- What calls still in flight reserve of it: a miss among them is
+       -- refunded, so while they alone hold the ceiling the guard refuses
+       -- for a minute, not the month (guard_admit.sql, in_flight).
+       -- provider_calls_reserved_workspace_idx holds only these rows.
+       (SELECT coalesce(sum(pc.cost_usd), 0)
+        FROM provider_calls pc
+        WHERE pc.workspace_id = w.id
+          AND pc.state = 'reserved'
+          AND pc.created_at >= $1)::float8 AS in_flight
 FROM workspaces w
 WHERE ($2::bigint IS NULL OR w.id = $2)
 ORDER BY w.name
@@ -37,6 +46,7 @@ type OpsSpendRow struct {
 	Workspace  string
 	CeilingUsd *float64
 	Spent      float64
+	InFlight   float64
 }
 
 // Provider spend per workspace since the month start (the UTC month's start) against its
@@ -57,6 +67,7 @@ func (q *Queries) OpsSpend(ctx context.Context, arg OpsSpendParams) ([]OpsSpendR
 			&i.Workspace,
 			&i.CeilingUsd,
 			&i.Spent,
+			&i.InFlight,
 		); err != nil {
 			return nil, err
 		}
