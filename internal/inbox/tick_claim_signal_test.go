@@ -47,6 +47,13 @@ func TestInboxTickSignalBeforeTheClaimIsReadLeavesNothingLeased(t *testing.T) {
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
+		// The signal first, then the answer: pgx may give up on the
+		// connection when it sees the cancel (a deadline, which releases
+		// the gate too) or read the answer; either way it comes after the
+		// signal. Released here as well, so no read waits on a deadline
+		// pgx need not set (a commit run past the signal; the gate hung a
+		// make test-stress run for 10 minutes).
+		defer g.release()
 		defer stop()
 		<-g.armed
 		// The claim ran in the server: committed (its lease visible), or
@@ -96,8 +103,9 @@ func TestInboxTickSignalBeforeTheClaimIsReadLeavesNothingLeased(t *testing.T) {
 }
 
 // answerGate holds back the answer to the tick's first claim: armed when
-// the claim is prepared (before it is executed), released when pgx gives up on the connection (it sets
-// a deadline as its context is cancelled).
+// the claim is prepared (before it is executed), released when pgx gives
+// up on the connection (it sets a deadline as its context is cancelled)
+// or, at the latest, once the tick has been signalled.
 type answerGate struct {
 	once, releaseOnce  sync1
 	armed, released    chan struct{}
@@ -149,10 +157,14 @@ func (c *gatedConn) Read(b []byte) (int, error) {
 func (c *gatedConn) SetDeadline(t time.Time) error {
 	err := c.Conn.SetDeadline(t)
 	if !t.IsZero() && c.g.holding.Load() {
-		c.g.releaseOnce.do(func() {
-			c.g.holding.Store(false)
-			close(c.g.released)
-		})
+		c.g.release()
 	}
 	return err
+}
+
+func (g *answerGate) release() {
+	g.releaseOnce.do(func() {
+		g.holding.Store(false)
+		close(g.released)
+	})
 }
