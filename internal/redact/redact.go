@@ -279,23 +279,27 @@ func decodesToSecret(run string, secrets []string) bool {
 	return false
 }
 
+// pieceHoldsSecret decodes blob in the standard alphabet with the URL
+// one's two letters mapped onto it, so a blob of either alphabet decodes,
+// and so does a run where a neighbour of the other alphabet touches it
+// ("0eDAwMM_PMA+": the '+' would fail either decoding on its own).
 func pieceHoldsSecret(blob string, secrets []string) bool {
 	if len(blob)%4 == 1 {
 		blob = blob[:len(blob)-1]
 	}
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		b, err := enc.DecodeString(blob)
-		if err != nil {
-			continue
-		}
-		for _, s := range secrets {
-			if bytes.Contains(b, []byte(s)) {
-				return true
-			}
+	b, err := base64.RawStdEncoding.DecodeString(urlToStdAlphabet.Replace(blob))
+	if err != nil {
+		return false
+	}
+	for _, s := range secrets {
+		if bytes.Contains(b, []byte(s)) {
+			return true
 		}
 	}
 	return false
 }
+
+var urlToStdAlphabet = strings.NewReplacer("-", "+", "_", "/")
 
 // base64Run widens sp to the run of base64 characters (either alphabet,
 // padding included) it lies in.
