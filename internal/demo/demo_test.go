@@ -74,8 +74,12 @@ func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 	if exhausted == 0 || !rep.Findymail.Exhausted {
 		t.Fatalf("Findymail never ran out of credits (%d calls, %d credits): the demo shows nothing", rep.Findymail.Total, rep.Findymail.Credits)
 	}
-	if f := rep.Findymail; f.BreakerWindows == 0 || f.AfterBreaker > f.BreakerWindows {
-		t.Errorf("%d Findymail calls while its breaker was open, %d breaker window(s); want a breaker and at most one probe per window", f.AfterBreaker, f.BreakerWindows)
+	// Calls admitted before the breaker opened may reach the provider
+	// after it on a starved machine (a make test-stress run saw 4 in one
+	// window); beyond those, one probe per window.
+	if f := rep.Findymail; f.BreakerWindows == 0 || f.AfterBreaker > f.BreakerWindows+f.AdmittedNotStarted {
+		t.Errorf("%d Findymail calls started while its breaker was open, %d of them admitted before it opened, %d breaker window(s); want a breaker and at most one probe per window",
+			f.AfterBreaker, f.AdmittedNotStarted, f.BreakerWindows)
 	}
 	if n := rep.LeadsByStatus["enrichment_failed"]; n != 0 {
 		t.Errorf("%d leads ended enrichment_failed; want none", n)

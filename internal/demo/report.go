@@ -59,6 +59,10 @@ type FindymailCalls struct {
 	// BreakerWindows is how many breaker windows the demo spanned after
 	// the breaker opened.
 	BreakerWindows int `json:"breaker_windows"`
+	// AdmittedNotStarted calls were admitted before the breaker opened
+	// but had not reached the provider by then: on a starved machine they
+	// start after it, so AfterBreaker counts them too.
+	AdmittedNotStarted int `json:"admitted_before_breaker_not_started"`
 }
 
 // MailboxSpread is the distribution of sent messages over mailboxes.
@@ -103,6 +107,11 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 		rep.Findymail.InFlight, rep.Findymail.BeforeBreaker, rep.Findymail.AfterBreaker = q.InFlight, q.BeforeBreaker, q.AfterBreaker
 		if !breakerOpened.IsZero() {
 			rep.Findymail.BreakerWindows = 1 + int(end.Sub(breakerOpened)/guard.QuotaOpenDefault)
+			admitted, err := store.DemoAdmittedBy(ctx, pool, breakerOpened)
+			if err != nil {
+				return rep, fmt.Errorf("reading the calls admitted before the breaker opened: %w", err)
+			}
+			rep.Findymail.AdmittedNotStarted = max(0, admitted-s.findymail.startedBy(breakerOpened))
 		}
 	}
 	rep.Alerts = s.slack.Posts()
@@ -152,6 +161,9 @@ func (r Report) Render(w io.Writer) {
 		p("Findymail ran out of credits after %d calls. Calls made while its breaker was open: %d (breaker windows: %d; at most one probe each).",
 			f.Credits, f.AfterBreaker, f.BreakerWindows)
 		p("  Around the quota answer: %d calls already in flight, %d started before the breaker opened.", f.InFlight, f.BeforeBreaker)
+		if f.AdmittedNotStarted > 0 {
+			p("  %d call(s) admitted before the breaker opened reached Findymail only after it (a busy machine).", f.AdmittedNotStarted)
+		}
 	} else {
 		p("Findymail did not run out of credits (%d calls of %d); give --leads a larger number.", f.Total, f.Credits)
 	}

@@ -71,6 +71,12 @@ func DemoBreakerOpened(ctx context.Context, db DBTX) (time.Time, error) {
 	return t, err
 }
 
+// DemoAdmittedBy counts the findymail calls admitted at or before at.
+func DemoAdmittedBy(ctx context.Context, db DBTX, at time.Time) (int, error) {
+	n, err := sqlcdb.New(db).DemoReportAdmittedBy(ctx, at)
+	return int(n), err
+}
+
 // DemoSeedInboxLeads adds n leads with an address to workspace.
 func DemoSeedInboxLeads(ctx context.Context, db DBTX, workspace string, n int) error {
 	return sqlcdb.New(db).DemoInboxLeadsSeed(ctx, sqlcdb.DemoInboxLeadsSeedParams{Leads: int32(n), Workspace: workspace})
