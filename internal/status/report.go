@@ -283,7 +283,7 @@ func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Rep
 	reached := map[int64]bool{}
 	for _, s := range spend {
 		sp := Spend{Workspace: s.Workspace, MonthStart: MonthStart(now), SpentUSD: s.SpentUSD, CeilingUSD: s.CeilingUSD, InFlightUSD: s.InFlightUSD}
-		sp.Reached = s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD && !ceilingHeldInFlight(s)
+		sp.Reached = atCeiling(s.SpentUSD, s.CeilingUSD) && !ceilingHeldInFlight(s)
 		reached[s.WorkspaceID] = sp.Reached
 		r.Spend = append(r.Spend, sp)
 	}

@@ -113,7 +113,7 @@ func (p painter) writeFull(b *strings.Builder, r *Report) {
 		switch {
 		case s.Reached:
 			used = p.Bad.Render("reached")
-		case s.CeilingUSD != nil && s.SpentUSD >= *s.CeilingUSD:
+		case atCeiling(s.SpentUSD, s.CeilingUSD):
 			used = p.Warn.Render("in flight")
 		}
 		rows = append(rows, []string{s.Workspace, usd(s.SpentUSD), ceiling, used})

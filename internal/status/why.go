@@ -244,7 +244,7 @@ func workspaceGuards(ctx context.Context, db store.DBTX, now time.Time, workspac
 		return nil, err
 	}
 	for _, s := range spend {
-		if s.CeilingUSD == nil || s.SpentUSD < *s.CeilingUSD {
+		if !atCeiling(s.SpentUSD, s.CeilingUSD) {
 			continue
 		}
 		if ceilingHeldInFlight(s) {
@@ -431,9 +431,15 @@ func orUnknown(s string) string {
 
 func stamp(t time.Time) string { return cliio.Stamp(t) }
 
+// atCeiling: a month's spend, reservations counted, has reached its
+// ceiling (nil: none).
+func atCeiling(spent float64, ceiling *float64) bool {
+	return ceiling != nil && spent >= *ceiling
+}
+
 // ceilingHeldInFlight: the month's spend is at the ceiling only with the
 // reservations of calls in flight counted. The guard then refuses for
 // store.CeilingInFlightWait, not the month, as a miss among them is refunded.
 func ceilingHeldInFlight(s store.OpsSpend) bool {
-	return s.CeilingUSD != nil && s.InFlightUSD > 0 && s.SpentUSD-s.InFlightUSD < *s.CeilingUSD
+	return atCeiling(s.SpentUSD, s.CeilingUSD) && s.InFlightUSD > 0 && !atCeiling(s.SpentUSD-s.InFlightUSD, s.CeilingUSD)
 }
