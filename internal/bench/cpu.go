@@ -22,7 +22,10 @@ import (
 // bounds the email drain. Only the bench's own cluster counts: other
 // clusters on a shared machine start and stop during a run.
 type CPUSample struct {
-	self     time.Duration
+	self time.Duration
+	// children is the CPU of this process's children that have ended and
+	// been waited for (the tick processes of bench width).
+	children time.Duration
 	postgres time.Duration
 	// postgresSeen is false when the cluster's postmaster is not visible
 	// (the server is elsewhere, or /proc is not there): postgres is then
@@ -65,6 +68,9 @@ func SampleCPU(pm int) CPUSample {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
+		s.children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if pm == 0 {
 		return s
@@ -145,4 +151,10 @@ func (s CPUSample) PerItem(end CPUSample, items int) (self float64, postgres *fl
 		postgres = &pg
 	}
 	return self, postgres
+}
+
+// ChildrenPerItem is the CPU microseconds per item of the children that
+// ended between two samples.
+func (s CPUSample) ChildrenPerItem(end CPUSample, items int) float64 {
+	return float64((end.children - s.children).Microseconds()) / float64(items)
 }

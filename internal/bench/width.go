@@ -67,6 +67,14 @@ type WidthRow struct {
 	// a floor).
 	Drained             bool     `json:"drained"`
 	PostgresCPUPerRowUS *float64 `json:"postgres_cpu_us_per_row,omitempty"`
+	// TicksCPUPerRowUS is the tick processes' CPU per row (user + system,
+	// from their start to their exit after the window, so it includes
+	// their shutdown); StandInCPUPerRowUS the bench process's, which runs
+	// the SMTP or provider stand-in (and samples lock waits). With PostgresCPUPerRowUS they say
+	// where the CPU per row goes as processes are added: on a machine
+	// whose cores are the bound, throughput is the cores over their sum.
+	TicksCPUPerRowUS   float64 `json:"ticks_cpu_us_per_row"`
+	StandInCPUPerRowUS float64 `json:"stand_in_cpu_us_per_row"`
 	// Samples of the other active backends (every 20 ms): LockShare is the
 	// share of them waiting for a heavyweight lock (a row, a transaction),
 	// LockWaits those samples by wait event.
@@ -152,10 +160,13 @@ func widthRun(ctx context.Context, cfg WidthConfig, kind tickkind.Kind, processe
 	elapsed := time.Since(start).Seconds()
 	row.Rows, row.RowsPerSec = n, float64(n)/elapsed
 	row.Drained = n >= int64(w.backlog)
-	if _, pg := cpu.PerItem(SampleCPU(pm), int(max(n, 1))); pg != nil {
-		row.PostgresCPUPerRowUS = pg
+	if self, pg := cpu.PerItem(SampleCPU(pm), int(max(n, 1))); pg != nil {
+		row.PostgresCPUPerRowUS, row.StandInCPUPerRowUS = pg, self
+	} else {
+		row.StandInCPUPerRowUS = self
 	}
 	w.stop()
+	row.TicksCPUPerRowUS = cpu.ChildrenPerItem(SampleCPU(pm), int(max(n, 1)))
 	row.TickErrors = len(tickErrs)
 	if row.Ticks, err = store.BenchTickRuns(ctx, s.Pool); err != nil {
 		return row, err
