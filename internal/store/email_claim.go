@@ -128,7 +128,8 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 			if err != nil {
 				return err
 			}
-			claim.Contended = claim.Contended || int(lock.Eligible) > len(lock.Locked)
+			contended := int(lock.Eligible) > len(lock.Locked)
+			claim.Contended = claim.Contended || contended
 			room, err := q.EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: lock.Locked,
 				Ticks: share.Ticks, Rank: share.Rank, Own: own})
 			if err != nil {
@@ -155,6 +156,13 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 				return err
 			}
 			claim.Rows = append(claim.Rows, got...)
+			if own && contended {
+				// Another claim holds some of this tick's share (one
+				// serving the rest): try the share again shortly rather
+				// than lock the rest, where the others' claims would
+				// then find their own shares held in turn.
+				break
+			}
 		}
 		return nil
 	})
