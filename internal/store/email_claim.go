@@ -72,15 +72,15 @@ func servedByMailbox(served, active int) bool {
 
 // claimParts are the parts of the mailboxes a claim serves in turn, as
 // the own argument of email_claim_lock.sql and email_claim_room.sql: with
-// other email ticks claiming, this tick's share first (mailbox id modulo
-// the ticks, equal to its rank), then the rest. Each email tick claims its
-// share first, so each mailbox's messages go through one tick's connection
-// rather than one per tick process (issue 30: 1.4 messages per connection
-// at 16 processes over 1,000 mailboxes) and concurrent claims lock
-// disjoint mailboxes; it serves the rest only when its share cannot fill
-// the batch, so no mailbox waits for a tick that is gone.
-func claimParts(ticks int32) []bool {
-	if ticks <= 1 {
+// other email ticks claiming, this tick's share first (shareMask), then
+// the rest. Each email tick claims its share first, so each mailbox's
+// messages go through one tick's connection rather than one per tick
+// process (issue 30: 1.4 messages per connection at 16 processes over
+// 1,000 mailboxes) and concurrent claims lock disjoint mailboxes; it
+// serves the rest only when its share cannot fill the batch, so no
+// mailbox waits for a tick that is gone.
+func claimParts(others int) []bool {
+	if others == 0 {
 		return []bool{true}
 	}
 	return []bool{true, false}
@@ -102,8 +102,8 @@ type emailClaimParams struct {
 // none of them on the busy mailboxes (still sending an earlier batch of
 // this tick). Email is the lead's address normalised (trimmed, lower case).
 //
-// One transaction: it reads how many email ticks claim now and this
-// tick's rank among them (email_claim_share.sql), then serves the parts of
+// One transaction: it reads which other email ticks claim now
+// (email_claim_share.sql) and so this tick's share, then serves the parts of
 // the mailboxes in turn (claimParts) until the batch is full, each with
 // three statements: the first locks the part's mailboxes whose cap or gap
 // the claim must respect, the second (a new snapshot, so it sees every
@@ -116,22 +116,23 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 	var claim EmailClaim
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		q := sqlcdb.New(tx)
-		share, err := q.EmailClaimShare(ctx, tickID)
+		others, err := q.EmailClaimShare(ctx, tickID)
 		if err != nil {
 			return err
 		}
-		for _, own := range claimParts(share.Ticks) {
+		share := shareMask(tickID, others)
+		for _, own := range claimParts(len(others)) {
 			if len(claim.Rows) >= batch {
 				break
 			}
-			lock, err := q.EmailClaimLock(ctx, sqlcdb.EmailClaimLockParams{Busy: busy, Ticks: share.Ticks, Rank: share.Rank, Own: own})
+			lock, err := q.EmailClaimLock(ctx, sqlcdb.EmailClaimLockParams{Busy: busy, Share: share, Own: own})
 			if err != nil {
 				return err
 			}
 			contended := int(lock.Eligible) > len(lock.Locked)
 			claim.Contended = claim.Contended || contended
 			room, err := q.EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: lock.Locked,
-				Ticks: share.Ticks, Rank: share.Rank, Own: own})
+				Share: share, Own: own})
 			if err != nil {
 				return err
 			}

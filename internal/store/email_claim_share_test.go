@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -14,7 +16,7 @@ import (
 // process opened its own connection to nearly every mailbox (1.4 messages
 // per connection), because every claim took the oldest due rows whatever
 // their mailbox. With other email ticks claiming, a claim now serves its
-// share of the mailboxes first (id modulo the claiming ticks), and the rest
+// share of the mailboxes first (store.ShareMask), and the rest
 // only when its share cannot fill the batch; ticks that died or finished
 // do not count.
 func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
@@ -23,9 +25,9 @@ func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
 	ctx := context.Background()
 	seedShareBacklog(t, db)
 	start := func(id string) { startEmailTick(t, db, id) }
-	// Two ticks claiming; before them by id, one killed (its claims_until
-	// passed, never finished) and one finished: neither has a share.
-	for _, id := range []string{"share-0", "share-1", "share-a", "share-b"} {
+	// Two ticks claiming; beside them one killed (its claims_until passed,
+	// never finished) and one finished: neither has a share.
+	for _, id := range []string{"share-0", "share-1", "tick-a", "tick-b"} {
 		start(id)
 	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE tick_runs SET claims_until = now() - interval '1 second' WHERE tick_id = 'share-0';
@@ -40,36 +42,74 @@ func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
 		}
 		return c.Rows
 	}
+	sides := shareSides(t, db)
 
-	// share-a is first of the two: mailboxes with even ids; share-b odd.
-	if even, odd := byParity(claim("share-a", 40)); even != 40 || odd != 0 {
-		t.Errorf("share-a claimed %d rows on even mailboxes and %d on odd ones, want its share only: 40 and 0", even, odd)
+	if a, b := sides.split(claim("tick-a", 40)); a != 40 || b != 0 {
+		t.Errorf("tick-a claimed %d rows on its mailboxes and %d on tick-b's, want its share only: 40 and 0", a, b)
 	}
-	if even, odd := byParity(claim("share-b", 40)); even != 0 || odd != 40 {
-		t.Errorf("share-b claimed %d rows on even mailboxes and %d on odd ones, want its share only: 0 and 40", even, odd)
+	if a, b := sides.split(claim("tick-b", 40)); a != 0 || b != 40 {
+		t.Errorf("tick-b claimed %d rows on tick-a's mailboxes and %d on its own, want its share only: 0 and 40", a, b)
 	}
-	// 40 rows left on each side: a batch of 200 takes share-a's 40, then
-	// the other share's 40 rather than leave them waiting.
-	if even, odd := byParity(claim("share-a", 200)); even != 40 || odd != 40 {
-		t.Errorf("share-a with its share short claimed %d even and %d odd rows, want 40 and 40 (the rest served too)", even, odd)
+	// A batch of 200 takes what is left of tick-a's, then the other
+	// share's rather than leave them waiting.
+	wantA, wantB := 20*sides.a-40, 20*sides.b-40
+	if a, b := sides.split(claim("tick-a", 200)); a != wantA || b != wantB {
+		t.Errorf("tick-a with its share short claimed %d rows on its mailboxes and %d on tick-b's, want %d and %d (the rest served too)", a, b, wantA, wantB)
 	}
 }
 
-// byParity counts rows on even and odd mailbox ids: share-a's and
-// share-b's when those two ticks claim.
-func byParity(rows []store.ClaimedEnrollment) (even, odd int) {
-	for _, r := range rows {
-		if r.MailboxID%2 == 0 {
-			even++
+// sides are the 8 mailboxes of seedShareBacklog split between the shares
+// of ticks tick-a and tick-b, claiming beside each other.
+type sides struct {
+	ofA  map[int64]bool
+	a, b int // mailboxes in each share
+}
+
+// shareSides splits db's mailboxes between tick-a and tick-b. Each
+// must hold at least two (the tests claim 40 rows, 20 per mailbox, from
+// each share): fatal otherwise, since the split is fixed by the tick ids
+// and the hash.
+func shareSides(t *testing.T, db *storetest.DB) sides {
+	t.Helper()
+	rows, err := db.Pool.Query(context.Background(), `SELECT id FROM mailboxes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := store.ShareMask("tick-a", []string{"tick-b"})
+	s := sides{ofA: map[int64]bool{}}
+	for _, id := range ids {
+		slot := id % store.ShareSlots
+		if mask[slot/8]&(1<<(slot%8)) != 0 {
+			s.ofA[id] = true
+			s.a++
 		} else {
-			odd++
+			s.b++
 		}
 	}
-	return even, odd
+	if s.a < 2 || s.b < 2 {
+		t.Fatalf("tick-a holds %d of the mailboxes and tick-b %d; the tests need two or more each", s.a, s.b)
+	}
+	return s
+}
+
+// split counts rows on tick-a's mailboxes and on tick-b's.
+func (s sides) split(rows []store.ClaimedEnrollment) (a, b int) {
+	for _, r := range rows {
+		if s.ofA[r.MailboxID] {
+			a++
+		} else {
+			b++
+		}
+	}
+	return a, b
 }
 
 // cappedShares is seedShareBacklog with a daily cap on every mailbox (so
-// claims lock the mailboxes they count) and ticks share-a and share-b
+// claims lock the mailboxes they count) and ticks tick-a and tick-b
 // claiming.
 func cappedShares(t *testing.T) *storetest.DB {
 	t.Helper()
@@ -78,8 +118,8 @@ func cappedShares(t *testing.T) *storetest.DB {
 	if _, err := db.Pool.Exec(context.Background(), `UPDATE mailboxes SET daily_cap = 50`); err != nil {
 		t.Fatal(err)
 	}
-	startEmailTick(t, db, "share-a")
-	startEmailTick(t, db, "share-b")
+	startEmailTick(t, db, "tick-a")
+	startEmailTick(t, db, "tick-b")
 	return db
 }
 
@@ -138,30 +178,26 @@ func TestEmailClaimLocksOnlyItsShareOfCappedMailboxes(t *testing.T) {
 	db := cappedShares(t)
 	ctx := context.Background()
 
-	// share-a claims and has not committed: it holds the locks it took.
+	// tick-a claims and has not committed: it holds the locks it took.
 	txA, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer txA.Rollback(ctx)
-	a, err := store.ClaimEnrollments(ctx, txA, 40, time.Hour, "share-a")
+	a, err := store.ClaimEnrollments(ctx, txA, 40, time.Hour, "tick-a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Rows) != 40 {
-		t.Fatalf("share-a claimed %d rows, want 40", len(a.Rows))
+		t.Fatalf("tick-a claimed %d rows, want 40", len(a.Rows))
 	}
-	b, err := store.ClaimEnrollments(ctx, db.Pool, 40, time.Hour, "share-b")
+	b, err := store.ClaimEnrollments(ctx, db.Pool, 40, time.Hour, "tick-b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	odd := 0
-	for _, r := range b.Rows {
-		odd += int(r.MailboxID % 2)
-	}
-	if len(b.Rows) != 40 || odd != 40 || b.Contended {
-		t.Errorf("share-b, claiming while share-a holds its claim, got %d rows (%d on its odd mailboxes), contended %v; want 40 on its own, not contended",
-			len(b.Rows), odd, b.Contended)
+	if _, own := shareSides(t, db).split(b.Rows); len(b.Rows) != 40 || own != 40 || b.Contended {
+		t.Errorf("tick-b, claiming while tick-a holds its claim, got %d rows (%d on its own mailboxes), contended %v; want 40 on its own, not contended",
+			len(b.Rows), own, b.Contended)
 	}
 }
 
@@ -178,35 +214,41 @@ func TestEmailClaimLeavesTheRestWhileItsShareIsHeld(t *testing.T) {
 	db := cappedShares(t)
 	ctx := context.Background()
 
-	// Another claim (share-b's, serving the rest) holds one of share-a's
-	// even mailboxes.
+	sides := shareSides(t, db)
+	var held int64
+	for id := range sides.ofA {
+		held = max(held, id)
+	}
+	// Another claim (tick-b's, serving the rest) holds one of tick-a's
+	// mailboxes.
 	hold, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hold.Rollback(ctx)
-	if _, err := hold.Exec(ctx, `SELECT id FROM mailboxes WHERE id % 2 = 0 ORDER BY id LIMIT 1 FOR NO KEY UPDATE`); err != nil {
+	if _, err := hold.Exec(ctx, `SELECT id FROM mailboxes WHERE id = $1 FOR NO KEY UPDATE`, held); err != nil {
 		t.Fatal(err)
 	}
-	a, err := store.ClaimEnrollments(ctx, db.Pool, 200, time.Hour, "share-a")
+	a, err := store.ClaimEnrollments(ctx, db.Pool, 200, time.Hour, "tick-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if even, odd := byParity(a.Rows); even != 60 || odd != 0 || !a.Contended {
-		t.Errorf("share-a, one of its 4 mailboxes held, claimed %d rows on its even mailboxes and %d on share-b's odd ones, contended %v; want 60, 0, contended",
-			even, odd, a.Contended)
+	want := 20 * (sides.a - 1)
+	if own, rest := sides.split(a.Rows); own != want || rest != 0 || !a.Contended {
+		t.Errorf("tick-a, one of its %d mailboxes held, claimed %d rows on its mailboxes and %d on tick-b's, contended %v; want %d, 0, contended",
+			sides.a, own, rest, a.Contended, want)
 	}
 
 	// Nothing of its share held, and the share short: the rest is served.
 	if err := hold.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, err = store.ClaimEnrollments(ctx, db.Pool, 200, time.Hour, "share-a")
+	a, err = store.ClaimEnrollments(ctx, db.Pool, 200, time.Hour, "tick-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if even, odd := byParity(a.Rows); even != 20 || odd != 80 || a.Contended {
-		t.Errorf("share-a, its share short, claimed %d even and %d odd rows, contended %v; want 20, 80 (the rest served), not contended",
-			even, odd, a.Contended)
+	if own, rest := sides.split(a.Rows); own != 20 || rest != 20*sides.b || a.Contended {
+		t.Errorf("tick-a, its share short, claimed %d rows on its mailboxes and %d on tick-b's, contended %v; want 20, %d (the rest served), not contended",
+			own, rest, a.Contended, 20*sides.b)
 	}
 }

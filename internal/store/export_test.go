@@ -17,9 +17,15 @@ var (
 // EmailClaimRoom runs the email claim's second statement
 // (email_claim_room.sql): the mailboxes the claim may serve, and their room.
 func EmailClaimRoom(ctx context.Context, db DBTX, busy, locked []int64) (served, rooms []int64, err error) {
-	r, err := sqlcdb.New(db).EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: locked, Ticks: 1, Own: true})
+	r, err := sqlcdb.New(db).EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: locked, Share: shareMask("", nil), Own: true})
 	return r.Ids, r.Rooms, err
 }
+
+// ShareMask is a tick's share of the mailboxes beside the other ticks
+// claiming (email claim); ShareSlots the slots (mailbox id modulo it).
+var ShareMask = shareMask
+
+const ShareSlots = shareSlots
 
 // EnrichClaimSQL is the enrichment claim with batch written in.
 func EnrichClaimSQL(batch int) string { return withBatch(enrichClaimSQL, batch) }

@@ -10,8 +10,8 @@
 -- on the mailbox row, which this does not block.
 -- eligible counts the mailboxes that wanted a lock: more than were locked
 -- means another claim held some (the tick may try again shortly).
--- With other email ticks claiming ($ticks > 1), it locks one part of the
--- mailboxes: this tick's share ($own: id modulo $ticks is $rank) or the
+-- It locks one part of the mailboxes: this tick's share ($own: the bit of
+-- the mailbox's slot, id modulo the bits in $share, is set there) or the
 -- rest, so concurrent claims lock disjoint shares (store.ClaimEnrollments).
 WITH eligible AS (
     SELECT m.id
@@ -19,7 +19,7 @@ WITH eligible AS (
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
       AND m.id <> ALL (sqlc.arg(busy)::bigint[])
       AND (m.cap_today > 0 OR m.gap_max > interval '0' AND m.next_send_not_before <= now())
-      AND (sqlc.arg(ticks)::int <= 1 OR (m.id % sqlc.arg(ticks)::int = sqlc.arg(rank)::int) = sqlc.arg(own)::bool)
+      AND (get_bit(sqlc.arg(share)::bytea, (m.id % (8 * length(sqlc.arg(share)::bytea)))::int) = 1) = sqlc.arg(own)::bool
 ),
 locked AS (
     SELECT m.id

@@ -15,7 +15,7 @@
 -- mailbox with a gap one row per claim.
 --
 -- Of one part of the mailboxes, as email_claim_lock.sql: this tick's
--- share ($own) or the rest, when other email ticks claim ($ticks > 1).
+-- share ($own) or the rest ($share: store.shareMask).
 --
 -- A statement of its own so that the claim gets the served mailboxes as a
 -- parameter, and the store can choose how the claim finds their rows by
@@ -26,7 +26,7 @@ WITH open_mailboxes AS (
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
       AND m.id <> ALL (sqlc.arg(busy)::bigint[])
-      AND (sqlc.arg(ticks)::int <= 1 OR (m.id % sqlc.arg(ticks)::int = sqlc.arg(rank)::int) = sqlc.arg(own)::bool)
+      AND (get_bit(sqlc.arg(share)::bytea, (m.id % (8 * length(sqlc.arg(share)::bytea)))::int) = 1) = sqlc.arg(own)::bool
       AND (m.cap_today = 0 AND m.gap_max = interval '0'
            OR m.id = ANY (sqlc.arg(locked)::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
 ),
@@ -42,4 +42,4 @@ SELECT ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[
        ARRAY(SELECT h.room FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[] AS rooms,
        (SELECT count(*) FROM mailboxes m
         WHERE m.status = 'active'
-          AND (sqlc.arg(ticks)::int <= 1 OR (m.id % sqlc.arg(ticks)::int = sqlc.arg(rank)::int) = sqlc.arg(own)::bool))::int AS active;
+          AND (get_bit(sqlc.arg(share)::bytea, (m.id % (8 * length(sqlc.arg(share)::bytea)))::int) = 1) = sqlc.arg(own)::bool)::int AS active;

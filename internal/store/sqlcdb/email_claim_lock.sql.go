@@ -16,7 +16,7 @@ WITH eligible AS (
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
       AND m.id <> ALL ($1::bigint[])
       AND (m.cap_today > 0 OR m.gap_max > interval '0' AND m.next_send_not_before <= now())
-      AND ($2::int <= 1 OR (m.id % $2::int = $3::int) = $4::bool)
+      AND (get_bit($2::bytea, (m.id % (8 * length($2::bytea)))::int) = 1) = $3::bool
 ),
 locked AS (
     SELECT m.id
@@ -31,8 +31,7 @@ SELECT ARRAY(SELECT l.id FROM locked l)::bigint[] AS locked,
 
 type EmailClaimLockParams struct {
 	Busy  []int64
-	Ticks int32
-	Rank  int32
+	Share []byte
 	Own   bool
 }
 
@@ -52,16 +51,11 @@ type EmailClaimLockRow struct {
 // on the mailbox row, which this does not block.
 // eligible counts the mailboxes that wanted a lock: more than were locked
 // means another claim held some (the tick may try again shortly).
-// With other email ticks claiming ($ticks > 1), it locks one part of the
-// mailboxes: this tick's share ($own: id modulo $ticks is $rank) or the
+// It locks one part of the mailboxes: this tick's share ($own: the bit of
+// the mailbox's slot, id modulo the bits in $share, is set there) or the
 // rest, so concurrent claims lock disjoint shares (store.ClaimEnrollments).
 func (q *Queries) EmailClaimLock(ctx context.Context, arg EmailClaimLockParams) (EmailClaimLockRow, error) {
-	row := q.db.QueryRow(ctx, emailClaimLock,
-		arg.Busy,
-		arg.Ticks,
-		arg.Rank,
-		arg.Own,
-	)
+	row := q.db.QueryRow(ctx, emailClaimLock, arg.Busy, arg.Share, arg.Own)
 	var i EmailClaimLockRow
 	err := row.Scan(&i.Locked, &i.Eligible)
 	return i, err

@@ -14,10 +14,10 @@ WITH open_mailboxes AS (
     SELECT m.id, m.cap_today, m.gap_max > interval '0' AS spaced
     FROM mailboxes m
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
-      AND m.id <> ALL ($4::bigint[])
-      AND ($1::int <= 1 OR (m.id % $1::int = $2::int) = $3::bool)
+      AND m.id <> ALL ($3::bigint[])
+      AND (get_bit($1::bytea, (m.id % (8 * length($1::bytea)))::int) = 1) = $2::bool
       AND (m.cap_today = 0 AND m.gap_max = interval '0'
-           OR m.id = ANY ($5::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
+           OR m.id = ANY ($4::bigint[]) AND (m.gap_max = interval '0' OR m.next_send_not_before <= now()))
 ),
 healthy AS (
     SELECT o.id,
@@ -31,12 +31,11 @@ SELECT ARRAY(SELECT h.id FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[
        ARRAY(SELECT h.room FROM healthy h WHERE h.room > 0 ORDER BY h.id)::bigint[] AS rooms,
        (SELECT count(*) FROM mailboxes m
         WHERE m.status = 'active'
-          AND ($1::int <= 1 OR (m.id % $1::int = $2::int) = $3::bool))::int AS active
+          AND (get_bit($1::bytea, (m.id % (8 * length($1::bytea)))::int) = 1) = $2::bool)::int AS active
 `
 
 type EmailClaimRoomParams struct {
-	Ticks  int32
-	Rank   int32
+	Share  []byte
 	Own    bool
 	Busy   []int64
 	Locked []int64
@@ -64,7 +63,7 @@ type EmailClaimRoomRow struct {
 // mailbox with a gap one row per claim.
 //
 // Of one part of the mailboxes, as email_claim_lock.sql: this tick's
-// share ($own) or the rest, when other email ticks claim ($ticks > 1).
+// share ($own) or the rest ($share: store.shareMask).
 //
 // A statement of its own so that the claim gets the served mailboxes as a
 // parameter, and the store can choose how the claim finds their rows by
@@ -72,8 +71,7 @@ type EmailClaimRoomRow struct {
 // store.ClaimEnrollments.
 func (q *Queries) EmailClaimRoom(ctx context.Context, arg EmailClaimRoomParams) (EmailClaimRoomRow, error) {
 	row := q.db.QueryRow(ctx, emailClaimRoom,
-		arg.Ticks,
-		arg.Rank,
+		arg.Share,
 		arg.Own,
 		arg.Busy,
 		arg.Locked,

@@ -10,26 +10,23 @@ import (
 )
 
 const emailClaimShare = `-- name: EmailClaimShare :one
-SELECT (count(*) + 1)::int AS ticks,
-       count(*) FILTER (WHERE r.tick_id < $1)::int AS rank
-FROM tick_runs r
-WHERE r.kind = 'email' AND r.finished_at IS NULL
-  AND r.claims_until > now() AND r.tick_id <> $1
+SELECT ARRAY(
+    SELECT r.tick_id
+    FROM tick_runs r
+    WHERE r.kind = 'email' AND r.finished_at IS NULL
+      AND r.claims_until > now() AND r.tick_id <> $1
+    ORDER BY r.tick_id
+)::text[] AS others
 `
-
-type EmailClaimShareRow struct {
-	Ticks int32
-	Rank  int32
-}
 
 // The email ticks claiming now besides tick $tick_id (unfinished, before
 // their claims_until): the claim serves the mailboxes of its share first
-// (mailbox id modulo ticks equal to rank, its place among them by tick id).
-// A tick that died is counted only until its claims_until. Reads
-// tick_runs_open_idx: the unfinished runs, not the history.
-func (q *Queries) EmailClaimShare(ctx context.Context, tickID string) (EmailClaimShareRow, error) {
+// (store.shareMask divides the mailboxes among them). A tick that died is
+// counted only until its claims_until. Reads tick_runs_open_idx: the
+// unfinished runs, not the history.
+func (q *Queries) EmailClaimShare(ctx context.Context, tickID string) ([]string, error) {
 	row := q.db.QueryRow(ctx, emailClaimShare, tickID)
-	var i EmailClaimShareRow
-	err := row.Scan(&i.Ticks, &i.Rank)
-	return i, err
+	var others []string
+	err := row.Scan(&others)
+	return others, err
 }
