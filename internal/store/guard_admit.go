@@ -176,6 +176,13 @@ type guardSettleParams struct {
 	Clean       bool // a clean answer among them: clear the failure streak
 	WorkspaceID int64
 	Provider    string
+	// Reserved is the state only whose rows change, 'reserved', sent as a
+	// parameter: the settle's generic plan then cannot read the group's
+	// rows through a partial index of the reserved calls (migrations
+	// 00018, 00021), every entry of which it would read per group (the
+	// calls in flight, and the settled ones vacuum has not yet removed);
+	// it reaches them by key.
+	Reserved string
 }
 
 //go:embed queries/byhand/guard_keep_found.sql
@@ -213,7 +220,7 @@ func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider st
 			keepLeads, keepEmails = append(keepLeads, c.LeadID), append(keepEmails, c.Found)
 		}
 	}
-	stmts := []*pgx.QueuedQuery{{SQL: guardSettleSQL, Arguments: params(guardSettleParams{CallIDs: ids, States: states, Outcomes: outcomes, Clean: clean, WorkspaceID: workspaceID, Provider: provider})}}
+	stmts := []*pgx.QueuedQuery{{SQL: guardSettleSQL, Arguments: params(guardSettleParams{CallIDs: ids, States: states, Outcomes: outcomes, Clean: clean, WorkspaceID: workspaceID, Provider: provider, Reserved: "reserved"})}}
 	if len(keepLeads) > 0 {
 		stmts = append(stmts, &pgx.QueuedQuery{SQL: guardKeepFoundSQL, Arguments: params(guardKeepFoundParams{LeadIDs: keepLeads, Emails: keepEmails, Provider: provider})})
 	}

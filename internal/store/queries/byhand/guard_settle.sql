@@ -10,7 +10,8 @@
 -- find would be bought again (issue 24).
 --
 -- $1 ids, $2 states, $3 outcomes (one element per call), $4 clean answer
--- among them (clear the streak), $5 workspace_id, $6 provider.
+-- among them (clear the streak), $5 workspace_id, $6 provider, $7 the
+-- state settled from ('reserved').
 WITH s AS (
     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(id, state, outcome)
 ), call AS (
@@ -20,7 +21,11 @@ WITH s AS (
     -- On the key ($1) as well as by the join: the plan, made once while
     -- the ledger was small, walks provider_calls first, and with this it
     -- reads only the group's rows (without it, all of its key per group).
-    WHERE pc.id = ANY ($1::bigint[]) AND pc.id = s.id AND pc.state = 'reserved'
+    -- The state as a parameter ($7, 'reserved'), which the generic plan
+    -- cannot match to the partial indexes of reserved calls: through one
+    -- it read every call in flight, and every settled one not yet
+    -- vacuumed, per group (TestGuardSettleReachesItsCallsByKey).
+    WHERE pc.id = ANY ($1::bigint[]) AND pc.id = s.id AND pc.state = $7::text
     RETURNING pc.workspace_id, pc.cost_usd, pc.created_at, pc.state
 ), refund AS (
     UPDATE workspace_spend w
