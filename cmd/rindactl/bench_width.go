@@ -81,9 +81,9 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 		return opts.f.IO.WriteJSON(map[string]any{"widths": rows})
 	}
 	out := opts.f.IO.Out
-	// CPU per row: Postgres, the tick processes, the bench (its stand-in).
-	t := cliio.Table{Headers: []string{"kind", "processes", "ticks", "rows/s", "µs/row pg+ticks+bench", "waits", "msgs/conn", "by kind"},
-		Numeric: []int{1, 2, 3, 4, 5, 6}, Flexible: []int{7}}
+	// CPU µs per row: Postgres, the tick processes, the bench (its stand-in).
+	t := cliio.Table{Headers: []string{"kind", "processes", "ticks", "rows/s", "µs pg+ticks+bench", "waits", "msgs/conn", "by kind"},
+		Numeric: []int{1, 2, 3, 4, 5, 6}, Whole: []int{0}, Flexible: []int{7}}
 	for _, r := range rows {
 		rate := fmt.Sprintf("%.0f", r.RowsPerSec)
 		if r.Drained {
@@ -151,8 +151,6 @@ func lockKinds(waits map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// perConnection is the messages sent per SMTP connection ("-" for
-// enrichment).
 // cpuPerRow is a width row's CPU microseconds per row: Postgres's ("?"
 // when not on this machine), the tick processes', the bench's.
 func cpuPerRow(r bench.WidthRow) string {
@@ -163,6 +161,8 @@ func cpuPerRow(r bench.WidthRow) string {
 	return fmt.Sprintf("%s+%.0f+%.0f", pg, r.TicksCPUPerRowUS, r.StandInCPUPerRowUS)
 }
 
+// perConnection is the messages sent per SMTP connection ("-" for
+// enrichment).
 func perConnection(r bench.WidthRow) string {
 	if r.SMTPConnections == 0 {
 		return "-"

@@ -70,9 +70,10 @@ type WidthRow struct {
 	// TicksCPUPerRowUS is the tick processes' CPU per row (user + system,
 	// from their start to their exit after the window, so it includes
 	// their shutdown); StandInCPUPerRowUS the bench process's, which runs
-	// the SMTP or provider stand-in (and samples lock waits). With PostgresCPUPerRowUS they say
-	// where the CPU per row goes as processes are added: on a machine
-	// whose cores are the bound, throughput is the cores over their sum.
+	// the SMTP or provider stand-in (and samples lock waits). With
+	// PostgresCPUPerRowUS they say where the CPU per row goes as processes
+	// are added: on a machine whose cores are the bound, throughput is the
+	// cores over their sum.
 	TicksCPUPerRowUS   float64 `json:"ticks_cpu_us_per_row"`
 	StandInCPUPerRowUS float64 `json:"stand_in_cpu_us_per_row"`
 	// Samples of the other active backends (every 20 ms): LockShare is the
@@ -160,11 +161,7 @@ func widthRun(ctx context.Context, cfg WidthConfig, kind tickkind.Kind, processe
 	elapsed := time.Since(start).Seconds()
 	row.Rows, row.RowsPerSec = n, float64(n)/elapsed
 	row.Drained = n >= int64(w.backlog)
-	if self, pg := cpu.PerItem(SampleCPU(pm), int(max(n, 1))); pg != nil {
-		row.PostgresCPUPerRowUS, row.StandInCPUPerRowUS = pg, self
-	} else {
-		row.StandInCPUPerRowUS = self
-	}
+	row.StandInCPUPerRowUS, row.PostgresCPUPerRowUS = cpu.PerItem(SampleCPU(pm), int(max(n, 1)))
 	w.stop()
 	row.TicksCPUPerRowUS = cpu.ChildrenPerItem(SampleCPU(pm), int(max(n, 1)))
 	row.TickErrors = len(tickErrs)

@@ -84,19 +84,6 @@ func (m *meter) quota(breakerOpened time.Time) (quotaCalls, bool) {
 	return q, true
 }
 
-// startedBy is the number of calls that started at or before t.
-func (m *meter) startedBy(t time.Time) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, c := range m.calls {
-		if !c.start.After(t) {
-			n++
-		}
-	}
-	return n
-}
-
 // count is the number of calls made so far.
 func (m *meter) count() int {
 	m.mu.Lock()

@@ -111,7 +111,8 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 			if err != nil {
 				return rep, fmt.Errorf("reading the calls admitted before the breaker opened: %w", err)
 			}
-			rep.Findymail.AdmittedNotStarted = max(0, admitted-s.findymail.startedBy(breakerOpened))
+			// The calls the stand-in saw start by then: all but those after.
+			rep.Findymail.AdmittedNotStarted = max(0, admitted-(rep.Findymail.Total-q.AfterBreaker))
 		}
 	}
 	rep.Alerts = s.slack.Posts()

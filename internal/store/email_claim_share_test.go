@@ -82,8 +82,7 @@ func shareSides(t *testing.T, db *storetest.DB) sides {
 	mask := store.ShareMask("tick-a", []string{"tick-b"})
 	s := sides{ofA: map[int64]bool{}}
 	for _, id := range ids {
-		slot := id % store.ShareSlots
-		if mask[slot/8]&(1<<(slot%8)) != 0 {
+		if store.InShare(mask, id) {
 			s.ofA[id] = true
 			s.a++
 		} else {

@@ -28,7 +28,7 @@ func owners(t *testing.T, ids []string) []int {
 		others := append(append([]string{}, ids[:i]...), ids[i+1:]...)
 		mask := store.ShareMask(id, others)
 		for s := range store.ShareSlots {
-			if mask[s/8]&(1<<(s%8)) == 0 {
+			if !store.InShare(mask, int64(s)) {
 				continue
 			}
 			if own[s] >= 0 {

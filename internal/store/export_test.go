@@ -27,6 +27,13 @@ var ShareMask = shareMask
 
 const ShareSlots = shareSlots
 
+// InShare reads mask as the claim's statements do (get_bit): whether the
+// mailbox's slot is set.
+func InShare(mask []byte, mailboxID int64) bool {
+	slot := mailboxID % shareSlots
+	return mask[slot/8]&(1<<(slot%8)) != 0
+}
+
 // EnrichClaimSQL is the enrichment claim with batch written in.
 func EnrichClaimSQL(batch int) string { return withBatch(enrichClaimSQL, batch) }
 
