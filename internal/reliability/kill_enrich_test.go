@@ -204,6 +204,7 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 func recoverEnrichment(t *testing.T, db *storetest.DB, env map[string]string, args []string) {
 	t.Helper()
 	const soon = "5 seconds"
+	var last result
 	for range 20 {
 		if queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status IN ('pending', 'in_progress', 'unreachable') AND next_attempt_at <= now() + interval '`+soon+`'`) == 0 &&
 			queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status = 'in_progress'`) == 0 {
@@ -215,11 +216,15 @@ func recoverEnrichment(t *testing.T, db *storetest.DB, env map[string]string, ar
 			t.Fatal(err)
 		}
 		time.Sleep(wait)
-		if res := rindactl(t, env, args...); res.code != 0 {
-			t.Fatalf("recovery tick: %s", res)
+		if last = rindactl(t, env, args...); last.code != 0 {
+			t.Fatalf("recovery tick: %s", last)
 		}
 	}
-	t.Fatalf("leads still due or claimed after 20 recovery ticks: %v", statusCounts(t, db))
+	// Seen once under make test-stress (10 leads left in_progress): who
+	// holds them, for how long, and what the last recovery tick said.
+	held := queryStrings(t, db, `SELECT coalesce(locked_by, '-') || ' until now+' || (locked_until - now())::text || ', attempts ' || attempts
+		FROM lead_enrichment WHERE status = 'in_progress' ORDER BY lead_id`)
+	t.Fatalf("leads still due or claimed after 20 recovery ticks: %v; in_progress: %v; last recovery tick: %s", statusCounts(t, db), held, last)
 }
 
 func statusCounts(t testing.TB, db *storetest.DB) map[string]int {
