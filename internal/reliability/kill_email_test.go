@@ -69,7 +69,7 @@ func killEmailOnce(t *testing.T, delay time.Duration) emailKill {
 
 	tickEnv := map[string]string{"DATABASE_URL": db.TickURL()}
 	args := []string{"email", "tick", "--batch", "8", "--concurrency", "2", "--lease", killEmailLease.String(), "--max-duration", "1500ms"}
-	killAfter(t, tickEnv, args, delay)
+	killAfter(t, db, tickEnv, args, delay)
 
 	// Recover: after the lease, tick until nothing is due or leased.
 	for i := 0; ; i++ {

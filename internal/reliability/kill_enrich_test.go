@@ -37,8 +37,12 @@ func runKills[R any](t *testing.T, n int, stream uint64, window time.Duration, k
 	return results
 }
 
-// killAfter starts rindactl with args, SIGKILLs it after delay and reaps it.
-func killAfter(t *testing.T, env map[string]string, args []string, delay time.Duration) {
+// killAfter starts rindactl with args, SIGKILLs it after delay, reaps it
+// and ends its database sessions. A statement the process had sent runs on
+// in its backend after the kill and commits (a claim taking a batch with
+// a fresh lease, after the test has looked at what the kill left): a pgx
+// client killed during a 1 s UPDATE still had it committed, 2 runs of 2.
+func killAfter(t *testing.T, db *storetest.DB, env map[string]string, args []string, delay time.Duration) {
 	t.Helper()
 	cmd := command(context.Background(), env, args...)
 	if err := cmd.Start(); err != nil {
@@ -47,6 +51,17 @@ func killAfter(t *testing.T, env map[string]string, args []string, delay time.Du
 	time.Sleep(delay)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
+	// The tick role's sessions in this test's database are the killed
+	// process's alone.
+	sqlExec(t, db, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND usename = $1`, storetest.TickRole)
+	for waited := time.Duration(0); queryInt(t, db, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND usename = $1`, storetest.TickRole) != 0; waited += 10 * time.Millisecond {
+		if waited > 30*time.Second {
+			t.Fatal("the killed tick's database sessions did not end in 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in
@@ -122,7 +137,7 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 	tickEnv["RINDA_HUNTER_TIMEOUT"] = killHTTPTimeout.String()
 	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "10",
 		"--concurrency", fmt.Sprint(killEnrichConcurrency), "--lease", killLease.String(), "--max-duration", "1500ms"}
-	killAfter(t, tickEnv, args, delay)
+	killAfter(t, db, tickEnv, args, delay)
 	killedAt := time.Now()
 	before := perLead(hunter.Requests())
 
