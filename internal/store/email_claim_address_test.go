@@ -188,11 +188,7 @@ func waitForLockWait(t *testing.T, db *storetest.DB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		var n int
-		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
+		if lockWaits(t, db) > 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

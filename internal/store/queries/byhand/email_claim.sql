@@ -33,6 +33,12 @@
 -- (crashed, below) to record them.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
+-- Rows are locked FOR NO KEY UPDATE: it keeps claims apart as FOR UPDATE
+-- does, but not the foreign key checks of sends and campaign_recipients
+-- (KEY SHARE on the enrollment). A claim keeps the lock of every row it
+-- re-checked, claimed or not (another tick's row claimed since this
+-- statement's snapshot), until it commits; FOR UPDATE held that tick's
+-- 'sending' write until then.
 WITH healthy AS (
     SELECT m.id, r.room
     FROM unnest($5::bigint[], $6::bigint[]) AS r(id, room)
@@ -55,7 +61,7 @@ first_steps AS (
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
         LIMIT $1
-        FOR UPDATE OF e SKIP LOCKED
+        FOR NO KEY UPDATE OF e SKIP LOCKED
     ) d
     WHERE c.status = 'active'
 ),
@@ -73,7 +79,7 @@ follow_ups AS (
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
         LIMIT $1
-        FOR UPDATE OF e SKIP LOCKED
+        FOR NO KEY UPDATE OF e SKIP LOCKED
     ) d
     WHERE c.status = 'active'
 ),
@@ -110,7 +116,7 @@ crashed AS (
                   WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status = 'sending')
     ORDER BY e.locked_until
     LIMIT $1
-    FOR UPDATE OF e SKIP LOCKED
+    FOR NO KEY UPDATE OF e SKIP LOCKED
 ),
 claimed AS (
     SELECT id, mailbox_id, next_send_at FROM picked
