@@ -62,12 +62,12 @@ func TestEmailClaimRowLocksLeaveSendingWritesFree(t *testing.T) {
 	}
 }
 
-// lockWaits counts the sessions of db's database waiting on a lock.
+// lockWaits counts the client sessions of db's database waiting on a lock.
 func lockWaits(t *testing.T, db *storetest.DB) int {
 	t.Helper()
 	var n int
 	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+		WHERE datname = current_database() AND backend_type = 'client backend' AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
