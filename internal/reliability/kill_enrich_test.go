@@ -14,6 +14,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // killSeed fixes the kill moments, so a failing run can be replayed.
@@ -55,13 +56,10 @@ func killAfter(t *testing.T, db *storetest.DB, env map[string]string, args []str
 	// process's alone.
 	sqlExec(t, db, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = current_database() AND usename = $1`, storetest.TickRole)
-	for waited := time.Duration(0); queryInt(t, db, `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND usename = $1`, storetest.TickRole) != 0; waited += 10 * time.Millisecond {
-		if waited > 30*time.Second {
-			t.Fatal("the killed tick's database sessions did not end in 30 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the killed tick's database sessions to end", func() bool {
+		return queryInt(t, db, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND usename = $1`, storetest.TickRole) == 0
+	})
 }
 
 // Shape of one enrich kill: killEnrichLeads leads through a Hunter stand-in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // addresslessEnrollments is the campaign: this many enrollments
@@ -186,12 +187,5 @@ func TestHasAddressSurvivesEnrollBesideEnrichment(t *testing.T) {
 // waitForLockWait waits until a session of db's database waits on a lock.
 func waitForLockWait(t *testing.T, db *storetest.DB) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if lockWaits(t, db) > 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("the second statement never waited on the first's lock")
+	testkit.Eventually(t, "the second statement to wait on the first's lock", func() bool { return lockWaits(t, db) > 0 })
 }

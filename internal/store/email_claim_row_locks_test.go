@@ -7,6 +7,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 // A claim's row locks leave the foreign keys to enrollments free. A claim
@@ -38,28 +39,33 @@ func TestEmailClaimRowLocksLeaveSendingWritesFree(t *testing.T) {
 		t.Fatalf("claimed %d rows, want 1", len(held.Rows))
 	}
 	r := held.Rows[0]
-	done := make(chan error, 1)
+	type begun struct {
+		sends map[int64]store.SendBegun
+		err   error
+	}
+	done := make(chan begun, 1)
 	go func() {
-		_, err := store.BeginSends(ctx, db.Pool, []store.SendStart{{EnrollmentID: r.ID, Step: r.Step, MailboxID: r.MailboxID,
+		sends, err := store.BeginSends(ctx, db.Pool, []store.SendStart{{EnrollmentID: r.ID, Step: r.Step, MailboxID: r.MailboxID,
 			MessageID: "<row-locks@acme.test>", CampaignID: r.CampaignID, Email: r.Email, Holder: r.Holder}})
-		done <- err
+		done <- begun{sends, err}
 	}()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+	testkit.Eventually(t, "the 'sending' write to finish", func() bool {
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
+		case b := <-done:
+			if b.err != nil {
+				t.Fatal(b.err)
 			}
-			return
+			if !b.sends[r.ID].Written {
+				t.Fatalf("the 'sending' write did not write the claimed step: %+v", b.sends)
+			}
+			return true
 		default:
 		}
 		if lockWaits(t, db) > 0 {
 			t.Fatal("the 'sending' write waits on the claim's row lock")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the 'sending' write neither finished nor waited on a lock in a minute")
-		}
-	}
+		return false
+	})
 }
 
 // lockWaits counts the client sessions of db's database waiting on a lock.
