@@ -252,6 +252,13 @@ func (s *tickSpec[R]) run(ctx context.Context, t *tickEnv) error {
 	if rep == nil && isUsage(err) {
 		return err
 	}
+	if rep == nil && err != nil && ctx.Err() != nil {
+		// A signal while the kind read what it needs before its start
+		// (the enrich tick's stored keys): nothing was claimed, so, as
+		// while connecting, the stop asked for is not a failure.
+		t.f.Logger().Info(string(s.kind)+" tick stopped by a signal before it started", "err", err)
+		return nil
+	}
 	if rep != nil {
 		t.Metrics.ObserveOutcomes(string(s.kind), s.counts(rep))
 	}

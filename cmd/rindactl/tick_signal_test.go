@@ -20,6 +20,7 @@ import (
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/testkit"
+	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
 // runMainEnv makes the test binary behave as rindactl itself, so a test can
@@ -439,45 +440,84 @@ func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
 // a migration or a long prune) is a clean stop too: exit 0 and the run
 // recorded as finished with nothing claimed. The enrich tick exited 1
 // "recording enrich tick start: context canceled", and rindactl run logged
-// the tick failed on a plain stop.
+// the tick failed on a plain stop; the events and prune ticks did the same
+// ("stopped before the tick started", exit 1) until every kind was here.
 func TestTickSIGTERMWhileRecordingItsStartIsACleanStop(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"enrich", "email", "inbox"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, kind := range tickkind.All {
+		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
 			sigtermWhileRecordingStart(t, kind)
 		})
 	}
 }
 
-func sigtermWhileRecordingStart(t *testing.T, kind string) {
+func sigtermWhileRecordingStart(t *testing.T, kind tickkind.Kind) {
 	db := storetest.New(t)
 	ctx := context.Background()
 	tx := lockTable(t, db, "tick_runs")
-	env := map[string]string{"DATABASE_URL": db.TickURL(),
-		// Keys only to pass the enrich tick's checks: nothing is due.
-		"RINDA_HUNTER_API_KEY": "unused", "RINDA_FINDYMAIL_API_KEY": "unused"}
-	cmd, stdout, stderr := startRindactl(t, env, kind, "tick", "--output", "json")
-	waitingOn := func(sql string) func() bool {
-		return func() bool {
-			var n int
-			err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock'
-				AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, sql).Scan(&n)
-			return err == nil && n > 0
-		}
-	}
-	testkit.Eventually(t, "the tick to wait to record its start", waitingOn("INSERT INTO tick_runs"))
+	cmd, stdout, stderr := startRindactl(t, tickTestEnv(db), append(kind.Args(), "--output", "json")...)
+	testkit.Eventually(t, "the tick to wait to record its start", waitingOn(db, "INSERT INTO tick_runs"))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// The start was cancelled; the tick now records that it stopped.
-	testkit.Eventually(t, "the tick to record its stop", waitingOn("ON CONFLICT (tick_id)"))
+	testkit.Eventually(t, "the tick to record its stop", waitingOn(db, "ON CONFLICT (tick_id)"))
 	_ = tx.Rollback(ctx)
 	if code := waitExit(t, cmd); code != exitOK {
 		t.Fatalf("exit %d after SIGTERM while recording its start, want 0\n%s%s", code, stdout, stderr)
 	}
-	assertStoppedBeforeClaim(t, db, kind, stdout)
+	assertStoppedBeforeClaim(t, db, string(kind), stdout)
+}
+
+// A SIGTERM while the enrich tick reads the workspaces' stored provider
+// keys, before it records its start, is a clean stop too: exit 0, no run
+// recorded, nothing claimed. It exited 1 "list workspace provider keys:
+// context canceled", and rindactl run logged the tick failed on a plain
+// stop (CI, TestEveryGeneratedUnitRuns under load).
+func TestEnrichTickSIGTERMWhileReadingStoredKeysIsACleanStop(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	ctx := context.Background()
+	tx := lockTable(t, db, "workspace_provider_keys")
+	cmd, stdout, stderr := startRindactl(t, tickTestEnv(db), "enrich", "tick", "--output", "json")
+	testkit.Eventually(t, "the tick to wait to read the stored keys", waitingOn(db, "workspace_provider_keys"))
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM while reading stored keys, want 0\n%s%s", code, stdout, stderr)
+	}
+	_ = tx.Rollback(ctx)
+	if !strings.Contains(stderr.String(), "enrich tick stopped by a signal before it started") {
+		t.Errorf("stderr does not say the tick stopped before it started:\n%s", stderr)
+	}
+	var runs int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM tick_runs`).Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 0 {
+		t.Errorf("%d tick_runs rows, want none: the tick stopped before its start", runs)
+	}
+}
+
+// tickTestEnv runs any kind's tick against db with nothing due; the
+// provider keys only pass the enrich tick's checks.
+func tickTestEnv(db *storetest.DB) map[string]string {
+	return map[string]string{"DATABASE_URL": db.TickURL(),
+		"RINDA_HUNTER_API_KEY": "unused", "RINDA_FINDYMAIL_API_KEY": "unused"}
+}
+
+// waitingOn reports whether another session of db waits on a lock in a
+// statement that contains sql.
+func waitingOn(db *storetest.DB, sql string) func() bool {
+	return func() bool {
+		var n int
+		err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'
+			AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, sql).Scan(&n)
+		return err == nil && n > 0
+	}
 }
 
 // lockTable holds table in ACCESS EXCLUSIVE mode in a transaction the
@@ -554,5 +594,31 @@ func TestTickSIGTERMWhileConnectingIsACleanStop(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "secret") {
 		t.Errorf("stderr shows the database password:\n%s", stderr)
+	}
+}
+
+// A SIGTERM at any moment of any kind's tick, from before its handler is
+// set to after its run is recorded, is a clean stop: exit 0, or death by
+// that signal before the handler was set (which rindactl run reports as
+// such, not as a failure). The delays spread over a tick's whole life on
+// a database with nothing due; the events and prune ticks exited 1 when
+// the signal met their start ("stopped before the tick started").
+func TestTickSIGTERMAtAnyMomentIsACleanStop(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	for _, kind := range tickkind.All {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			for delay := time.Duration(0); delay <= 120*time.Millisecond; delay += 3 * time.Millisecond {
+				cmd, stdout, stderr := startRindactl(t, tickTestEnv(db), kind.Args()...)
+				time.Sleep(delay)
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				code := waitExit(t, cmd)
+				ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+				if code != exitOK && !(ws.Signaled() && ws.Signal() == syscall.SIGTERM) {
+					t.Errorf("SIGTERM after %v: exit %d, want 0\n%s%s", delay, code, stdout, stderr)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -41,11 +42,14 @@ func (r *TickReport) Counts() map[string]int {
 // what it posted and is not a failure: the rest waits for the next run.
 func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
 	tick.Defaults(&opts, TickOptions{MaxDuration: TickMaxDurationDefault, TickID: tick.NewID()})
+	rep := &TickReport{TickID: opts.TickID}
 	run, err := tick.Start(ctx, pool, tickkind.Events, opts.TickID, 0)
+	if errors.Is(err, tick.ErrStoppedBeforeStart) {
+		return rep, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	rep := &TickReport{TickID: opts.TickID}
 	rep.DeliveryReport, err = DeliverEvents(ctx, pool, opts.WebhookURL,
 		DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration), Metrics: opts.Metrics})
 	err = tick.CleanStop(err)

@@ -2,6 +2,7 @@ package prune
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -63,6 +64,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		if run, err = tick.Start(ctx, pool, tickkind.Prune, opts.TickID, 0); err == nil {
 			now = run.Started
 		}
+	}
+	if errors.Is(err, tick.ErrStoppedBeforeStart) {
+		return rep, nil
 	}
 	if err != nil {
 		return nil, err
