@@ -21,14 +21,7 @@ import (
 func tablesHolding(t *testing.T, db *storetest.DB, needles ...string) map[string]int {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := db.Pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
+	tables := storetest.Column[string](t, db.Pool, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
 	found := map[string]int{}
 	for _, table := range tables {
 		var conds []string

@@ -454,14 +454,7 @@ func TestGeneratedUnsubscribeUnitsServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.Pool.Query(ctx, `SELECT id FROM enrollments ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := storetest.Column[int64](t, db.Pool, `SELECT id FROM enrollments ORDER BY id`)
 
 	print := func(format string) string {
 		out, err := exec.Command(bin, "schedule", "print", "--format", format, "--binary", bin, "--env-file", envFile).Output()

@@ -420,12 +420,7 @@ func sigtermBeforeFirstClaim(t *testing.T, kind, table string) {
 	tx := lockTable(t, db, table)
 
 	cmd, stdout, stderr := startRindactl(t, map[string]string{"DATABASE_URL": db.TickURL()}, kind, "tick", "--output", "json")
-	testkit.Eventually(t, "the tick to wait for the "+table+" table", func() bool {
-		var waiting int
-		err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&waiting)
-		return err == nil && waiting > 0
-	})
+	testkit.Eventually(t, "the tick to wait for the "+table+" table", waitingOn(db, ""))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +504,7 @@ func tickTestEnv(db *storetest.DB) map[string]string {
 }
 
 // waitingOn reports whether another session of db waits on a lock in a
-// statement that contains sql.
+// statement that contains sql ("": in any statement).
 func waitingOn(db *storetest.DB, sql string) func() bool {
 	return func() bool {
 		var n int

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/guard"
@@ -208,7 +206,7 @@ func TestGroupedSettlesKeepEveryFindAndRefund(t *testing.T) {
 	ctx := context.Background()
 	ws := newWorkspace(t, db.Pool, "acme")
 	newDueLeads(t, db.Pool, ws, 30)
-	leads := queryInts(t, db.Pool, `SELECT id FROM leads ORDER BY id`)
+	leads := storetest.Column[int64](t, db.Pool, `SELECT id FROM leads ORDER BY id`)
 	g := guard.New(db.Pool, guard.Config{Providers: map[string]providerspec.Limits{"findymail": {CostUSD: 0.10}}}, nil)
 	var adms []enrich.Admission
 	for _, l := range leads {
@@ -252,17 +250,4 @@ func queryInt(t *testing.T, db store.DBTX, sql string, args ...any) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-func queryInts(t *testing.T, db store.DBTX, sql string) []int64 {
-	t.Helper()
-	rows, err := db.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids
 }

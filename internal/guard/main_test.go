@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -44,18 +42,10 @@ func eventCount(t *testing.T, db store.DBTX, kind string) int {
 // newLeads adds n leads to workspace ws and returns their ids in order.
 func newLeads(t testing.TB, db store.DBTX, ws int64, n int) []int64 {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `
+	return storetest.Column[int64](t, db, `
 		INSERT INTO leads (workspace_id, first_name, last_name, company_domain)
 		SELECT $1, 'Lead', 'N' || i, 'example' || i || '.test' FROM generate_series(1, $2) i
 		RETURNING id`, ws, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids
 }
 
 // newDueLeads adds n leads to workspace ws, due for enrichment since

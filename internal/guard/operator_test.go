@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/guard"
@@ -17,16 +16,8 @@ import (
 // auditRows lists action=affected of actor's audit rows, oldest first.
 func auditRows(t *testing.T, pool *pgxpool.Pool, actor string) []string {
 	t.Helper()
-	rows, err := pool.Query(context.Background(),
+	return storetest.Column[string](t, pool,
 		`SELECT action || '=' || affected || ' ' || (filters->>'provider') FROM audit_log WHERE actor = $1 ORDER BY id`, actor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // Operator actions by workspace name: each change and its audit row land

@@ -163,16 +163,8 @@ func (w *paidOnceWorld) runFor(id string, log *slog.Logger, maxDuration time.Dur
 // ledger lists the lead's Findymail calls as "state/outcome".
 func (w *paidOnceWorld) ledger(t *testing.T) []string {
 	t.Helper()
-	rows, err := w.db.Pool.Query(context.Background(), `SELECT state || '/' || coalesce(outcome, '') FROM provider_calls
+	return storetest.Column[string](t, w.db.Pool, `SELECT state || '/' || coalesce(outcome, '') FROM provider_calls
 		WHERE lead_id = $1 AND provider = 'findymail' ORDER BY id`, w.lead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return calls
 }
 
 func (w *paidOnceWorld) state(t *testing.T) (status, email, lastError string) {

@@ -180,7 +180,7 @@ func killEnrichOnce(t *testing.T, delay time.Duration) enrichKill {
 		OR status = 'pending' AND next_attempt_at > now() OR status = 'enrichment_failed' AND doubted_by = '{hunter}')`); bad != 0 {
 		t.Errorf("%d leads are neither enriched, not_found, unreachable, pending with a future due time nor in doubt: %v", bad, statusCounts(t, db))
 	}
-	doubted := queryStrings(t, db, `SELECT l.first_name || ' ' || l.last_name || '@' || l.company_domain
+	doubted := storetest.Column[string](t, db.Pool, `SELECT l.first_name || ' ' || l.last_name || '@' || l.company_domain
 		FROM lead_enrichment e JOIN leads l ON l.id = e.lead_id WHERE e.doubted_by <> '{}'`)
 	for _, lead := range doubted {
 		if !inProgress[lead] {
@@ -235,7 +235,7 @@ func recoverEnrichment(t *testing.T, db *storetest.DB, env map[string]string, ar
 	}
 	// Seen once under make test-stress (10 leads left in_progress): who
 	// holds them, for how long, and what the last recovery tick said.
-	held := queryStrings(t, db, `SELECT coalesce(locked_by, '-') || ' until now+' || (locked_until - now())::text || ', attempts ' || attempts
+	held := storetest.Column[string](t, db.Pool, `SELECT coalesce(locked_by, '-') || ' until now+' || (locked_until - now())::text || ', attempts ' || attempts
 		FROM lead_enrichment WHERE status = 'in_progress' ORDER BY lead_id`)
 	t.Fatalf("leads still due or claimed after 20 recovery ticks: %v; in_progress: %v; last recovery tick: %s", statusCounts(t, db), held, last)
 }

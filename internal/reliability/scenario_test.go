@@ -52,19 +52,6 @@ func queryInt(t testing.TB, db *storetest.DB, sql string, args ...any) int {
 	return n
 }
 
-func queryStrings(t testing.TB, db *storetest.DB, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Pool.Query(context.Background(), sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return out
-}
-
 // mailbox is one mailbox of a generated campaign file.
 type mailbox struct {
 	address, smtpURL, passwordEnv string
@@ -123,15 +110,8 @@ func requeueAll(t testing.TB, db *storetest.DB) {
 func dumpTables(t testing.TB, db *storetest.DB) string {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := db.Pool.Query(ctx, `SELECT table_name FROM information_schema.tables
+	tables := storetest.Column[string](t, db.Pool, `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b strings.Builder
 	for _, tbl := range tables {
 		var text string

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/tickkind"
@@ -71,14 +69,7 @@ type sides struct {
 // and the hash.
 func shareSides(t *testing.T, db *storetest.DB) sides {
 	t.Helper()
-	rows, err := db.Pool.Query(context.Background(), `SELECT id FROM mailboxes`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := storetest.Column[int64](t, db.Pool, `SELECT id FROM mailboxes`)
 	mask := store.ShareMask("tick-a", []string{"tick-b"})
 	s := sides{ofA: map[int64]bool{}}
 	for _, id := range ids {

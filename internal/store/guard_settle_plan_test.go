@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -22,18 +20,10 @@ func TestGuardSettleReachesItsCallsByKey(t *testing.T) {
 	ctx := context.Background()
 	reserve := func(n int) []int64 {
 		t.Helper()
-		rows, err := db.Pool.Query(ctx, `
+		return storetest.Column[int64](t, db.Pool, `
 			INSERT INTO provider_calls (workspace_id, provider, cost_usd)
 			SELECT w.id, 'findymail', 0.01 FROM workspaces w, generate_series(1, $1::int)
 			RETURNING id`, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
 	}
 	settle := func(pool store.Batcher, ids []int64) {
 		t.Helper()
