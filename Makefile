@@ -34,12 +34,16 @@ TEST_PARALLEL ?= -p 3 -parallel 4
 TEST_FIRST := ./cmd/rindactl ./internal/reliability ./internal/sequence ./internal/store \
 	./internal/invariants ./internal/bench ./internal/guard ./internal/demo ./internal/enrich
 TEST_FLAGS ?=
+# go test's default of 10 minutes per package binary was hit by
+# cmd/rindactl under heavy load (issue 41): a hung test still fails, with
+# every goroutine's stack, well inside CI's 90 minutes.
+TEST_TIMEOUT ?= 25m
 TEST_BINARY := $(CURDIR)/bin/test/rindactl
 test:
 	$(GO) build -o $(TEST_BINARY) ./cmd/rindactl
 	RINDA_TEST_BINARY=$(TEST_BINARY) scripts/pg run -- sh -c '\
-		$(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) $(TEST_FIRST) ./...; main=$$?; \
-		cd bench && $(GO) test -count=1 $(TEST_PARALLEL) $(TEST_FLAGS) ./... && exit $$main'
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PARALLEL) $(TEST_FLAGS) $(TEST_FIRST) ./...; main=$$?; \
+		cd bench && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PARALLEL) $(TEST_FLAGS) ./... && exit $$main'
 
 # make test three times in a row beside two busy-looping processes (the
 # load of a shared 2-core CI box): a test that holds only on an idle

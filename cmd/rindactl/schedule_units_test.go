@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -291,6 +292,9 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	// Issue 27: crontab lines that 'exec systemd-cat' never started the
 	// tick where journald is absent; they fall back to logger or plain output.
 	units = append(units, cronCommands(t, "crontab without journald", print("crontab"), noJournal)...)
+	// Issue 38: where neither journald nor syslog is there, cron mails a
+	// line's output; an idle tick's run must print nothing (checked below).
+	units = append(units, cronCommands(t, noSyslog, withoutSyslog(print("crontab")), noJournal)...)
 	shipped := map[string]string{}
 	for _, kind := range tickkind.All {
 		name := "rindactl-" + string(kind) + ".service"
@@ -298,8 +302,8 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	units = append(units, systemdCommands(t, "deploy/systemd", shipped)...)
 	units = append(units, kubernetesCommands(t, "deploy/kubernetes", deploy("kubernetes/rindactl-cronjobs.yaml"), binDir, secret)...)
-	if want := 7 * len(tickkind.All); len(units) != want {
-		t.Fatalf("parsed %d units, want %d (3 formats, crontab without journald and deploy/, %d kinds)", len(units), want, len(tickkind.All))
+	if want := 8 * len(tickkind.All); len(units) != want {
+		t.Fatalf("parsed %d units, want %d (3 formats, crontab without journald, without syslog and deploy/, %d kinds)", len(units), want, len(tickkind.All))
 	}
 
 	// Issue 27: every schedule, not only every minute. A spec more than
@@ -319,7 +323,7 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 		units = append(units, systemdCommands(t, name("systemd"), splitSystemd(print("systemd", specs...)))...)
 		units = append(units, kubernetesCommands(t, name("kubernetes"), print("kubernetes", specs...), binDir, secret)...)
 	}
-	if want := (7 + 6*3 + 2) * len(tickkind.All); len(units) != want {
+	if want := (8 + 6*3 + 2) * len(tickkind.All); len(units) != want {
 		t.Fatalf("parsed %d units with the schedules, want %d", len(units), want)
 	}
 
@@ -358,6 +362,9 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 					if err != nil {
 						t.Errorf("%s: %q exited %v\n%s", u.name, u.argv, err, out)
 						continue
+					}
+					if strings.HasPrefix(u.name, noSyslog) && len(out) != 0 {
+						t.Errorf("%s: a successful run printed %d bytes, which cron would mail every firing:\n%s", u.name, len(out), out)
 					}
 					if after := succeeded(t, db, u.kind); after != before+1 {
 						t.Errorf("%s: %d new successful %s run(s) in tick_runs, want 1\n%s", u.name, after-before, u.kind, out)
@@ -401,6 +408,63 @@ func TestEveryGeneratedUnitRuns(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), `"tick failed"`) {
 		t.Errorf("rindactl run logged a failed tick:\n%s", stderr.String())
+	}
+}
+
+// noSyslog names the crontab lines run as on a host with neither journald
+// nor syslog, where cron mails whatever a line prints.
+const noSyslog = "crontab without journald or syslog"
+
+// withoutSyslog makes a crontab's lines see no /dev/log socket, as on a
+// host without syslog, whatever this machine has.
+func withoutSyslog(crontab string) string {
+	const probe = "[ -S /dev/log ]"
+	return strings.ReplaceAll(crontab, probe, "[ -S /nonexistent/dev/log ]")
+}
+
+// Issue 38: a crontab line on a host without journald or syslog prints a
+// failed run's output (cron mails it) with the run's exit code, and
+// nothing of a run that succeeded (TestEveryGeneratedUnitRuns).
+func TestCrontabLineWithoutSyslogPrintsOnlyFailures(t *testing.T) {
+	t.Parallel()
+	bin := buildRindactl(t)
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "env")
+	// Nothing listens there: the tick fails to connect and exits non-zero.
+	bad := "postgres://rindactl@" + freeAddr(t) + "/rindactl?sslmode=disable&connect_timeout=2"
+	if err := os.WriteFile(envFile, []byte("DATABASE_URL=\""+bad+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noJournal := filepath.Join(dir, "nojournal")
+	if err := os.Mkdir(noJournal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(noJournal, "systemd-cat"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	print := exec.Command(bin, "schedule", "print", "--format", "crontab", "--binary", bin, "--env-file", envFile)
+	print.Stdout, print.Stderr = &stdout, &stderr
+	if err := print.Run(); err != nil {
+		t.Fatalf("schedule print: %v\n%s", err, stderr.String())
+	}
+	units := cronCommands(t, noSyslog, withoutSyslog(stdout.String()), noJournal)
+	if len(units) == 0 {
+		t.Fatal("no crontab lines")
+	}
+	u := units[0]
+	cmd := exec.Command(u.argv[0], u.argv[1:]...)
+	cmd.Env = u.env
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("%s: a run against a dead database exited %v, want a non-zero exit code passed through\n%s", u.name, err, out)
+	}
+	if !strings.Contains(string(out), "cannot connect to Postgres") {
+		t.Errorf("%s: a failed run printed %q, want its error (cron mails it)", u.name, out)
+	}
+	if strings.Contains(string(out), "rindactl@") {
+		t.Errorf("%s: the output names the database URL: %s", u.name, out)
 	}
 }
 

@@ -3,7 +3,6 @@ package status
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/redact"
@@ -53,25 +52,10 @@ type InboxState struct {
 
 // ExplainMailbox explains the mailbox with this address at now.
 func ExplainMailbox(ctx context.Context, db store.DBTX, now time.Time, address, workspace string) (*MailboxExplanation, error) {
-	sc, err := resolve(ctx, db, Filter{Workspace: workspace})
+	m, err := sequence.FindMailbox(ctx, db, address, workspace)
 	if err != nil {
 		return nil, err
 	}
-	found, err := store.OpsFindMailboxes(ctx, db, address, sc.workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case len(found) == 0:
-		return nil, &NotFoundError{fmt.Sprintf("no mailbox %q (import its campaign with 'rindactl import campaign FILE.yaml')", address)}
-	case len(found) > 1:
-		var where []string
-		for _, m := range found {
-			where = append(where, m.Workspace)
-		}
-		return nil, &AmbiguousError{fmt.Sprintf("mailbox %q is in %d workspaces (%s): add --workspace", address, len(found), strings.Join(where, ", "))}
-	}
-	m := found[0]
 	b, err := store.MailboxBounceStats(ctx, db, m.ID, store.BounceLimits{Window: sequence.BounceWindow, RateMax: sequence.BounceRateMaxDefault, StreakMax: sequence.BounceStreakMaxDefault})
 	if err != nil {
 		return nil, err
