@@ -279,6 +279,9 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 	sc, err := client.DialToSMTPClientWithContext(context.WithoutCancel(ctx))
 	if err != nil {
 		_ = wire.Close()
+		if mb.SMTP.TLS == TLSRequired && noStartTLSOffered(err) {
+			return mb.startTLSMissing()
+		}
 		return fmt.Errorf("mailbox %s: connect %s: %w", mb.Address, mb.SMTP.Addr(), err)
 	}
 	// From here every reply is read through a replyReader: the dial's own
