@@ -58,7 +58,9 @@ func TestSMTPFaultsAreRetriedWithoutDuplicates(t *testing.T) {
 	}
 
 	// A mailbox that requires TLS on a server without STARTTLS: nothing is
-	// sent, the password never leaves, the step waits for a retry.
+	// sent, the password never leaves, the mailbox pauses naming the
+	// missing STARTTLS and no lead is charged an attempt (issue 37: it was
+	// transient, one attempt per tick).
 	t.Run("tls=required without STARTTLS", func(t *testing.T) {
 		t.Parallel()
 		db, srv, env := mailScenario(t, 2, "?tls=required")
@@ -69,8 +71,11 @@ func TestSMTPFaultsAreRetriedWithoutDuplicates(t *testing.T) {
 		if srv.Accepted() != 0 || srv.Attempts("sdr01@acme.test") != 0 {
 			t.Errorf("the server got %d messages and %d MAIL FROM over a connection without TLS", srv.Accepted(), srv.Attempts("sdr01@acme.test"))
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM enrollments WHERE status = 'active' AND next_send_at > now() AND last_error LIKE '%transient%'`); n != 2 {
-			t.Errorf("%d of 2 enrollments wait for a retry after the TLS failure: %s", n, res)
+		if n := queryInt(t, db, `SELECT count(*) FROM enrollments WHERE status = 'active' AND attempts = 0 AND last_error LIKE '%did not offer STARTTLS%'`); n != 2 {
+			t.Errorf("%d of 2 enrollments active, uncharged, naming the missing STARTTLS: %s", n, res)
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM mailboxes WHERE paused_until > now() AND pause_reason LIKE 'mailbox_refused:%did not offer STARTTLS; the mailbox requires TLS%'`); n != 1 {
+			t.Errorf("the mailbox is not paused for the missing STARTTLS: %s", res)
 		}
 		if strings.Contains(res.stdout+res.stderr, env["RINDA_SMTP_PASSWORD_SDR01"]) {
 			t.Error("the SMTP password was printed")

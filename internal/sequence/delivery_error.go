@@ -92,7 +92,12 @@ type DeliveryError struct {
 	// Cut: the reply passed its bound (ReplyTooLongError) and was not read
 	// to its end, so the connection cannot be used again.
 	Cut bool
-	Err error
+	// TickCut: the tick's deadline or a signal closed the session before
+	// any reply (DeliveryCancelled, or DeliveryUnknown after the final
+	// dot): the server did not fail, so the mailbox's other rows are left
+	// as they were.
+	TickCut bool
+	Err     error
 }
 
 func (e *DeliveryError) Error() string {
@@ -236,13 +241,45 @@ func untrustedCertificate(err error) bool {
 // cutByTick tells a failure without any reply that came once hard, the
 // tick's deadline, had passed, or once ctx ended (a signal's grace closes
 // the connection): the tick cut the session, the server did not fail it.
-// After the final dot it stays DeliveryUnknown.
+// Before the final dot it is DeliveryCancelled; after it, it stays
+// DeliveryUnknown (the server may have the message) and is marked TickCut.
+// Either way the error names the cut, not the closed connection it shows
+// as ("use of closed network connection", "i/o timeout").
 func cutByTick(ctx context.Context, de *DeliveryError, hard time.Time) *DeliveryError {
-	if de.Kind == DeliveryTransient && de.Code == 0 && (ctx.Err() != nil || !hard.IsZero() && !time.Now().Before(hard)) {
+	if de.Code != 0 || de.Kind != DeliveryTransient && de.Kind != DeliveryUnknown {
+		return de
+	}
+	signalled := errors.Is(ctx.Err(), context.Canceled)
+	if ctx.Err() == nil && (hard.IsZero() || time.Now().Before(hard)) {
+		return de
+	}
+	if de.Kind == DeliveryTransient {
 		de.Kind = DeliveryCancelled
 	}
+	de.TickCut = true
+	var cut error = &tickCutError{signal: signalled, cause: de.Err}
+	if de.Phase != "" {
+		cut = &PhaseError{Phase: de.Phase, Err: cut}
+	}
+	de.Err = cut
 	return de
 }
+
+// tickCutError is a session the tick closed itself; cause is what the
+// connection reported.
+type tickCutError struct {
+	signal bool
+	cause  error
+}
+
+func (e *tickCutError) Error() string {
+	if e.signal {
+		return "no reply before a signal stopped the tick and its grace closed the connection"
+	}
+	return "no reply before the tick's deadline (--max-duration plus the SMTP grace) closed the connection"
+}
+
+func (e *tickCutError) Unwrap() error { return e.cause }
 
 func isBounceCode(enhanced string) bool {
 	switch enhanced {

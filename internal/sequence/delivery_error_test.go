@@ -3,6 +3,7 @@ package sequence
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +173,23 @@ func TestCutByTick(t *testing.T) {
 	cancel()
 	if got := cutByTick(signalled, &DeliveryError{Kind: DeliveryTransient, Phase: PhaseRcpt}, future).Kind; got != DeliveryCancelled {
 		t.Errorf("no reply after the signal's grace: %s, want %s", got, DeliveryCancelled)
+	}
+	// Issue 37: after the dot the kind stays unknown, marked as the tick's
+	// cut, and the error names the cut, not the closed connection.
+	closed := errors.New("read tcp: use of closed network connection")
+	for _, c := range []struct {
+		ctx   context.Context
+		hard  time.Time
+		cause string
+	}{{context.Background(), past, "deadline"}, {signalled, future, "signal"}} {
+		de := cutByTick(c.ctx, &DeliveryError{Kind: DeliveryUnknown, Phase: PhaseDataEnd, Err: &PhaseError{Phase: PhaseDataEnd, Err: closed}}, c.hard)
+		if de.Kind != DeliveryUnknown || !de.TickCut || !strings.Contains(de.Error(), c.cause) || strings.Contains(de.Error(), "closed network") || !errors.Is(de, closed) {
+			t.Errorf("cut by the %s after the dot: %+v (%v), want unknown, TickCut, naming the %s", c.cause, de, de, c.cause)
+		}
+	}
+	// The server's own silence past its DATA timeout, the tick still
+	// running: not the tick's cut.
+	if de := cutByTick(context.Background(), &DeliveryError{Kind: DeliveryUnknown, Phase: PhaseDataEnd}, future); de.TickCut {
+		t.Errorf("server timeout after the dot marked as the tick's cut: %+v", de)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // TLSConfig is the TLS configuration for this mailbox's server at
@@ -44,4 +45,23 @@ func (mb Mailbox) TLSConfig(base *tls.Config, serverName string) (*tls.Config, e
 	}
 	cfg.RootCAs = roots
 	return cfg, nil
+}
+
+// startTLSMissing is the failure of a mailbox that requires TLS (?tls=
+// required, or a login on a host that is not loopback) on a server whose
+// EHLO offers no STARTTLS: the server lost it, or someone on the path
+// stripped it (a downgrade). Nothing was sent in clear, not even AUTH, and
+// no retry helps until it is fixed: like an untrusted certificate, the
+// mailbox pauses (DeliveryMailboxRefused) and no lead is charged.
+func (mb Mailbox) startTLSMissing() error {
+	return &DeliveryError{Kind: DeliveryMailboxRefused, Phase: PhaseConnect,
+		Err: fmt.Errorf("mailbox %s: server %s did not offer STARTTLS; the mailbox requires TLS, so nothing was sent (a server without TLS, or STARTTLS stripped on the path)", mb.Address, mb.SMTP.Addr())}
+}
+
+// noStartTLSOffered reports go-mail's refusal of a TLSMandatory session
+// whose EHLO lacks STARTTLS. go-mail (v0.8.1, Client.tls) has no sentinel
+// error for it, only this text; TestTickStrippedStartTLSPausesTheMailbox
+// fails if a new version words it otherwise.
+func noStartTLSOffered(err error) bool {
+	return strings.Contains(err.Error(), "target host does not support STARTTLS")
 }

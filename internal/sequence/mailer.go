@@ -112,7 +112,9 @@ func NewMailer(opts MailerOptions) *Mailer {
 // the message may have been delivered and must not be sent again. No phase
 // runs past ctx's deadline, and the connection is closed as soon as ctx
 // ends (the tick's deadline, or a signal's grace); a session cut so before
-// the dot is DeliveryCancelled. The error's text never holds the mailbox's
+// the dot is DeliveryCancelled, after it DeliveryUnknown with TickCut. A
+// mailbox that requires TLS on a server offering no STARTTLS is
+// DeliveryMailboxRefused, before anything is sent. The error's text never holds the mailbox's
 // password, in any form a server may echo it in.
 func (m *Mailer) Send(ctx context.Context, mb Mailbox, msg *Message) error {
 	err := m.send(ctx, mb, msg)
@@ -279,6 +281,9 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 	sc, err := client.DialToSMTPClientWithContext(context.WithoutCancel(ctx))
 	if err != nil {
 		_ = wire.Close()
+		if mb.SMTP.TLS == TLSRequired && noStartTLSOffered(err) {
+			return mb.startTLSMissing()
+		}
 		return fmt.Errorf("mailbox %s: connect %s: %w", mb.Address, mb.SMTP.Addr(), err)
 	}
 	// From here every reply is read through a replyReader: the dial's own

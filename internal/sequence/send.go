@@ -83,14 +83,23 @@ const (
 	// the server closing (421): the rest waits a backoff rather than
 	// hammer the server this tick.
 	failBackOff
-	// failRelease: the tick's deadline cut the session: neither the
-	// mailbox's failure nor the lead's; the queue goes back due as before.
+	// failRelease: the tick's deadline or a signal cut the session before
+	// the final dot: neither the mailbox's failure nor the lead's; the
+	// queue goes back due as before.
 	failRelease
+	// failCutAfterDot: the tick's deadline or a signal cut the session
+	// waiting for the reply to the final dot: the step is delivery_unknown
+	// (never resent), and the rest of the queue, never tried, goes back due
+	// as before, with no error text.
+	failCutAfterDot
 )
 
 func afterFailure(de *DeliveryError) failureMove {
-	if de.Kind == DeliveryCancelled {
+	switch {
+	case de.Kind == DeliveryCancelled:
 		return failRelease
+	case de.TickCut:
+		return failCutAfterDot
 	}
 	if pause, _ := de.PausesMailbox(); pause {
 		return failPause
@@ -209,15 +218,12 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 	}
 	de := ClassifyDelivery(sendErr)
 	move := afterFailure(de)
-	if move == failRelease {
-		t.opts.Logger.Info("smtp session cut by the tick", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
-			"cause", "the tick's deadline passed (--max-duration plus the SMTP grace)", "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
+	t.logFailure(mbs, r, de, sendErr)
+	switch move {
+	case failRelease:
 		t.release(s, rows, dueAsBefore, "", append(unsent(cur), unsent(next)...))
 		return true, nil
-	}
-	t.opts.Logger.Warn("smtp delivery failed", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
-		"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
-	if move == failPause {
+	case failPause:
 		return true, t.pauseMailbox(ctx, mbs, de, rows, next)
 	}
 	if o := failedOutcome(r, de, t.opts.Now()); o.bounced != 0 {
@@ -227,12 +233,29 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 	} else {
 		mbs.pending = append(mbs.pending, o)
 	}
-	if move == failBackOff {
+	switch move {
+	case failBackOff:
 		retry := t.opts.Now().Add(TransientBackoffBaseDefault)
 		t.release(s, rows[1:], func(store.ClaimedEnrollment) time.Time { return retry }, "mailbox connection failed: "+de.Error(), unsent(next))
 		return true, nil
+	case failCutAfterDot:
+		// The tick stops: the rest was never tried.
+		t.release(s, rows[1:], dueAsBefore, "", unsent(next))
+		return true, nil
 	}
 	return false, nil
+}
+
+// logFailure logs a failed send: a warning, unless the tick cut the
+// session itself.
+func (t *emailTick) logFailure(mbs *mailboxState, r store.ClaimedEnrollment, de *DeliveryError, sendErr error) {
+	if de.TickCut {
+		t.opts.Logger.Info("smtp session cut by the tick", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
+			"kind", string(de.Kind), "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
+		return
+	}
+	t.opts.Logger.Warn("smtp delivery failed", "mailbox", mbs.mb.Address, "enrollment_id", r.ID, "step", r.Step,
+		"kind", string(de.Kind), "code", de.Code, "enhanced", de.Enhanced, "phase", string(de.Phase), "error", sendErr.Error(), "tick_id", t.opts.TickID)
 }
 
 // prepared is a composed message whose 'sending' row is being recorded.

@@ -164,7 +164,9 @@ func TestAfterFailure(t *testing.T) {
 		{DeliveryError{Kind: DeliveryBounced, Code: 550}, failLead},
 		{DeliveryError{Kind: DeliveryRejected, Code: 554}, failLead},
 		{DeliveryError{Kind: DeliveryUnknown, Code: 0}, failBackOff},
-		{DeliveryError{Kind: DeliveryCancelled, Code: 0}, failRelease},
+		{DeliveryError{Kind: DeliveryCancelled, Code: 0, TickCut: true}, failRelease},
+		// Issue 37: the tick's own cut after the dot backs nothing off.
+		{DeliveryError{Kind: DeliveryUnknown, Code: 0, TickCut: true}, failCutAfterDot},
 	}
 	for _, tc := range cases {
 		if got := afterFailure(&tc.de); got != tc.want {

@@ -27,7 +27,9 @@ const (
 	// AfterDotDrop closes the connection without an answer: the server has
 	// the whole message, the client cannot know.
 	AfterDotDrop AfterDot = "drop"
-	// AfterDotHang never answers.
+	// AfterDotHang never answers: the server stalls with the whole
+	// message, and the client waits until its own deadline (or a signal)
+	// cuts the session. DotReceived tells when the dot is in.
 	AfterDotHang AfterDot = "hang"
 )
 
@@ -52,6 +54,13 @@ type RawOptions struct {
 	AfterDot AfterDot
 	// TLS, when set, speaks TLS from the first byte (smtps://).
 	TLS *tls.Config
+	// StartTLS, when set, offers STARTTLS in the EHLO reply and upgrades
+	// the connection with it.
+	StartTLS *tls.Config
+	// StripStartTLS leaves STARTTLS out of the EHLO reply (and refuses the
+	// command) although StartTLS is set: what a downgrade attacker on the
+	// path, or a misconfigured server, shows the client.
+	StripStartTLS bool
 	// RequireFQDN refuses an EHLO/HELO name that is neither a fully
 	// qualified domain name nor an address literal, as Postfix with
 	// reject_non_fqdn_helo_hostname does: "504 5.5.2 <vm>: Helo command
@@ -94,6 +103,8 @@ type Raw struct {
 	refused  map[int]bool // indexes into received answered 4xx/5xx
 	auths    int
 	helos    []string
+	// dot is closed when the first message's final dot has arrived.
+	dot chan struct{}
 }
 
 // NewRaw starts a Raw server for a test and closes it when the test ends.
@@ -106,7 +117,7 @@ func NewRaw(tb testing.TB, opts RawOptions) *Raw {
 	if opts.TLS != nil {
 		l = tls.NewListener(l, opts.TLS)
 	}
-	s := &Raw{opts: opts, listener: l, quit: make(chan struct{}), conns: map[net.Conn]bool{}, refused: map[int]bool{}}
+	s := &Raw{opts: opts, listener: l, quit: make(chan struct{}), conns: map[net.Conn]bool{}, refused: map[int]bool{}, dot: make(chan struct{})}
 	s.wg.Add(1)
 	go s.serve()
 	tb.Cleanup(s.Close)
@@ -160,6 +171,10 @@ func (s *Raw) Delivered() []Message {
 	}
 	return out
 }
+
+// DotReceived is closed once the first message's final dot has arrived:
+// from then on the server has a message, whatever it answers.
+func (s *Raw) DotReceived() <-chan struct{} { return s.dot }
 
 // Helos lists the names clients announced in EHLO/HELO, in order.
 func (s *Raw) Helos() []string {
@@ -338,6 +353,8 @@ func (rs *rawSession) command(verb, arg string) bool {
 		return rs.answer(rs.c, StageRcpt, "250 2.1.5 Ok")
 	case "DATA":
 		return rs.data()
+	case "STARTTLS":
+		return rs.startTLS()
 	case "RSET", "NOOP":
 		return rs.write(rs.c, "250 2.0.0 Ok")
 	case "QUIT":
@@ -355,11 +372,37 @@ func (rs *rawSession) helo(name string) bool {
 		return rs.write(rs.c, "504 5.5.2 <"+name+">: Helo command rejected: need fully-qualified hostname")
 	}
 	caps := []string{"250-raw.smtptest", "250-8BITMIME", "250-AUTH PLAIN LOGIN"}
+	if rs.offersStartTLS() {
+		caps = append(caps, "250-STARTTLS")
+	}
 	if rs.opts.Enhanced {
 		caps = append(caps, "250-ENHANCEDSTATUSCODES")
 	}
 	caps = append(caps, "250 PIPELINING")
 	return rs.answer(rs.c, StageEHLO, strings.Join(caps, "\r\n"))
+}
+
+// offersStartTLS: STARTTLS is configured, not stripped, not done yet.
+func (rs *rawSession) offersStartTLS() bool {
+	_, done := rs.c.(*tls.Conn)
+	return rs.opts.StartTLS != nil && !rs.opts.StripStartTLS && !done
+}
+
+// startTLS upgrades the session (RFC 3207): the client then says EHLO
+// again over TLS.
+func (rs *rawSession) startTLS() bool {
+	if !rs.offersStartTLS() {
+		return rs.write(rs.c, "502 5.5.1 STARTTLS not offered")
+	}
+	if !rs.write(rs.c, "220 2.0.0 Ready to start TLS") {
+		return false
+	}
+	tc := tls.Server(rs.c, rs.opts.StartTLS)
+	if err := tc.Handshake(); err != nil {
+		return false
+	}
+	rs.c, rs.r = tc, bufio.NewReader(tc)
+	return true
 }
 
 // data takes a message up to its final dot, keeps it, and does what the
@@ -379,6 +422,9 @@ func (rs *rawSession) data() bool {
 	rs.mu.Lock()
 	rs.received = append(rs.received, msg)
 	index := len(rs.received) - 1
+	if index == 0 {
+		close(rs.dot)
+	}
 	rs.mu.Unlock()
 	switch {
 	case rs.opts.AfterDot == AfterDotDrop:
