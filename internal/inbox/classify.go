@@ -1,7 +1,8 @@
 // Package inbox reads each mailbox's INBOX over IMAP and ends the sequences
 // its messages answer: replies (In-Reply-To/References naming a Message-ID
 // we sent) end as 'replied', or as 'unsubscribed' when their first lines
-// ask for it; delivery status notifications (RFC 3464) that prove
+// ask for it; automatic answers (out of office, challenge-response, list
+// mail) end nothing; delivery status notifications (RFC 3464) that prove
 // they report a failed delivery of a message we sent end as 'bounced', and
 // a permanent failure also suppresses the address. A message sent through
 // a List-Unsubscribe mailto: URL carries an unsubscribe token and ends the
@@ -123,10 +124,11 @@ func Classify(raw []byte) Finding {
 	}
 	ids := msgIDs(msg.Header.Get("In-Reply-To") + " " + msg.Header.Get("References"))
 	switch {
+	case isAutoReply(msg.Header):
+		// Whatever it says ("stop" included): a machine wrote it.
+		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	case len(ids) == 0:
 		return Finding{Kind: KindOther, From: from}
-	case isAutoReply(msg.Header):
-		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	}
 	stop := asksToUnsubscribe(replySubject(headerText(msg.Header.Get("Subject"))),
 		firstLines(textproto.MIMEHeader(msg.Header), msg.Body))
@@ -164,16 +166,6 @@ func isDeliveryReport(contentType string) bool {
 	}
 	rt := strings.ToLower(params["report-type"])
 	return rt == "delivery-status" || rt == "global-delivery-status"
-}
-
-// isAutoReply recognises machine answers (RFC 3834 Auto-Submitted, and the
-// headers Exchange and common vacation responders add), which must not end
-// a sequence as a reply would.
-func isAutoReply(h mail.Header) bool {
-	if v := strings.ToLower(strings.TrimSpace(h.Get("Auto-Submitted"))); v != "" && v != "no" {
-		return true
-	}
-	return h.Get("X-Autoreply") != "" || h.Get("X-Autorespond") != ""
 }
 
 // msgIDs reads <id> tokens. Only printable ASCII ids are kept: every
