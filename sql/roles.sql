@@ -43,6 +43,8 @@ GRANT SELECT, INSERT, UPDATE ON email_mailbox_totals TO rindactl_tick;
 
 -- Inbox: messages skipped as unprocessable (issue 25).
 GRANT SELECT, INSERT, UPDATE ON inbox_skipped TO rindactl_tick;
+-- Inbox: delivery reports that proved nothing of ours (issue 37).
+GRANT SELECT, INSERT, UPDATE ON inbox_unmatched TO rindactl_tick;
 
 -- Provider accounts (issue 24): credits read from the providers' account
 -- endpoints, shared by every process; workspaces' own API keys, sealed

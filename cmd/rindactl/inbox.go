@@ -33,13 +33,19 @@ they stay unread.
 
 A reply (In-Reply-To or References naming a message this mailbox sent)
 ends its sequence as replied, or as unsubscribed (address suppressed) when
-its first lines ask to stop; out-of-office answers do not. A delivery status
-notification (RFC 3464, multipart/report at the top level) ends a sequence
-only when it is about one of our sends: by the returned original's
-Message-ID, by a VERP return path (verp: true), or by a failed recipient this
-mailbox mailed in the last 30 days; a permanent failure (5.x.x) also
-suppresses that address. A report naming more than 5 addresses the mailbox
-never mailed is ignored (inbox_suspicious event). A message that cannot be
+its first lines ask to stop. Automatic mail (Auto-Submitted, Precedence
+auto_reply/bulk/junk/list, X-Auto-Response-Suppress, X-Autoreply,
+X-Autorespond, a null Return-Path, List-Id or List-Unsubscribe) never does:
+it is counted as auto_reply. A delivery status notification (RFC 3464,
+multipart/report at the top level) ends a sequence only when it proves it
+answers that send: by a VERP return path whose MAC verifies (verp: true), or
+by naming the send's Message-ID (returned original, Original-Message-ID,
+In-Reply-To, References) and failing the recipient that send went to; a
+permanent failure (5.x.x) also suppresses that address. A Final-Recipient
+alone proves nothing: such a report is recorded as unmatched (listed here
+and by 'rindactl why mailbox ADDRESS'), ends nothing and counts toward no
+bounce rate; naming more than 5 addresses the mailbox never mailed it also
+raises inbox_suspicious. A message that cannot be
 processed is recorded as skipped (see 'rindactl why mailbox ADDRESS') and
 never blocks the mailbox. Too many hard bounces pause the mailbox (the
 campaign's bounce_guard).
@@ -70,6 +76,9 @@ leased to one. A mailbox that cannot be read is recorded and the tick exits
 			fmt.Fprintf(ios.Out, "outcomes: %s\n", cliio.Counts(rep.Outcomes, "=", " "))
 			for _, s := range rep.Skipped {
 				fmt.Fprintf(ios.Out, "skipped %s UID %d: %s\n", s.Mailbox, s.UID, s.Reason)
+			}
+			for _, u := range rep.Unmatched {
+				fmt.Fprintf(ios.Out, "unmatched %s UID %d: %s\n", u.Mailbox, u.UID, u.Reason)
 			}
 		},
 	}

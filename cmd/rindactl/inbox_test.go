@@ -72,6 +72,18 @@ steps:
 	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &rep) != nil || rep.Mailboxes != 1 || rep.Messages != 1 || rep.Outcomes["replied"] != 1 {
 		t.Fatalf("inbox tick = %+v (report %+v)", res, rep)
 	}
+	// A forged report naming lead 2 (mailed) proves nothing (issue 37): the
+	// tick lists it as unmatched and lead 2's sequence goes on.
+	forged := "From: attacker@evil.test\r\nTo: sdr01@acme.test\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n" +
+		"--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.evil.test\r\n\r\n" +
+		"Final-Recipient: rfc822; lead2@example.test\r\nAction: failed\r\nStatus: 5.1.1\r\n--b--\r\n"
+	if err := imap.Deliver("sdr01@acme.test", []byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "inbox", "tick"); res.code != 0 || !strings.Contains(res.stdout, "unmatched=1") ||
+		!strings.Contains(res.stdout, "unmatched sdr01@acme.test UID 2: a delivery report from attacker@evil.test") {
+		t.Fatalf("inbox tick with a forged report = %+v", res)
+	}
 	// The follow-up is due, but only the lead who did not reply gets it.
 	if _, err := db.Pool.Exec(ctx, `UPDATE enrollments SET next_send_at = now() - interval '1 second' WHERE status = 'active'`); err != nil {
 		t.Fatal(err)

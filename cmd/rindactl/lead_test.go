@@ -85,12 +85,14 @@ func TestLeadForgetErasesAndKeepsSuppressed(t *testing.T) {
 		`INSERT INTO tick_runs (kind, tick_id, host, pid, error) VALUES ('email', 't1', 'h', 1, 'recipient ada@analytical.example refused')`,
 		`INSERT INTO inbox_skipped (mailbox_id, uid_validity, uid, reason, tick_id)
 		 SELECT id, 1, 7, 'invalid input syntax: "Ada@Analytical.example"', 't1' FROM mailboxes WHERE address = 'sdr01@acme.test'`,
+		`INSERT INTO inbox_unmatched (mailbox_id, uid_validity, uid, reason, tick_id)
+		 SELECT id, 1, 8, 'a delivery report from ada@analytical.example naming 1 address(es) proves none of them ours', 't1' FROM mailboxes WHERE address = 'sdr01@acme.test'`,
 	} {
 		if _, err := db.Pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if found := tablesHolding(t, db, "ada@analytical", "lovelace"); len(found) < 7 {
+	if found := tablesHolding(t, db, "ada@analytical", "lovelace"); len(found) < 8 {
 		t.Fatalf("the setup left her in only %v", found)
 	}
 
@@ -107,7 +109,7 @@ func TestLeadForgetErasesAndKeepsSuppressed(t *testing.T) {
 	sum := sha256.Sum256([]byte("ada@analytical.example"))
 	hash := hex.EncodeToString(sum[:])
 	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || out.EmailSHA256 != hash || strings.Join(out.Workspaces, ",") != "acme,globex" ||
-		out.Leads != 2 || out.Enrollments != 1 || out.Recipients != 1 || out.Hashed != 1 || out.Scrubbed != 4 {
+		out.Leads != 2 || out.Enrollments != 1 || out.Recipients != 1 || out.Hashed != 1 || out.Scrubbed != 5 {
 		t.Fatalf("forget: %+v (%v)\n%s", out, err, res.stdout)
 	}
 	if strings.Contains(res.stderr, "ada@") {

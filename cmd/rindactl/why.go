@@ -162,11 +162,26 @@ func whyMailboxRun(ctx context.Context, opts *WhyOptions) error {
 				checked = cliio.Stamp(*in.CheckedAt)
 			}
 			fmt.Fprintf(out, "  inbox      read up to UID %d (UIDVALIDITY %d), last checked %s\n", in.LastUID, in.UIDValidity, checked)
+			writeUnmatched(out, in)
 		} else {
 			fmt.Fprintln(out, "  inbox      not read (no imap_url)")
 		}
 		writeHolds(out, x.Holds, x.Summary)
 	})
+}
+
+// writeUnmatched lists the delivery reports that proved nothing of ours:
+// not holds (they ended nothing), but what an operator asks about when a
+// forged report arrives.
+func writeUnmatched(out io.Writer, in *status.InboxState) {
+	if in.UnmatchedTotal == 0 {
+		return
+	}
+	fmt.Fprintf(out, "  unmatched  %s delivery report(s) proved nothing of ours; they ended nothing and count toward no bounce rate (latest %d):\n",
+		cliio.Thousands(in.UnmatchedTotal), len(in.Unmatched))
+	for _, u := range in.Unmatched {
+		fmt.Fprintf(out, "    - UID %d (UIDVALIDITY %d) at %s: %s\n", u.UID, u.UIDValidity, cliio.Stamp(u.RecordedAt), u.Reason)
+	}
 }
 
 func writeHolds(out io.Writer, holds []status.Hold, summary string) {

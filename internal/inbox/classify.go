@@ -1,16 +1,17 @@
 // Package inbox reads each mailbox's INBOX over IMAP and ends the sequences
 // its messages answer: replies (In-Reply-To/References naming a Message-ID
 // we sent) end as 'replied', or as 'unsubscribed' when their first lines
-// ask for it; delivery status notifications (RFC 3464) that report a
-// failed delivery of a message we sent end as 'bounced', and a permanent
-// failure also suppresses the address. A message sent through a
-// List-Unsubscribe mailto: URL carries an unsubscribe token and ends the
+// ask for it; automatic answers (out of office, challenge-response, list
+// mail) end nothing; delivery status notifications (RFC 3464) that prove
+// they report a failed delivery of a message we sent end as 'bounced', and
+// a permanent failure also suppresses the address. A message sent through
+// a List-Unsubscribe mailto: URL carries an unsubscribe token and ends the
 // address's sequences as 'unsubscribed' (unsubscribe.Apply).
 //
 // Anyone on the internet can put a message in an INBOX, so nothing here
 // trusts one: a delivery report must be one at the top level, values are
-// decoded and made valid UTF-8 before they reach SQL, and the tick matches
-// what a message names to sends of ours (tick.go).
+// decoded and made valid UTF-8 before they reach SQL, and the tick acts on
+// a report only for what it proves (bounce_proof.go).
 package inbox
 
 import (
@@ -53,6 +54,9 @@ type Finding struct {
 	// Recipients are the addresses a bounce reports as failed, lower case,
 	// each once.
 	Recipients []string
+	// Failed is each recipient block of a bounce that reports a failure,
+	// in order: what proves a recipient is checked against each on its own.
+	Failed []FailedRecipient
 	// EnvelopeTo are the addresses a bounce was delivered to (To,
 	// Delivered-To, X-Original-To), lower case: a VERP return path shows
 	// there.
@@ -69,11 +73,31 @@ type Finding struct {
 	UnsubscribeToken string
 }
 
+// FailedRecipient is one recipient block of a delivery report whose
+// Action is failed.
+type FailedRecipient struct {
+	// Final and Original are its Final-Recipient and Original-Recipient
+	// addresses (RFC 3464), lower case, "" when absent or not an address:
+	// a forwarded address fails at its Final-Recipient, while our send went
+	// to its Original-Recipient.
+	Final, Original string
+	// Hard is true when its failure is permanent (status 5.x.x).
+	Hard bool
+}
+
+// Names reports whether the block names address (lower case) either way.
+func (r FailedRecipient) Names(address string) bool {
+	return address != "" && (r.Final == address || r.Original == address)
+}
+
 // Bounds on what one message can make the tick do.
 const (
 	// messageIDsMax bounds the Message-IDs taken from a message: a thread's
 	// References rarely name more than a few dozen.
 	messageIDsMax = 100
+	// reportIDsMax bounds the Message-IDs taken from a delivery report's
+	// parts and headers together.
+	reportIDsMax = 2 * messageIDsMax
 	// recipientsMax bounds a delivery report's recipients (a 128 KiB
 	// message holds about 3,000).
 	recipientsMax = 5000
@@ -93,30 +117,42 @@ func Classify(raw []byte) Finding {
 	}
 	from := clip(headerText(msg.Header.Get("From")), fromMax)
 	if isDeliveryReport(msg.Header.Get("Content-Type")) {
-		var rep report
-		rep.read(msg.Header.Get("Content-Type"), msg.Body)
-		f := rep.finding()
-		f.From = from
-		for _, h := range []string{"To", "Delivered-To", "X-Original-To"} {
-			for _, v := range msg.Header[textproto.CanonicalMIMEHeaderKey(h)] {
-				f.EnvelopeTo = appendAddresses(f.EnvelopeTo, headerText(v))
-			}
-		}
-		return f
+		return classifyReport(msg, from)
 	}
 	if token, ok := unsubscribe.ParseMailtoRequest(msg.Header); ok {
 		return Finding{Kind: KindUnsubscribeMail, UnsubscribeToken: token, From: from}
 	}
 	ids := msgIDs(msg.Header.Get("In-Reply-To") + " " + msg.Header.Get("References"))
 	switch {
+	case isAutoReply(msg.Header):
+		// Whatever it says ("stop" included): a machine wrote it.
+		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	case len(ids) == 0:
 		return Finding{Kind: KindOther, From: from}
-	case isAutoReply(msg.Header):
-		return Finding{Kind: KindAutoReply, MessageIDs: ids, From: from}
 	}
 	stop := asksToUnsubscribe(replySubject(headerText(msg.Header.Get("Subject"))),
 		firstLines(textproto.MIMEHeader(msg.Header), msg.Body))
 	return Finding{Kind: KindReply, MessageIDs: ids, From: from, Unsubscribe: stop}
+}
+
+// classifyReport reads a delivery report: its recipients, the Message-IDs
+// it names (the returned original's, an Original-Message-ID field, its own
+// In-Reply-To and References, which Gmail and Microsoft 365 set to the
+// original's), and the addresses it was delivered to (a VERP return path
+// shows there).
+func classifyReport(msg *mail.Message, from string) Finding {
+	var rep report
+	rep.read(msg.Header.Get("Content-Type"), msg.Body)
+	rep.original = append(rep.original, msgIDs(msg.Header.Get("In-Reply-To")+" "+msg.Header.Get("References")+" "+
+		msg.Header.Get("Original-Message-Id")+" "+msg.Header.Get("X-Original-Message-Id"))...)
+	f := rep.finding()
+	f.From = from
+	for _, h := range []string{"To", "Delivered-To", "X-Original-To"} {
+		for _, v := range msg.Header[textproto.CanonicalMIMEHeaderKey(h)] {
+			f.EnvelopeTo = appendAddresses(f.EnvelopeTo, headerText(v))
+		}
+	}
+	return f
 }
 
 // isDeliveryReport requires what RFC 3464 requires at the top level:
@@ -130,16 +166,6 @@ func isDeliveryReport(contentType string) bool {
 	}
 	rt := strings.ToLower(params["report-type"])
 	return rt == "delivery-status" || rt == "global-delivery-status"
-}
-
-// isAutoReply recognises machine answers (RFC 3834 Auto-Submitted, and the
-// headers Exchange and common vacation responders add), which must not end
-// a sequence as a reply would.
-func isAutoReply(h mail.Header) bool {
-	if v := strings.ToLower(strings.TrimSpace(h.Get("Auto-Submitted"))); v != "" && v != "no" {
-		return true
-	}
-	return h.Get("X-Autoreply") != "" || h.Get("X-Autorespond") != ""
 }
 
 // msgIDs reads <id> tokens. Only printable ASCII ids are kept: every
@@ -175,7 +201,16 @@ type report struct {
 }
 
 type recipientStatus struct {
-	address, action, status string
+	final, original, action, status string
+}
+
+// address is the one the block names: its Final-Recipient, else its
+// Original-Recipient.
+func (r recipientStatus) address() string {
+	if r.final != "" {
+		return r.final
+	}
+	return r.original
 }
 
 // read walks the report's own parts only (RFC 3462: the human-readable
@@ -209,17 +244,14 @@ func (r *report) readStatus(body io.Reader) {
 		h, err := tp.ReadMIMEHeader()
 		if first {
 			// Gmail names the original here as well.
-			r.original = append(r.original, msgIDs(h.Get("X-Original-Message-Id"))...)
+			r.original = append(r.original, msgIDs(h.Get("X-Original-Message-Id")+" "+h.Get("Original-Message-Id"))...)
 		}
 		if !first && len(h) > 0 {
-			addr := h.Get("Final-Recipient")
-			if addr == "" {
-				addr = h.Get("Original-Recipient")
-			}
 			r.recipients = append(r.recipients, recipientStatus{
-				address: recipientAddress(addr),
-				action:  strings.ToLower(strings.TrimSpace(h.Get("Action"))),
-				status:  cleanText(firstWord(h.Get("Status"))), // "5.1.1 (bad destination mailbox)"
+				final:    recipientAddress(h.Get("Final-Recipient")),
+				original: recipientAddress(h.Get("Original-Recipient")),
+				action:   strings.ToLower(strings.TrimSpace(h.Get("Action"))),
+				status:   cleanText(firstWord(h.Get("Status"))), // "5.1.1 (bad destination mailbox)"
 			})
 		}
 		if err != nil {
@@ -242,7 +274,8 @@ func recipientAddress(field string) string {
 }
 
 func (r *report) finding() Finding {
-	f := Finding{Kind: KindOther, MessageIDs: r.original}
+	// The report's own parts first: a long References cannot push them out.
+	f := Finding{Kind: KindOther, MessageIDs: r.original[:min(len(r.original), reportIDsMax)]}
 	seen := map[string]bool{}
 	for _, rc := range r.recipients {
 		switch rc.action {
@@ -250,11 +283,13 @@ func (r *report) finding() Finding {
 			if f.Kind != KindBounce {
 				f.Kind, f.Status = KindBounce, rc.status
 			}
-			if rc.address != "" && !seen[rc.address] {
-				seen[rc.address] = true
-				f.Recipients = append(f.Recipients, rc.address)
+			if a := rc.address(); a != "" && !seen[a] {
+				seen[a] = true
+				f.Recipients = append(f.Recipients, a)
 			}
-			f.Hard = f.Hard || strings.HasPrefix(rc.status, "5")
+			hard := strings.HasPrefix(rc.status, "5")
+			f.Failed = append(f.Failed, FailedRecipient{Final: rc.final, Original: rc.original, Hard: hard})
+			f.Hard = f.Hard || hard
 		case "delayed":
 			if f.Kind == KindOther {
 				f.Kind = KindDelayed

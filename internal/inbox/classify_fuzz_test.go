@@ -40,6 +40,16 @@ func checkFinding(t *testing.T, got Finding) {
 		}
 		seen[r] = true
 	}
+	for _, r := range got.Failed {
+		for _, a := range []string{r.Final, r.Original} {
+			if a != strings.ToLower(a) || !clean(a) || len(a) > addressMax || a != "" && !strings.Contains(a, "@") {
+				t.Fatalf("failed recipient %q", a)
+			}
+		}
+	}
+	if got.Kind != KindBounce && len(got.Failed) > 0 || len(got.MessageIDs) > reportIDsMax {
+		t.Fatalf("finding %+v", got)
+	}
 	for _, a := range append(got.EnvelopeTo, got.From, got.Status) {
 		if !clean(a) {
 			t.Fatalf("unclean value %q", a)
@@ -58,6 +68,15 @@ var hostileSeeds = [][]byte{
 	[]byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: message/delivery-status\r\n\r\nX: y\r\n\r\nFinal-Recipient: rfc822; Lead1@Example.test\r\nAction: failed\r\nStatus: 5.1.1\r\n--b--\r\n"),
 	[]byte("To: sdr01+b.abc.def@acme.test, \"x\" <y@z>\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n--b\r\nContent-Type: message/delivery-status\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nX: y\r\n\r\nFinal-Recipient: utf-8; =C3=A9@x.test\r\nAction: failed\r\nStatus: 5.1.1\r\n--b--\r\n"),
 	[]byte("In-Reply-To: <X1@acme.test>\r\nContent-Type: text/plain; charset=ks_c_5601-1987\r\n\r\n\xbc\xf6\xbd\xc5\xb0\xc5\xba\xce\r\n"),
+	// Auto-reply markers (issue 37): each alone makes a reply automatic.
+	[]byte("Return-Path: < >\r\nReturn-Path: <a@b>\r\nIn-Reply-To: <X1@acme.test>\r\n\r\nSTOP\r\n"),
+	[]byte("Precedence: Bulk; x\r\nX-Auto-Response-Suppress: All\r\nIn-Reply-To: <X1@acme.test>\r\n\r\nout of office\r\n"),
+	[]byte("Auto-Submitted: no\r\nList-Id: <l.x>\r\nList-Unsubscribe: <mailto:u@x>\r\nX-Autorespond: y\r\nReferences: <X1@acme.test>\r\n\r\nhi\r\n"),
+	// A report naming our Message-ID in its headers and per-message fields,
+	// with a forwarded recipient.
+	[]byte("In-Reply-To: <X1@acme.test>\r\nReferences: <X0@acme.test> <X1@acme.test>\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n" +
+		"--b\r\nContent-Type: message/delivery-status\r\n\r\nOriginal-Message-ID: <X1@acme.test>\r\n\r\nFinal-Recipient: rfc822; Alias@X.test\r\n" +
+		"Original-Recipient: rfc822; B@Example.test\r\nAction: failed\r\nStatus: 5.1.1\r\n--b--\r\n"),
 }
 
 // FuzzClassify feeds arbitrary bytes, as any sender can put in an INBOX, to
@@ -84,6 +103,7 @@ func FuzzDeliveryStatus(f *testing.F) {
 	f.Add([]byte("X-Original-Message-ID: <A@b>\r\n\r\nFinal-Recipient: rfc822;<a\x00@b>\r\nAction: failed\r\nStatus: 4.4.7\r\n\r\nOriginal-Recipient: utf-8; j\xf6rg@x\r\nAction: FAILED\r\nStatus: 5\r\n"))
 	f.Add([]byte("\r\n\r\nFinal-Recipient: rfc822; a@b\r\nAction: delayed\r\n\r\nFinal-Recipient: rfc822; a@b\r\nAction: failed\r\nStatus: 5.1.1\r\n"))
 	f.Add([]byte("Final-Recipient: =?utf-8?b?w6lAeC50ZXN0?=\r\n folded: x\r\n\r\nAction: failed\r\n"))
+	f.Add([]byte("Original-Message-ID: <X2@acme.test>\r\n\r\nFinal-Recipient: rfc822; alias@x.test\r\nOriginal-Recipient: rfc822; B@example.test\r\nAction: failed\r\nStatus: 4.4.7\r\n\r\nFinal-Recipient: rfc822; c@x.test\r\nAction: failed\r\nStatus: 5.1.1\r\n"))
 	f.Fuzz(func(t *testing.T, status []byte) {
 		raw := append([]byte("From: MAILER-DAEMON@x.test\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"+
 			"--b\r\nContent-Type: message/delivery-status\r\n\r\n"), status...)

@@ -71,8 +71,8 @@ func TestClassifyOddInput(t *testing.T) {
 		f := Classify(raw)
 		switch name {
 		case "truncated":
-			// The delivery report survives; the original's id is gone, the
-			// recipient is left to match on.
+			// The delivery report survives; the original's id is gone, so
+			// only a VERP return path could still prove it ours.
 			if f.Kind != KindBounce || len(f.Recipients) != 1 {
 				t.Errorf("%s: %+v, want a bounce with its recipient", name, f)
 			}

@@ -39,12 +39,16 @@ const (
 	// leaseMarginMax bounds what a session leaves of its mailbox's lease
 	// for the writes after it (a fifth of the lease, at most this).
 	leaseMarginMax = 10 * time.Second
-	// bounceRecipientWindow is how far back a bounce's recipient must have
-	// been mailed by the mailbox to match without our Message-ID.
+	// bounceRecipientWindow is how far back an unproven report's recipients
+	// are looked up among the mailbox's sends, to say how many it never
+	// mailed (they prove nothing either way).
 	bounceRecipientWindow = 30 * 24 * time.Hour
-	// suspiciousRecipientsMax: a delivery report naming more addresses the
-	// mailbox never mailed is not about our mail; it is ignored.
+	// suspiciousRecipientsMax: an unproven delivery report naming more
+	// addresses the mailbox never mailed raises an inbox_suspicious alert.
 	suspiciousRecipientsMax = 5
+	// unmatchedListedMax bounds the unmatched reports a tick's report lists
+	// (its outcomes count them all).
+	unmatchedListedMax = 100
 	// skipReasonMax bounds a skipped message's stored reason.
 	skipReasonMax = 500
 )
@@ -59,12 +63,17 @@ const (
 	OutcomeBounced      = string(enrollment.Bounced) // a sequence ended by a bounce
 	OutcomeSuppressed   = "suppressed"               // an address newly suppressed (hard bounce, unsubscribe)
 	OutcomeAlreadyEnded = "already_ended"            // the reply or bounce concerned an ended sequence
-	OutcomeUnmatched    = "unmatched"                // a reply or bounce to no message of ours
-	OutcomeAutoReply    = "auto_reply"
-	OutcomeDelayed      = "delayed"
-	OutcomeOther        = "other"
-	// OutcomeSuspicious: a delivery report naming more than a handful of
-	// addresses the mailbox never mailed, ignored (inbox_suspicious event).
+	// OutcomeUnmatched: a reply to no message of ours, or a delivery report
+	// (or some of the recipients it names) that proved nothing of ours.
+	OutcomeUnmatched = "unmatched"
+	// OutcomeAutoReply: out of office, challenge-response, list or bulk
+	// mail (isAutoReply); it ends nothing.
+	OutcomeAutoReply = "auto_reply"
+	OutcomeDelayed   = "delayed"
+	OutcomeOther     = "other"
+	// OutcomeSuspicious: an unproven delivery report naming more than a
+	// handful of addresses the mailbox never mailed: unmatched, and an
+	// inbox_suspicious event.
 	OutcomeSuspicious = "suspicious"
 	// OutcomeSkipped: a message that could not be processed; recorded with
 	// its UID and reason, and the checkpoint moved past it.
@@ -100,11 +109,15 @@ type TickReport struct {
 	Messages  int            `json:"messages"`
 	Outcomes  map[string]int `json:"outcomes"`
 	// Skipped lists the messages that could not be processed.
-	Skipped    []SkippedMessage `json:"skipped"`
+	Skipped []SkippedMessage `json:"skipped"`
+	// Unmatched lists the delivery reports that proved nothing of ours
+	// (the first unmatchedListedMax).
+	Unmatched  []SkippedMessage `json:"unmatched"`
 	DurationMS int64            `json:"duration_ms"`
 }
 
-// SkippedMessage is a message the tick recorded as skipped.
+// SkippedMessage is a message the tick recorded as skipped, or as an
+// unmatched delivery report.
 type SkippedMessage struct {
 	Mailbox string `json:"mailbox"`
 	UID     uint32 `json:"uid"`
@@ -119,7 +132,7 @@ type SkippedMessage struct {
 func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
 	opts = opts.withDefaults()
 	start := opts.Now()
-	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, Skipped: []SkippedMessage{}}
+	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, Skipped: []SkippedMessage{}, Unmatched: []SkippedMessage{}}
 	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID, 0)
 	if errors.Is(err, tick.ErrStoppedBeforeStart) {
 		return rep, nil
@@ -316,6 +329,7 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 		t.report.Outcomes[k] += v
 	}
 	t.report.Skipped = append(t.report.Skipped, c.skipped...)
+	t.report.Unmatched = append(t.report.Unmatched, c.unmatched[:min(len(c.unmatched), unmatchedListedMax-len(t.report.Unmatched))]...)
 	if !c.hardBounces {
 		return nil
 	}
@@ -333,6 +347,7 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 type chunkResult struct {
 	counts      map[string]int
 	skipped     []SkippedMessage
+	unmatched   []SkippedMessage
 	hardBounces bool
 }
 
@@ -349,7 +364,8 @@ func (t *inboxTick) actOne(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 		return err
 	}
 	counts := map[string]int{}
-	hard, err := t.handle(ctx, sp, mb, cp, m, counts)
+	var unmatched []SkippedMessage
+	hard, err := t.handle(ctx, sp, mb, cp, m, counts, &unmatched)
 	if err == nil {
 		if err := sp.Commit(ctx); err != nil {
 			return err
@@ -357,6 +373,7 @@ func (t *inboxTick) actOne(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 		for k, v := range counts {
 			c.counts[k] += v
 		}
+		c.unmatched = append(c.unmatched, unmatched...)
 		c.hardBounces = c.hardBounces || hard
 		return nil
 	}
@@ -395,7 +412,7 @@ var classify = Classify
 
 // handle acts on one classified message; hard says it recorded a hard
 // bounce.
-func (t *inboxTick) handle(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, m fetched, counts map[string]int) (hard bool, err error) {
+func (t *inboxTick) handle(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, m fetched, counts map[string]int, unmatched *[]SkippedMessage) (hard bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			hard, err = false, fmt.Errorf("%w: %v", errUnprocessable, r)
@@ -406,7 +423,7 @@ func (t *inboxTick) handle(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store
 	case KindReply:
 		return false, t.reply(ctx, tx, mb, f, counts)
 	case KindBounce:
-		return t.bounce(ctx, tx, mb, cp, m.uid, f, counts)
+		return t.bounce(ctx, tx, mb, cp, m.uid, f, counts, unmatched)
 	case KindAutoReply:
 		counts[OutcomeAutoReply]++
 	case KindDelayed:
@@ -430,66 +447,6 @@ func (t *inboxTick) reply(ctx context.Context, tx pgx.Tx, mb mailbox, f Finding,
 		return mark(ctx, tx, sends, enrollment.Unsubscribed, string(enrollment.Unsubscribed), OutcomeUnsubscribed, counts)
 	}
 	return mark(ctx, tx, sends, enrollment.Replied, "", OutcomeReplied, counts)
-}
-
-// bounce matches a delivery report to one of our sends: by the returned
-// original's Message-ID, by a VERP return path it was sent to, or else by
-// a failed recipient this mailbox mailed in the last 30 days. Only the
-// matched sends' enrollments end, and only their addresses are suppressed
-// (permanent failures). A report naming more than a handful of addresses
-// the mailbox never mailed is not about our mail: it is ignored, with one
-// inbox_suspicious event.
-func (t *inboxTick) bounce(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, uid uint32, f Finding, counts map[string]int) (bool, error) {
-	mailed, err := store.InboxSendsToRecipients(ctx, tx, mb.id, f.Recipients, t.opts.Now().Add(-bounceRecipientWindow))
-	if err != nil {
-		return false, err
-	}
-	if never := len(f.Recipients) - len(mailed); never > suspiciousRecipientsMax {
-		counts[OutcomeSuspicious]++
-		return false, t.suspicious(ctx, tx, mb, cp, uid, f, never)
-	}
-	ids := f.MessageIDs
-	for _, a := range f.EnvelopeTo {
-		if id, ok := sequence.VERPMessageID(mb.address, a, mb.verpSecret); ok {
-			ids = append(ids, id)
-		}
-	}
-	sends, err := store.InboxSendsByMessageID(ctx, tx, mb.id, ids)
-	if err != nil {
-		return false, err
-	}
-	if len(sends) == 0 {
-		sends = mailed
-	}
-	suppress := ""
-	if f.Hard && len(sends) > 0 {
-		suppress = string(enrollment.Bounced)
-		ids := make([]int64, len(sends))
-		for i, s := range sends {
-			ids[i] = s.SendID
-		}
-		if err := store.MarkSendsBounced(ctx, tx, ids); err != nil {
-			return false, err
-		}
-	}
-	return suppress != "", mark(ctx, tx, sends, enrollment.Bounced, suppress, OutcomeBounced, counts)
-}
-
-// suspicious records the one inbox_suspicious event of a message. A
-// flood of forged reports is one Slack alert per mailbox per hour (the
-// hour this tick started in): the first event of the hour is the alert,
-// the others stay in the outbox unposted (`events list` shows them).
-func (t *inboxTick) suspicious(ctx context.Context, tx pgx.Tx, mb mailbox, cp *store.InboxCheckpoint, uid uint32, f Finding, never int) error {
-	from := eventSender(f.From)
-	reason := fmt.Sprintf("a delivery report from %s names %d addresses %s never mailed; it was ignored (one alert per mailbox an hour: `rindactl events list` shows every report)", from, never, mb.address)
-	payload := map[string]any{"address": mb.address, "uid": uid, "uid_validity": cp.UIDValidity, "from": from,
-		"recipients": len(f.Recipients), "never_mailed": never, "reason": reason, "tick_id": t.opts.TickID}
-	hour := t.start.Truncate(time.Hour).Unix()
-	episode := fmt.Sprintf("inbox_suspicious:%d:hour:%d", mb.id, hour)
-	key := fmt.Sprintf("inbox_suspicious:%d:%d:%d", mb.id, cp.UIDValidity, uid)
-	alert, err := store.InsertSuspiciousEvent(ctx, tx, mb.workspaceID, mb.id, episode, key, payload)
-	t.opts.Logger.Warn("inbox message ignored as suspicious", "mailbox", mb.address, "uid", uid, "reason", reason, "alert", alert, "tick_id", t.opts.TickID)
-	return err
 }
 
 // eventSender is a message's sender as an event may show it: the bare

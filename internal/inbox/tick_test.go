@@ -192,11 +192,15 @@ func TestInboxTickEndsRepliedAndBouncedSequences(t *testing.T) {
 func TestInboxTickMatchesLaterStepsAndBouncesWithoutOriginal(t *testing.T) {
 	t.Parallel()
 	f := newInboxFixture(t)
-	// A bounce whose report kept only the recipient (no original headers).
-	_, mb := f.sent(2)
-	noOrig := fixtureMessage(t, "postfix-bounce.eml", "unknown-id@elsewhere.test", "", "Lead2@Example.test")
-	if err := f.imap.Deliver(mb, []byte(strings.ReplaceAll(string(noOrig), testMailbox, mb))); err != nil {
-		t.Fatal(err)
+	// A bounce whose report kept only the recipient (no original headers):
+	// it proves nothing (issue 37) and is unmatched; the same report with
+	// the original's Message-ID bounces lead 2.
+	id2, mb := f.sent(2)
+	for _, original := range []string{"unknown-id@elsewhere.test", id2} {
+		raw := fixtureMessage(t, "postfix-bounce.eml", original, "", "Lead2@Example.test")
+		if err := f.imap.Deliver(mb, []byte(strings.ReplaceAll(string(raw), testMailbox, mb))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// A reply to nothing we sent.
 	_, mb3 := f.sent(3)
@@ -214,7 +218,7 @@ func TestInboxTickMatchesLaterStepsAndBouncesWithoutOriginal(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := f.tick(TickOptions{})
-	if f.status(2) != "bounced" || rep.Outcomes[OutcomeUnmatched] != 1 || f.status(3) != "active" {
+	if f.status(2) != "bounced" || rep.Outcomes[OutcomeUnmatched] != 2 || rep.Outcomes[OutcomeBounced] != 1 || f.status(3) != "active" {
 		t.Fatalf("report %+v, lead 2 %s, lead 3 %s", rep, f.status(2), f.status(3))
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
-// skippedShown is how many skipped inbox messages `why mailbox` lists.
+// skippedShown is how many skipped inbox messages (and unmatched delivery
+// reports) `why mailbox` lists.
 const skippedShown = 10
 
 // MailboxExplanation is `why mailbox`: what stops a mailbox sending, and
@@ -48,6 +49,11 @@ type InboxState struct {
 	// Skipped are the latest messages the tick could not process (UID and
 	// reason); it moved past them.
 	Skipped []store.InboxSkip `json:"skipped"`
+	// Unmatched are the latest delivery reports that proved nothing of
+	// ours (they ended nothing and count toward no bounce rate), of
+	// UnmatchedTotal recorded.
+	Unmatched      []store.InboxUnmatched `json:"unmatched"`
+	UnmatchedTotal int64                  `json:"unmatched_total"`
 }
 
 // ExplainMailbox explains the mailbox with this address at now.
@@ -91,8 +97,16 @@ func inboxState(ctx context.Context, db store.DBTX, m store.OpsMailboxState, now
 		skipped[i].Reason = redact.String(skipped[i].Reason)
 		skipped[i].SkippedAt = skipped[i].SkippedAt.UTC()
 	}
+	unmatched, total, err := store.InboxUnmatchedRecent(ctx, db, m.ID, skippedShown)
+	if err != nil {
+		return nil, err
+	}
+	for i := range unmatched {
+		unmatched[i].Reason = redact.String(unmatched[i].Reason)
+		unmatched[i].RecordedAt = unmatched[i].RecordedAt.UTC()
+	}
 	return &InboxState{UIDValidity: m.UIDValidity, LastUID: m.LastUID, CheckedAt: utc(m.CheckedAt), LastError: redact.String(m.LastError),
-		LockedBy: m.LockedBy, LockedUntil: utc(m.LockedUntil), Skipped: skipped}, nil
+		LockedBy: m.LockedBy, LockedUntil: utc(m.LockedUntil), Skipped: skipped, Unmatched: unmatched, UnmatchedTotal: total}, nil
 }
 
 // inboxHolds: what keeps the inbox from being read, and what was skipped.

@@ -146,6 +146,42 @@ func InboxSkipped(ctx context.Context, db DBTX, mailboxID int64, limit int) ([]I
 	})
 }
 
+// InboxUnmatched is a delivery report the inbox tick could not tie to a
+// send of ours: it ended nothing.
+type InboxUnmatched struct {
+	UIDValidity uint32    `json:"uid_validity"`
+	UID         uint32    `json:"uid"`
+	Reason      string    `json:"reason"`
+	TickID      string    `json:"tick_id"`
+	RecordedAt  time.Time `json:"recorded_at"`
+}
+
+// RecordInboxUnmatched records that message uid of the mailbox was a
+// delivery report that proved nothing of ours.
+func RecordInboxUnmatched(ctx context.Context, db DBTX, mailboxID int64, u InboxUnmatched) error {
+	err := sqlcdb.New(db).InboxUnmatchedInsert(ctx, sqlcdb.InboxUnmatchedInsertParams{
+		MailboxID: mailboxID, UidValidity: int64(u.UIDValidity), Uid: int64(u.UID), Reason: u.Reason, TickID: u.TickID,
+	})
+	if err != nil {
+		return fmt.Errorf("record unmatched report UID %d: %w", u.UID, err)
+	}
+	return nil
+}
+
+// InboxUnmatchedRecent lists the mailbox's most recently recorded
+// unmatched reports, and how many it has in all.
+func InboxUnmatchedRecent(ctx context.Context, db DBTX, mailboxID int64, limit int) ([]InboxUnmatched, int64, error) {
+	rows, err := sqlcdb.New(db).InboxUnmatchedRecent(ctx, sqlcdb.InboxUnmatchedRecentParams{MailboxID: mailboxID, MaxRows: int32(limit)})
+	total := int64(0)
+	if len(rows) > 0 {
+		total = rows[0].Total
+	}
+	list, err := convertRows(rows, err, "unmatched inbox reports", func(r sqlcdb.InboxUnmatchedRecentRow) InboxUnmatched {
+		return InboxUnmatched{UIDValidity: uint32(r.UidValidity), UID: uint32(r.Uid), Reason: r.Reason, TickID: r.TickID, RecordedAt: r.RecordedAt}
+	})
+	return list, total, err
+}
+
 // InsertSuspiciousEvent writes a message's inbox_suspicious event: the
 // alert of its mailbox's episode when episodeKey is new (the first of the
 // hour), else an event kept unposted under messageKey. It reports whether

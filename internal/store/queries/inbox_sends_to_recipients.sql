@@ -1,10 +1,12 @@
 -- name: InboxSendsToRecipients :many
--- For a bounce that names neither our Message-ID nor a VERP return path:
--- the latest send of mailbox mailbox_id since since (30 days) to each of
--- the addresses recipients that the server did not refuse, so only an
--- address this mailbox really mailed can match. recipients are canonical
--- (address.Key), as leads store them. Reads the mailbox's sends of the
--- period on sends_mailbox_created_idx, never the whole table.
+-- For a delivery report that proved nothing of ours (issue 37: an address
+-- alone never matches): the latest send of mailbox mailbox_id since since
+-- (30 days) to each of the addresses recipients that the server did not
+-- refuse, to say how many it names that this mailbox never mailed (the
+-- inbox_suspicious alert) and how many it did (the unmatched record).
+-- recipients are canonical (address.Key), as leads store them. Reads the
+-- mailbox's sends of the period on sends_mailbox_created_idx, never the
+-- whole table.
 SELECT DISTINCT ON (l.email)
        l.email::text AS email, s.id AS send_id, s.enrollment_id, e.workspace_id
 FROM sends s

@@ -3,8 +3,9 @@
 -- matching it literally) with [forgotten] wherever free text may have kept
 -- it: event payloads and errors, a mailbox's pause reason, an inbox's last
 -- error, a skipped inbox message's reason (an error's text may quote what
--- the message held), a tick's error. Returns the rows changed. These
--- tables are scanned once: forgetting is a rare operator action.
+-- the message held), an unmatched delivery report's reason (it names the
+-- sender), a tick's error. Returns the rows changed. These tables are
+-- scanned once: forgetting is a rare operator action.
 WITH events_changed AS (
     UPDATE events
     SET payload    = regexp_replace(payload::text, sqlc.arg(pattern)::text, '[forgotten]', 'gi')::jsonb,
@@ -30,6 +31,12 @@ skipped_changed AS (
     WHERE reason ~* sqlc.arg(pattern)::text
     RETURNING 1
 ),
+unmatched_changed AS (
+    UPDATE inbox_unmatched
+    SET reason = regexp_replace(reason, sqlc.arg(pattern)::text, '[forgotten]', 'gi')
+    WHERE reason ~* sqlc.arg(pattern)::text
+    RETURNING 1
+),
 ticks_changed AS (
     UPDATE tick_runs
     SET error = regexp_replace(error, sqlc.arg(pattern)::text, '[forgotten]', 'gi')
@@ -38,4 +45,4 @@ ticks_changed AS (
 )
 SELECT ((SELECT count(*) FROM events_changed) + (SELECT count(*) FROM mailboxes_changed)
      + (SELECT count(*) FROM inbox_changed) + (SELECT count(*) FROM skipped_changed)
-     + (SELECT count(*) FROM ticks_changed))::bigint AS changed;
+     + (SELECT count(*) FROM unmatched_changed) + (SELECT count(*) FROM ticks_changed))::bigint AS changed;

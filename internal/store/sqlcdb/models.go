@@ -126,6 +126,15 @@ type InboxSkipped struct {
 	SkippedAt   time.Time
 }
 
+type InboxUnmatched struct {
+	MailboxID   int64
+	UidValidity int64
+	Uid         int64
+	Reason      string
+	TickID      string
+	RecordedAt  time.Time
+}
+
 type Lead struct {
 	ID            int64
 	WorkspaceID   int64

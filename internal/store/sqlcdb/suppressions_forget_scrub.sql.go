@@ -35,6 +35,12 @@ skipped_changed AS (
     WHERE reason ~* $1::text
     RETURNING 1
 ),
+unmatched_changed AS (
+    UPDATE inbox_unmatched
+    SET reason = regexp_replace(reason, $1::text, '[forgotten]', 'gi')
+    WHERE reason ~* $1::text
+    RETURNING 1
+),
 ticks_changed AS (
     UPDATE tick_runs
     SET error = regexp_replace(error, $1::text, '[forgotten]', 'gi')
@@ -43,15 +49,16 @@ ticks_changed AS (
 )
 SELECT ((SELECT count(*) FROM events_changed) + (SELECT count(*) FROM mailboxes_changed)
      + (SELECT count(*) FROM inbox_changed) + (SELECT count(*) FROM skipped_changed)
-     + (SELECT count(*) FROM ticks_changed))::bigint AS changed
+     + (SELECT count(*) FROM unmatched_changed) + (SELECT count(*) FROM ticks_changed))::bigint AS changed
 `
 
 // Replaces the address (pattern: a case-insensitive regular expression
 // matching it literally) with [forgotten] wherever free text may have kept
 // it: event payloads and errors, a mailbox's pause reason, an inbox's last
 // error, a skipped inbox message's reason (an error's text may quote what
-// the message held), a tick's error. Returns the rows changed. These
-// tables are scanned once: forgetting is a rare operator action.
+// the message held), an unmatched delivery report's reason (it names the
+// sender), a tick's error. Returns the rows changed. These tables are
+// scanned once: forgetting is a rare operator action.
 func (q *Queries) SuppressionsForgetScrub(ctx context.Context, pattern string) (int64, error) {
 	row := q.db.QueryRow(ctx, suppressionsForgetScrub, pattern)
 	var changed int64
