@@ -247,30 +247,99 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		return err
 	}
 	defer r.close()
-	if r.uidValidity != cp.UIDValidity {
-		// A new UIDVALIDITY renumbered the INBOX: read it again from the
-		// start; acting on a message twice changes nothing.
-		if cp.UIDValidity != 0 {
-			t.opts.Logger.Info("inbox UIDVALIDITY changed; reading it again", "mailbox", mb.Address, "tick_id", t.opts.TickID)
-		}
-		cp.UIDValidity, cp.LastUID = r.uidValidity, 0
+	if err := t.resume(r, cp, mb.Address); err != nil {
+		return err
 	}
-	uids, err := r.newUIDs(cp.LastUID, t.opts.Batch)
+	ranges, err := r.search(cp.LastUID, time.Time{})
 	if err != nil {
 		return err
 	}
+	plan := planRead(ranges, cp.LastUID, t.opts.Batch)
 	box := mailbox{id: cp.MailboxID, workspaceID: cp.WorkspaceID, address: recs[0].Address, verpSecret: recs[0].VERPSecret}
-	for len(uids) > 0 && ctx.Err() == nil && t.opts.Now().Before(t.deadline) {
+	if err := t.readAhead(ctx, r, box, cp, plan.ahead); err != nil {
+		return err
+	}
+	return t.readBacklog(ctx, r, box, cp, plan.backlog)
+}
+
+// reading says whether the tick still reads: not told to stop, before its
+// deadline.
+func (t *inboxTick) reading(ctx context.Context) bool {
+	return ctx.Err() == nil && t.opts.Now().Before(t.deadline)
+}
+
+// readAhead reads the newest messages of a flooded mailbox (readPlan),
+// newest first; the checkpoint stays where it is.
+func (t *inboxTick) readAhead(ctx context.Context, r *reader, box mailbox, cp *store.InboxCheckpoint, uids []uint32) error {
+	for len(uids) > 0 && t.reading(ctx) {
 		chunk := uids[:min(chunkSize, len(uids))]
 		uids = uids[len(chunk):]
 		msgs, err := r.fetch(chunk)
 		if err != nil {
 			return err
 		}
-		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, chunk[len(chunk)-1]); err != nil {
+		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, *cp); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// readBacklog reads the oldest messages above the checkpoint, oldest
+// first, and moves the checkpoint past those the server returned, never
+// past one it left out: that one is asked for again by the next tick.
+func (t *inboxTick) readBacklog(ctx context.Context, r *reader, box mailbox, cp *store.InboxCheckpoint, uids []uint32) error {
+	for len(uids) > 0 && t.reading(ctx) {
+		chunk := uids[:min(chunkSize, len(uids))]
+		uids = uids[len(chunk):]
+		msgs, err := r.fetch(chunk)
+		if err != nil {
+			return err
+		}
+		through, whole := readThrough(chunk, msgs)
+		next := *cp
+		if through > 0 {
+			next.LastUID = through
+		}
+		for _, m := range msgs {
+			if m.uid <= next.LastUID && m.date.After(next.ReadThrough) {
+				next.ReadThrough = m.date
+			}
+		}
+		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, next); err != nil {
+			return err
+		}
+		if !whole {
+			t.opts.Logger.Warn("the IMAP server left messages out of its FETCH answer; the checkpoint stays before them",
+				"mailbox", box.address, "uid", next.LastUID+1, "tick_id", t.opts.TickID)
+			return nil
+		}
+	}
+	return nil
+}
+
+// resume puts cp under the session's UIDVALIDITY. A new one renumbered
+// the INBOX: reading goes on from the first message dated on or after the
+// checkpoint's ReadThrough (reader.resumeAfter), not from UID 1 again,
+// which would read the same first batch each time a server changes it at
+// every session. A first read, or a checkpoint without a date, reads the
+// INBOX from the start.
+func (t *inboxTick) resume(r *reader, cp *store.InboxCheckpoint, address string) error {
+	if r.uidValidity == cp.UIDValidity {
+		return nil
+	}
+	known := cp.UIDValidity != 0 && !cp.ReadThrough.IsZero()
+	cp.UIDValidity, cp.LastUID = r.uidValidity, 0
+	if !known {
+		return nil
+	}
+	last, err := r.resumeAfter(cp.ReadThrough)
+	if err != nil {
+		return err
+	}
+	cp.LastUID = last
+	t.opts.Logger.Info("inbox UIDVALIDITY changed; reading on by date", "mailbox", address,
+		"read_through", cp.ReadThrough, "last_uid", last, "tick_id", t.opts.TickID)
 	return nil
 }
 
@@ -291,10 +360,10 @@ func (t *inboxTick) open(ctx context.Context, mb sequence.Mailbox, end time.Time
 }
 
 // act ends the sequences a chunk of messages answers, records the ones it
-// cannot process as skipped, and moves the checkpoint past the chunk, in
-// one transaction; then hard bounces among them may pause the mailbox
+// cannot process as skipped, and moves the checkpoint to next, in one
+// transaction; then hard bounces among them may pause the mailbox
 // (sequence.GuardBounces).
-func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoint, msgs []fetched, lastUID uint32) error {
+func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoint, msgs []fetched, next store.InboxCheckpoint) error {
 	var c chunkResult
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		c = chunkResult{counts: map[string]int{}}
@@ -303,14 +372,12 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 				return fmt.Errorf("message UID %d: %w", m.uid, err)
 			}
 		}
-		next := *cp
-		next.LastUID = lastUID
 		return store.SaveInboxCheckpoint(ctx, tx, next, "", t.opts.TickID, false)
 	})
 	if err != nil {
 		return err
 	}
-	cp.LastUID = lastUID
+	*cp = next
 	t.report.Messages += len(msgs)
 	for k, v := range c.counts {
 		t.report.Outcomes[k] += v
