@@ -131,3 +131,18 @@ func TestInboxTickDropsAServerThatSendsWithoutEnd(t *testing.T) {
 		})
 	}
 }
+
+// A server under every cap that never finishes its greeting: the session
+// ends at the tick's deadline (--max-duration plus the 1 s session grace),
+// a cut, not the mailbox's failure.
+func TestInboxTickEndsAtItsDeadlineAgainstATrickle(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	f.rawMailbox(1, imaptest.RawOptions{Messages: [][]byte{f.reply(1)}, Hostile: imaptest.HostileTrickle})
+
+	r := f.runInboxTick()
+	if r.code != 0 || !strings.Contains(r.stdout, `"session_cut": 1`) && !strings.Contains(r.stdout, `"session_cut":1`) {
+		t.Fatalf("trickling greeting: exit %d, stdout %s; want exit 0 and one session cut", r.code, clip(r.stdout, 2000))
+	}
+	f.checkBounded(r)
+}

@@ -301,8 +301,11 @@ func (t *inboxTick) readBacklog(ctx context.Context, r *reader, box mailbox, cp 
 		if through > 0 {
 			next.LastUID = through
 		}
+		// A date in the future (a server's clock or its lie) is not kept:
+		// it would hide the messages before it after a renumbering.
+		now := t.opts.Now()
 		for _, m := range msgs {
-			if m.uid <= next.LastUID && m.date.After(next.ReadThrough) {
+			if m.uid <= next.LastUID && m.date.After(next.ReadThrough) && !m.date.After(now) {
 				next.ReadThrough = m.date
 			}
 		}

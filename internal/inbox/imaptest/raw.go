@@ -57,6 +57,9 @@ const (
 	// HostileEndlessResponses answers UID FETCH with untagged responses
 	// until the client goes away.
 	HostileEndlessResponses
+	// HostileTrickle sends a greeting one byte every 100 ms, never ending
+	// it: under every cap, it holds the client until its deadline.
+	HostileTrickle
 )
 
 // Raw is a scripted IMAP4rev1 server on 127.0.0.1, written by hand so a
@@ -204,6 +207,10 @@ func (s *Raw) session(c net.Conn) {
 		ss.uidValidity += n
 	}
 	ss.messages, ss.dates, ss.omit = s.snapshot()
+	if s.opts.Hostile == HostileTrickle {
+		ss.trickle()
+		return
+	}
 	if s.opts.Hostile == HostileEndlessGreeting {
 		ss.w.WriteString("* OK ")
 		ss.endless([]byte(strings.Repeat("a", 4096)))
@@ -253,6 +260,21 @@ func (ss *rawSession) endless(chunk []byte) {
 		default:
 		}
 		if _, err := ss.w.Write(chunk); err != nil || ss.w.Flush() != nil {
+			return
+		}
+	}
+}
+
+// trickle sends "a" every 100 ms until the client goes away.
+func (ss *rawSession) trickle() {
+	ss.w.WriteString("* OK ")
+	for {
+		select {
+		case <-ss.s.quit:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if ss.w.WriteByte('a') != nil || ss.w.Flush() != nil {
 			return
 		}
 	}
