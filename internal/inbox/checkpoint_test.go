@@ -100,3 +100,25 @@ func TestInboxTickFindsAReplyInAFloodedMailbox(t *testing.T) {
 		t.Errorf("checkpoints %s then %s: the backlog must move oldest first, half a batch a tick", first, second)
 	}
 }
+
+// A UID the server lists but never returns holds the checkpoint back once,
+// then is passed over as skipped: the mailbox is never stuck behind it.
+func TestInboxTickPassesOverAMessageLeftOutTwice(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	raw, mb := f.rawMailbox(1, rawOptions(junk(3)...))
+	raw.Omit(2)
+
+	f.tick(TickOptions{})
+	if got := f.lastUID(mb); got != "1" {
+		t.Fatalf("UID 2 left out once: checkpoint %s, want 1", got)
+	}
+	f.exec(`UPDATE inbox_checkpoints SET checked_at = NULL`)
+	rep := f.tick(TickOptions{})
+	if got := f.lastUID(mb); got != "3" || rep.Outcomes[OutcomeSkipped] != 1 || len(rep.Skipped) != 1 || rep.Skipped[0].UID != 2 {
+		t.Fatalf("UID 2 left out twice: checkpoint %s, report %+v; want 3 and UID 2 skipped", got, rep)
+	}
+	if got := f.str(`SELECT reason FROM inbox_skipped WHERE uid = 2`); got != leftOutTwice {
+		t.Errorf("inbox_skipped reason %q", got)
+	}
+}

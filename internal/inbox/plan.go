@@ -12,7 +12,8 @@ import (
 //
 //   - backlog: the oldest UIDs above the checkpoint, oldest first. The
 //     checkpoint moves only through these, and only past the ones the
-//     server actually returned (never past a gap).
+//     server actually returned: a UID left out stops it, and is passed
+//     over (recorded as skipped) only when left out by two sessions.
 //   - ahead: when the backlog is longer than a batch, the newest UIDs,
 //     newest first and read before the backlog, taking half the batch.
 //     A reply arriving behind thousands of junk messages is read by the
@@ -110,20 +111,4 @@ func highest(rs [][2]uint64, n int) []uint32 {
 		}
 	}
 	return out
-}
-
-// readThrough is how far a chunk asked for (ascending) was read: the last
-// UID before the first one the server left out, and whether none was.
-func readThrough(chunk []uint32, msgs []fetched) (through uint32, whole bool) {
-	got := make(map[uint32]bool, len(msgs))
-	for _, m := range msgs {
-		got[m.uid] = true
-	}
-	for _, u := range chunk {
-		if !got[u] {
-			return through, false
-		}
-		through = u
-	}
-	return through, true
 }

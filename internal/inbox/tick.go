@@ -287,7 +287,7 @@ func (t *inboxTick) readAhead(ctx context.Context, r *reader, box mailbox, cp *s
 
 // readBacklog reads the oldest messages above the checkpoint, oldest
 // first, and moves the checkpoint past those the server returned, never
-// past one it left out: that one is asked for again by the next tick.
+// past one it left out (advance).
 func (t *inboxTick) readBacklog(ctx context.Context, r *reader, box mailbox, cp *store.InboxCheckpoint, uids []uint32) error {
 	for len(uids) > 0 && t.reading(ctx) {
 		chunk := uids[:min(chunkSize, len(uids))]
@@ -296,29 +296,74 @@ func (t *inboxTick) readBacklog(ctx context.Context, r *reader, box mailbox, cp 
 		if err != nil {
 			return err
 		}
-		through, whole := readThrough(chunk, msgs)
-		next := *cp
-		if through > 0 {
-			next.LastUID = through
-		}
-		// A date in the future (a server's clock or its lie) is not kept:
-		// it would hide the messages before it after a renumbering.
-		now := t.opts.Now()
-		for _, m := range msgs {
-			if m.uid <= next.LastUID && m.date.After(next.ReadThrough) && !m.date.After(now) {
-				next.ReadThrough = m.date
-			}
+		next, whole, err := t.advance(context.WithoutCancel(ctx), box, cp, chunk, msgs)
+		if err != nil {
+			return err
 		}
 		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, next); err != nil {
 			return err
 		}
 		if !whole {
-			t.opts.Logger.Warn("the IMAP server left messages out of its FETCH answer; the checkpoint stays before them",
-				"mailbox", box.address, "uid", next.LastUID+1, "tick_id", t.opts.TickID)
 			return nil
 		}
 	}
 	return nil
+}
+
+// advance is the checkpoint after a chunk (ascending UIDs) was fetched:
+// past each UID the server returned, and past one it left out only when
+// an earlier session's FETCH left it out too (leftOut); whole says the
+// checkpoint reached the chunk's end. ReadThrough becomes the newest
+// INTERNALDATE passed, a date in the future aside (a server's clock or
+// its lie would hide earlier messages after a renumbering).
+func (t *inboxTick) advance(ctx context.Context, box mailbox, cp *store.InboxCheckpoint, chunk []uint32, msgs []fetched) (store.InboxCheckpoint, bool, error) {
+	next := *cp
+	dates := make(map[uint32]time.Time, len(msgs))
+	for _, m := range msgs {
+		dates[m.uid] = m.date
+	}
+	now := t.opts.Now()
+	for _, u := range chunk {
+		d, got := dates[u]
+		if !got {
+			passed, err := t.leftOut(ctx, box, cp.UIDValidity, u)
+			if err != nil || !passed {
+				return next, false, err
+			}
+		}
+		next.LastUID = u
+		if d.After(next.ReadThrough) && !d.After(now) {
+			next.ReadThrough = d
+		}
+	}
+	return next, true, nil
+}
+
+// Reasons recorded for a UID a server listed but left out of its FETCH
+// answer.
+const (
+	leftOutOnce  = "the server left it out of its FETCH answer; the next tick asks again"
+	leftOutTwice = "the server left it out of two FETCH answers; passed over"
+)
+
+// leftOut handles UID u that a FETCH answered OK left out. The first time
+// it is recorded in inbox_skipped and the checkpoint stops before it, for
+// the next session to ask again (false); the second time it is passed
+// over as skipped (true), so a UID a server lists but never returns cannot
+// hold the mailbox back for ever.
+func (t *inboxTick) leftOut(ctx context.Context, box mailbox, uidValidity, u uint32) (bool, error) {
+	again, err := store.InboxSkippedHas(ctx, t.pool, box.id, uidValidity, u)
+	if err != nil {
+		return false, err
+	}
+	reason := leftOutOnce
+	if again {
+		reason = leftOutTwice
+		t.report.Outcomes[OutcomeSkipped]++
+		t.report.Skipped = append(t.report.Skipped, SkippedMessage{Mailbox: box.address, UID: u, Reason: reason})
+	}
+	t.opts.Logger.Warn("inbox message left out of a FETCH answer", "mailbox", box.address, "uid", u, "reason", reason, "tick_id", t.opts.TickID)
+	return again, store.SkipInboxMessage(ctx, t.pool, box.id, store.InboxSkip{UIDValidity: uidValidity, UID: u, Reason: reason, TickID: t.opts.TickID})
 }
 
 // resume puts cp under the session's UIDVALIDITY. A new one renumbered

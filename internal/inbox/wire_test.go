@@ -136,17 +136,3 @@ func FuzzPlanRead(f *testing.F) {
 		}
 	})
 }
-
-func TestReadThroughStopsAtAGap(t *testing.T) {
-	t.Parallel()
-	msgs := []fetched{{uid: 4}, {uid: 6}}
-	if through, whole := readThrough([]uint32{4, 5, 6}, msgs); through != 4 || whole {
-		t.Errorf("4,5,6 answered 4,6: through %d whole %v, want 4 and false", through, whole)
-	}
-	if through, whole := readThrough([]uint32{4, 5}, []fetched{{uid: 5}}); through != 0 || whole {
-		t.Errorf("4,5 answered 5: through %d, want 0", through)
-	}
-	if _, whole := readThrough([]uint32{4, 5}, []fetched{{uid: 4}, {uid: 5}}); !whole {
-		t.Error("all answered: not whole")
-	}
-}

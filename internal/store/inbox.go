@@ -179,3 +179,13 @@ func timeOrNil(t time.Time) *time.Time {
 	}
 	return &t
 }
+
+// InboxSkippedHas says whether message uid of the mailbox is recorded as
+// skipped under uidValidity.
+func InboxSkippedHas(ctx context.Context, db DBTX, mailboxID int64, uidValidity, uid uint32) (bool, error) {
+	ok, err := sqlcdb.New(db).InboxSkippedHas(ctx, sqlcdb.InboxSkippedHasParams{MailboxID: mailboxID, UidValidity: int64(uidValidity), Uid: int64(uid)})
+	if err != nil {
+		return false, fmt.Errorf("skipped inbox message UID %d: %w", uid, err)
+	}
+	return ok, nil
+}
