@@ -44,8 +44,9 @@ type childTick struct {
 }
 
 // runInboxTick runs `rindactl inbox tick` against the fixture's database
-// under hostileAddressSpace and GOMEMLIMIT, killed if it outlives
-// --max-duration by hostileExitSlack.
+// under hostileAddressSpace (no GOMEMLIMIT: the peak RSS is what a
+// production tick reaches), killed if it outlives --max-duration by
+// hostileExitSlack.
 func (f *inboxFixture) runInboxTick() childTick {
 	f.t.Helper()
 	bin := rindactlBinary(f.t)
@@ -54,7 +55,7 @@ func (f *inboxFixture) runInboxTick() childTick {
 	limit := "ulimit -v " + strconv.Itoa(hostileAddressSpace>>10) + " && exec \"$0\" \"$@\""
 	cmd := exec.CommandContext(ctx, "sh", "-c", limit, bin, "inbox", "tick", "--max-duration", hostileMaxDuration.String(), "--output", "json")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "DATABASE_URL=" + f.tickURL,
-		passwordEnv + "=" + password, "GOMEMLIMIT=64MiB"}
+		passwordEnv + "=" + password}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
@@ -143,6 +144,25 @@ func TestInboxTickEndsAtItsDeadlineAgainstATrickle(t *testing.T) {
 	r := f.runInboxTick()
 	if r.code != 0 || !strings.Contains(r.stdout, `"session_cut": 1`) && !strings.Contains(r.stdout, `"session_cut":1`) {
 		t.Fatalf("trickling greeting: exit %d, stdout %s; want exit 0 and one session cut", r.code, clip(r.stdout, 2000))
+	}
+	f.checkBounded(r)
+}
+
+// A server that ignores the partial FETCH and sends every message whole,
+// each just under the literal cap: the largest answer the caps let
+// through still keeps the tick's memory bounded, and is read.
+func TestInboxTickStaysBoundedAtTheLiteralCap(t *testing.T) {
+	t.Parallel()
+	f := newInboxFixture(t)
+	big := junk(2 * chunkSize)
+	for i := range big {
+		big[i] = append(big[i], bytes.Repeat([]byte("0123456789abcdef\r\n"), (wireLiteralMax-len(big[i]))/18)...)
+	}
+	f.rawMailbox(1, imaptest.RawOptions{Messages: big})
+
+	r := f.runInboxTick()
+	if r.code != 0 || !strings.Contains(r.stdout, `"messages": 50`) && !strings.Contains(r.stdout, `"messages":50`) {
+		t.Fatalf("50 messages of %d bytes: exit %d, stdout %s", wireLiteralMax, r.code, clip(r.stdout, 2000))
 	}
 	f.checkBounded(r)
 }

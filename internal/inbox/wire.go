@@ -17,14 +17,16 @@ const (
 	wireLineMax = 8 << 20
 	// wireLiteralMax bounds one literal. The one we ask for is a message's
 	// first MessageBytesMax bytes; a server that ignores the partial FETCH
-	// may send a bit more, never an endless one.
-	wireLiteralMax = 1 << 20
+	// may send a bit more (a chunk of chunkSize such literals stays near
+	// 12 MiB), never an endless one.
+	wireLiteralMax = 4 * MessageBytesMax
 	// wireResponsesMax bounds the responses to one command: a FETCH of
 	// chunkSize messages or a SEARCH answers in a few dozen.
 	wireResponsesMax = 10_000
 	// wireCommandBytesMax bounds all the bytes answering one command
-	// (chunkSize literals of wireLiteralMax and their lines fit).
-	wireCommandBytesMax = 48 << 20
+	// (chunkSize literals of wireLiteralMax and their lines, or a SEARCH
+	// line of wireLineMax, fit).
+	wireCommandBytesMax = 24 << 20
 )
 
 // wireLimits are the caps one connection's reads are held to.
