@@ -27,9 +27,11 @@ func inboxTick() tickCommand {
 			Short: "Read each mailbox's new INBOX messages, end replied, unsubscribed and bounced sequences, exit",
 			Long: `Read the INBOX of every mailbox with an imap_url (password from its
 password_env; TLS unless the server is on loopback), from where the last
-tick left off (a UIDVALIDITY/UID checkpoint per mailbox), at most --batch
-messages each, and stop at --max-duration. Messages are only peeked at:
-they stay unread.
+tick left off (a UIDVALIDITY/UID checkpoint per mailbox, moved only past
+messages the server returned; after a new UIDVALIDITY, found again by
+date), at most --batch messages each, half of them the newest when more
+wait, and stop at --max-duration. Messages are only peeked at: they stay
+unread.
 
 A reply (In-Reply-To or References naming a message this mailbox sent)
 ends its sequence as replied, or as unsubscribed (address suppressed) when
@@ -51,7 +53,8 @@ never blocks the mailbox. Too many hard bounces pause the mailbox (the
 campaign's bounce_guard).
 
 Every IMAP read ends with the session: 1s after --max-duration, and within
-the mailbox's --lease. Any number of ticks may run at once: each mailbox is
+the mailbox's --lease. A server whose line, literal or answer passes its
+cap (docs/email.md) is dropped and its mailbox reported. Any number of ticks may run at once: each mailbox is
 leased to one. A mailbox that cannot be read is recorded and the tick exits
 1 after reading the others.`,
 			Example: `  rindactl inbox tick

@@ -260,30 +260,147 @@ func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address
 		return err
 	}
 	defer r.close()
-	if r.uidValidity != cp.UIDValidity {
-		// A new UIDVALIDITY renumbered the INBOX: read it again from the
-		// start; acting on a message twice changes nothing.
-		if cp.UIDValidity != 0 {
-			t.opts.Logger.Info("inbox UIDVALIDITY changed; reading it again", "mailbox", mb.Address, "tick_id", t.opts.TickID)
-		}
-		cp.UIDValidity, cp.LastUID = r.uidValidity, 0
+	if err := t.resume(r, cp, mb.Address); err != nil {
+		return err
 	}
-	uids, err := r.newUIDs(cp.LastUID, t.opts.Batch)
+	ranges, err := r.search(cp.LastUID, time.Time{})
 	if err != nil {
 		return err
 	}
+	plan := planRead(ranges, cp.LastUID, t.opts.Batch)
 	box := mailbox{id: cp.MailboxID, workspaceID: cp.WorkspaceID, address: recs[0].Address, verpSecret: recs[0].VERPSecret}
-	for len(uids) > 0 && ctx.Err() == nil && t.opts.Now().Before(t.deadline) {
+	if err := t.readAhead(ctx, r, box, cp, plan.ahead); err != nil {
+		return err
+	}
+	return t.readBacklog(ctx, r, box, cp, plan.backlog)
+}
+
+// reading says whether the tick still reads: not told to stop, before its
+// deadline.
+func (t *inboxTick) reading(ctx context.Context) bool {
+	return ctx.Err() == nil && t.opts.Now().Before(t.deadline)
+}
+
+// readAhead reads the newest messages of a flooded mailbox (readPlan),
+// newest first; the checkpoint stays where it is.
+func (t *inboxTick) readAhead(ctx context.Context, r *reader, box mailbox, cp *store.InboxCheckpoint, uids []uint32) error {
+	for len(uids) > 0 && t.reading(ctx) {
 		chunk := uids[:min(chunkSize, len(uids))]
 		uids = uids[len(chunk):]
 		msgs, err := r.fetch(chunk)
 		if err != nil {
 			return err
 		}
-		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, chunk[len(chunk)-1]); err != nil {
+		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, *cp); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// readBacklog reads the oldest messages above the checkpoint, oldest
+// first, and moves the checkpoint past those the server returned, never
+// past one it left out (advance).
+func (t *inboxTick) readBacklog(ctx context.Context, r *reader, box mailbox, cp *store.InboxCheckpoint, uids []uint32) error {
+	for len(uids) > 0 && t.reading(ctx) {
+		chunk := uids[:min(chunkSize, len(uids))]
+		uids = uids[len(chunk):]
+		msgs, err := r.fetch(chunk)
+		if err != nil {
+			return err
+		}
+		next, whole, err := t.advance(context.WithoutCancel(ctx), box, cp, chunk, msgs)
+		if err != nil {
+			return err
+		}
+		if err := t.act(context.WithoutCancel(ctx), box, cp, msgs, next); err != nil {
+			return err
+		}
+		if !whole {
+			return nil
+		}
+	}
+	return nil
+}
+
+// advance is the checkpoint after a chunk (ascending UIDs) was fetched:
+// past each UID the server returned, and past one it left out only when
+// an earlier session's FETCH left it out too (leftOut); whole says the
+// checkpoint reached the chunk's end. ReadThrough becomes the newest
+// INTERNALDATE passed, a date in the future aside (a server's clock or
+// its lie would hide earlier messages after a renumbering).
+func (t *inboxTick) advance(ctx context.Context, box mailbox, cp *store.InboxCheckpoint, chunk []uint32, msgs []fetched) (store.InboxCheckpoint, bool, error) {
+	next := *cp
+	dates := make(map[uint32]time.Time, len(msgs))
+	for _, m := range msgs {
+		dates[m.uid] = m.date
+	}
+	now := t.opts.Now()
+	for _, u := range chunk {
+		d, got := dates[u]
+		if !got {
+			passed, err := t.leftOut(ctx, box, cp.UIDValidity, u)
+			if err != nil || !passed {
+				return next, false, err
+			}
+		}
+		next.LastUID = u
+		if d.After(next.ReadThrough) && !d.After(now) {
+			next.ReadThrough = d
+		}
+	}
+	return next, true, nil
+}
+
+// Reasons recorded for a UID a server listed but left out of its FETCH
+// answer.
+const (
+	leftOutOnce  = "the server left it out of its FETCH answer; the next tick asks again"
+	leftOutTwice = "the server left it out of two FETCH answers; passed over"
+)
+
+// leftOut handles UID u that a FETCH answered OK left out. The first time
+// it is recorded in inbox_skipped and the checkpoint stops before it, for
+// the next session to ask again (false); the second time it is passed
+// over as skipped (true), so a UID a server lists but never returns cannot
+// hold the mailbox back for ever.
+func (t *inboxTick) leftOut(ctx context.Context, box mailbox, uidValidity, u uint32) (bool, error) {
+	again, err := store.InboxSkippedHas(ctx, t.pool, box.id, uidValidity, u)
+	if err != nil {
+		return false, err
+	}
+	reason := leftOutOnce
+	if again {
+		reason = leftOutTwice
+		t.report.Outcomes[OutcomeSkipped]++
+		t.report.Skipped = append(t.report.Skipped, SkippedMessage{Mailbox: box.address, UID: u, Reason: reason})
+	}
+	t.opts.Logger.Warn("inbox message left out of a FETCH answer", "mailbox", box.address, "uid", u, "reason", reason, "tick_id", t.opts.TickID)
+	return again, store.SkipInboxMessage(ctx, t.pool, box.id, store.InboxSkip{UIDValidity: uidValidity, UID: u, Reason: reason, TickID: t.opts.TickID})
+}
+
+// resume puts cp under the session's UIDVALIDITY. A new one renumbered
+// the INBOX: reading goes on from the first message dated on or after the
+// checkpoint's ReadThrough (reader.resumeAfter), not from UID 1 again,
+// which would read the same first batch each time a server changes it at
+// every session. A first read, or a checkpoint without a date, reads the
+// INBOX from the start.
+func (t *inboxTick) resume(r *reader, cp *store.InboxCheckpoint, address string) error {
+	if r.uidValidity == cp.UIDValidity {
+		return nil
+	}
+	known := cp.UIDValidity != 0 && !cp.ReadThrough.IsZero()
+	cp.UIDValidity, cp.LastUID = r.uidValidity, 0
+	if !known {
+		return nil
+	}
+	last, err := r.resumeAfter(cp.ReadThrough)
+	if err != nil {
+		return err
+	}
+	cp.LastUID = last
+	t.opts.Logger.Info("inbox UIDVALIDITY changed; reading on by date", "mailbox", address,
+		"read_through", cp.ReadThrough, "last_uid", last, "tick_id", t.opts.TickID)
 	return nil
 }
 
@@ -304,10 +421,10 @@ func (t *inboxTick) open(ctx context.Context, mb sequence.Mailbox, end time.Time
 }
 
 // act ends the sequences a chunk of messages answers, records the ones it
-// cannot process as skipped, and moves the checkpoint past the chunk, in
-// one transaction; then hard bounces among them may pause the mailbox
+// cannot process as skipped, and moves the checkpoint to next, in one
+// transaction; then hard bounces among them may pause the mailbox
 // (sequence.GuardBounces).
-func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoint, msgs []fetched, lastUID uint32) error {
+func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoint, msgs []fetched, next store.InboxCheckpoint) error {
 	var c chunkResult
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		c = chunkResult{counts: map[string]int{}}
@@ -316,14 +433,12 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 				return fmt.Errorf("message UID %d: %w", m.uid, err)
 			}
 		}
-		next := *cp
-		next.LastUID = lastUID
 		return store.SaveInboxCheckpoint(ctx, tx, next, "", t.opts.TickID, false)
 	})
 	if err != nil {
 		return err
 	}
-	cp.LastUID = lastUID
+	*cp = next
 	t.report.Messages += len(msgs)
 	for k, v := range c.counts {
 		t.report.Outcomes[k] += v

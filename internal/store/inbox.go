@@ -19,6 +19,10 @@ type InboxCheckpoint struct {
 	WorkspaceID int64
 	UIDValidity uint32
 	LastUID     uint32
+	// ReadThrough is the newest INTERNALDATE among the messages up to
+	// LastUID (zero when unknown): where reading resumes, by date, when the
+	// server renumbers the INBOX (a new UIDVALIDITY).
+	ReadThrough time.Time
 }
 
 // ClaimInbox leases the next mailbox to read for tickID, or returns
@@ -48,7 +52,11 @@ func ClaimInbox(ctx context.Context, db TxDB, tickStarted time.Time, lease time.
 	if err := tx.Commit(context.WithoutCancel(ctx)); err != nil {
 		return InboxCheckpoint{}, false, fmt.Errorf("claim inbox: %w", err)
 	}
-	return InboxCheckpoint{MailboxID: r.MailboxID, WorkspaceID: r.WorkspaceID, UIDValidity: uint32(r.UidValidity), LastUID: uint32(r.LastUid)}, true, nil
+	cp := InboxCheckpoint{MailboxID: r.MailboxID, WorkspaceID: r.WorkspaceID, UIDValidity: uint32(r.UidValidity), LastUID: uint32(r.LastUid)}
+	if r.ReadThrough != nil {
+		cp.ReadThrough = *r.ReadThrough
+	}
+	return cp, true, nil
 }
 
 // ErrInboxLeaseLost says a tick's lease on a mailbox ran out (or another
@@ -60,7 +68,7 @@ var ErrInboxLeaseLost = errors.New("the mailbox's lease ran out before its progr
 // else ErrInboxLeaseLost; a release after the lease ran out records nothing.
 func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastError, tickID string, release bool) error {
 	n, err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
-		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID),
+		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID), ReadThrough: timeOrNil(c.ReadThrough),
 		LastError: redact.Stored(lastError), TickID: tickID, Release: release,
 	})
 	if err != nil {
@@ -198,4 +206,22 @@ func InsertSuspiciousEvent(ctx context.Context, tx pgx.Tx, workspaceID, mailboxI
 		return false, fmt.Errorf("event inbox_suspicious: %w", err)
 	}
 	return n > 0, nil
+}
+
+// timeOrNil is t, or NULL when t is zero.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// InboxSkippedHas says whether message uid of the mailbox is recorded as
+// skipped under uidValidity.
+func InboxSkippedHas(ctx context.Context, db DBTX, mailboxID int64, uidValidity, uid uint32) (bool, error) {
+	ok, err := sqlcdb.New(db).InboxSkippedHas(ctx, sqlcdb.InboxSkippedHasParams{MailboxID: mailboxID, UidValidity: int64(uidValidity), Uid: int64(uid)})
+	if err != nil {
+		return false, fmt.Errorf("skipped inbox message UID %d: %w", uid, err)
+	}
+	return ok, nil
 }

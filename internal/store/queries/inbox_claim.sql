@@ -17,4 +17,4 @@ WHERE m.id = c.mailbox_id
     ORDER BY c2.checked_at NULLS FIRST, c2.mailbox_id
     LIMIT 1
     FOR UPDATE OF c2 SKIP LOCKED)
-RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid;
+RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid, c.read_through;

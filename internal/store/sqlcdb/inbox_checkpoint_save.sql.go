@@ -7,23 +7,26 @@ package sqlcdb
 
 import (
 	"context"
+	"time"
 )
 
 const inboxCheckpointSave = `-- name: InboxCheckpointSave :execrows
 UPDATE inbox_checkpoints
 SET uid_validity = $1::bigint,
     last_uid     = $2::bigint,
+    read_through = $3::timestamptz,
     checked_at   = now(),
-    last_error   = NULLIF($3::text, ''),
-    locked_until = CASE WHEN $4::boolean THEN NULL ELSE locked_until END,
-    locked_by    = CASE WHEN $4::boolean THEN NULL ELSE locked_by END
-WHERE mailbox_id = $5::bigint AND locked_by = $6::text
-  AND ($4::boolean OR locked_until > now())
+    last_error   = NULLIF($4::text, ''),
+    locked_until = CASE WHEN $5::boolean THEN NULL ELSE locked_until END,
+    locked_by    = CASE WHEN $5::boolean THEN NULL ELSE locked_by END
+WHERE mailbox_id = $6::bigint AND locked_by = $7::text
+  AND ($5::boolean OR locked_until > now())
 `
 
 type InboxCheckpointSaveParams struct {
 	UidValidity int64
 	LastUid     int64
+	ReadThrough *time.Time
 	LastError   string
 	Release     bool
 	MailboxID   int64
@@ -31,14 +34,15 @@ type InboxCheckpointSaveParams struct {
 }
 
 // Records how far tick tick_id read mailbox mailbox_id (uid_validity,
-// last_uid) and its error (empty for none); release ends the lease. Only
-// the lease holder writes, and progress (release false) only while the
-// lease lasts: a tick whose lease ran out changes nothing, so no other tick
-// can have read the same messages meanwhile.
+// last_uid, read_through) and its error (empty for none); release ends
+// the lease. Only the lease holder writes, and progress (release false)
+// only while the lease lasts: a tick whose lease ran out changes nothing,
+// so no other tick can have read the same messages meanwhile.
 func (q *Queries) InboxCheckpointSave(ctx context.Context, arg InboxCheckpointSaveParams) (int64, error) {
 	result, err := q.db.Exec(ctx, inboxCheckpointSave,
 		arg.UidValidity,
 		arg.LastUid,
+		arg.ReadThrough,
 		arg.LastError,
 		arg.Release,
 		arg.MailboxID,

@@ -25,7 +25,7 @@ WHERE m.id = c.mailbox_id
     ORDER BY c2.checked_at NULLS FIRST, c2.mailbox_id
     LIMIT 1
     FOR UPDATE OF c2 SKIP LOCKED)
-RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid
+RETURNING c.mailbox_id, m.workspace_id, c.uid_validity, c.last_uid, c.read_through
 `
 
 type InboxClaimParams struct {
@@ -39,6 +39,7 @@ type InboxClaimRow struct {
 	WorkspaceID int64
 	UidValidity int64
 	LastUid     int64
+	ReadThrough *time.Time
 }
 
 // Leases one mailbox's inbox ($2 for tick $3): the one read longest ago,
@@ -53,6 +54,7 @@ func (q *Queries) InboxClaim(ctx context.Context, arg InboxClaimParams) (InboxCl
 		&i.WorkspaceID,
 		&i.UidValidity,
 		&i.LastUid,
+		&i.ReadThrough,
 	)
 	return i, err
 }

@@ -115,6 +115,7 @@ type InboxCheckpoint struct {
 	LastError   *string
 	LockedUntil *time.Time
 	LockedBy    *string
+	ReadThrough *time.Time
 }
 
 type InboxSkipped struct {
