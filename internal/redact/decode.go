@@ -16,8 +16,11 @@ var decoders = []func(string) *view{decodePercent, decodeJSON, decodeHTML, decod
 // decodePercent: %XX in either hex case; '+' and ' ' fold together (a
 // space is "+" in a query or form, "%20" in a path; a '+' is "%2B").
 func decodePercent(s string) *view {
-	if !hasPercentEscape(s) && strings.IndexByte(s, '+') < 0 {
-		return nil
+	if !hasPercentEscape(s) {
+		if strings.IndexByte(s, '+') < 0 {
+			return nil
+		}
+		return &view{text: s, fold: plusIsSpace} // the text itself, '+' read as ' '
 	}
 	w := newViewBuilder(len(s))
 	for i := 0; i < len(s); {
@@ -29,20 +32,29 @@ func decodePercent(s string) *view {
 		w.add(s[i:i+1], i, i+1)
 		i++
 	}
-	return w.view(func(c byte) byte {
-		if c == '+' {
-			return ' '
-		}
-		return c
-	})
+	return w.view(plusIsSpace)
+}
+
+func plusIsSpace(c byte) byte {
+	if c == '+' {
+		return ' '
+	}
+	return c
 }
 
 func hasPercentEscape(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0; {
-		if _, ok := hexPair(s, i+1); ok {
+	return anyAt(s, '%', func(i int) bool { _, ok := hexPair(s, i+1); return ok })
+}
+
+// anyAt reports whether escape holds at some index of c in s: a text
+// without any escape of an encoding builds no view of it (the hot path of
+// every log line).
+func anyAt(s string, c byte, escape func(i int) bool) bool {
+	for i := strings.IndexByte(s, c); i >= 0; {
+		if escape(i) {
 			return true
 		}
-		j := strings.IndexByte(s[i+1:], '%')
+		j := strings.IndexByte(s[i+1:], c)
 		if j < 0 {
 			return false
 		}
@@ -80,7 +92,11 @@ var jsonSimple = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '
 // surrogate pair as one character and a lone surrogate as U+FFFD, as
 // encoding/json reads them.
 func decodeJSON(s string) *view {
-	if strings.IndexByte(s, '\\') < 0 {
+	if !anyAt(s, '\\', func(i int) bool {
+		_, simple := jsonSimple[byteAt(s, i+1)]
+		_, n := jsonUnicode(s, i)
+		return simple || n > 0
+	}) {
 		return nil
 	}
 	w := newViewBuilder(len(s))
@@ -141,7 +157,7 @@ func u4(s string, i int) (rune, bool) {
 // each read by the html package so that its rules (&#x80; is '€', &#0;
 // is U+FFFD) hold here too.
 func decodeHTML(s string) *view {
-	if strings.IndexByte(s, '&') < 0 {
+	if !anyAt(s, '&', func(i int) bool { return htmlReference(s[i:]) > 0 }) {
 		return nil
 	}
 	w := newViewBuilder(len(s))
@@ -205,6 +221,14 @@ func numericReference(s string) int {
 	return j
 }
 
+// byteAt is s[i], 0 past its end.
+func byteAt(s string, i int) byte {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isHexDigit(c byte) bool { _, ok := unhex(c); return ok }
@@ -214,7 +238,7 @@ func isHexDigit(c byte) bool { _, ok := unhex(c); return ok }
 // secret split across lines reads whole; '_' and ' ' fold together (a
 // space is "_" in a header's encoded word).
 func decodeQuotedPrintable(s string) *view {
-	if strings.IndexByte(s, '=') < 0 {
+	if !anyAt(s, '=', func(i int) bool { _, ok := hexPair(s, i+1); return ok || softBreak(s[i:]) > 0 }) {
 		return nil
 	}
 	w := newViewBuilder(len(s))

@@ -41,6 +41,9 @@ func views(text string) []*view {
 			continue
 		}
 		out = append(out, v)
+		if v.from == nil {
+			continue // the text itself, folded: its encodings are read above
+		}
 		for _, inner := range decoders {
 			if w := inner(v.text); w != nil {
 				out = append(out, v.compose(w))
@@ -52,6 +55,9 @@ func views(text string) []*view {
 
 // compose is inner, a view of v's text, as a view of the original text.
 func (v *view) compose(inner *view) *view {
+	if inner.from == nil { // v's text itself, folded
+		return &view{text: inner.text, from: v.from, to: v.to, fold: inner.fold}
+	}
 	from, to := make([]int32, len(inner.text)), make([]int32, len(inner.text))
 	for k := range from {
 		from[k], to[k] = v.from[inner.from[k]], v.to[inner.to[k]-1]
