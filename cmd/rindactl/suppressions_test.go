@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,62 @@ func TestUnsubscribeApply(t *testing.T) {
 	}
 	if state != "unsubscribed ada@analytical.example=unsubscribed apply" {
 		t.Errorf("state = %q", state)
+	}
+}
+
+// Issue 37, finding 7: `suppressions export` wrote addresses starting with
+// = + - as they were, formulas once opened in a spreadsheet; they are
+// written after one apostrophe (OWASP) and the import reads them back as
+// the same list. A created_at of 0001-01-01 was replaced by now silently;
+// it is a line error naming the line and the column, nothing imported.
+func TestSuppressionsExportNeutralisesFormulasAndImportRefusesZeroTime(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO workspaces (name) VALUES ('acme'), ('globex')`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	in := write("in.csv", "email,created_at\n=1+2@evil.test,2026-06-05T04:11:00Z\n+cmd@evil.test,2026-06-05T04:12:00Z\n-2+3@evil.test,2026-06-05T04:13:00Z\n")
+	if res := runCLI(t, env, "suppressions", "import", "--workspace", "acme", in); res.code != 0 {
+		t.Fatalf("import: %+v", res)
+	}
+	res := runCLI(t, env, "suppressions", "export", "--workspace", "acme")
+	if res.code != 0 {
+		t.Fatalf("export: %+v", res)
+	}
+	recs, err := csv.NewReader(strings.NewReader(res.stdout)).ReadAll()
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("export (%v):\n%s", err, res.stdout)
+	}
+	for _, rec := range recs[1:] {
+		for _, cell := range rec {
+			if cell != "" && strings.ContainsAny(cell[:1], "=+-@\t\r") {
+				t.Errorf("export cell %q is a formula in a spreadsheet:\n%s", cell, res.stdout)
+			}
+		}
+	}
+	if res := runCLI(t, env, "suppressions", "import", "--workspace", "globex", write("out.csv", res.stdout)); res.code != 0 {
+		t.Fatalf("import the export: %+v", res)
+	}
+	if back := runCLI(t, env, "suppressions", "export", "--workspace", "globex"); back.stdout != res.stdout {
+		t.Errorf("round trip changed the list:\n--- acme\n%s--- globex\n%s", res.stdout, back.stdout)
+	}
+
+	zero := write("zero.csv", "email,reason,created_at\nok@example.test,,2026-06-05T04:11:00Z\nzero@example.test,,0001-01-01T00:00:00Z\n")
+	res = runCLI(t, env, "suppressions", "import", "--workspace", "acme", zero)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "line 3: created_at (column 3) \"0001-01-01T00:00:00Z\" is outside 1970-01-01T00:00:00Z to ") {
+		t.Errorf("a zero created_at: %+v", res)
+	}
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM suppressions WHERE email IN ('ok@example.test', 'zero@example.test')`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d of the refused file's addresses suppressed (%v), want 0", n, err)
 	}
 }

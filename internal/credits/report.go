@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich"
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -50,7 +51,7 @@ func Report(ctx context.Context, db store.DBTX, providers []string, workspaceID 
 	out := make([]Row, 0, len(rows))
 	for _, r := range rows {
 		row := Row{Workspace: r.Workspace, Provider: r.Provider, Key: "host", CreditsRemaining: r.Credits,
-			CreditsReadAt: r.ReadAt, CreditsError: r.ReadError, CreditsResetAt: r.ResetAt, MonthSpentUSD: r.MonthSpentUSD,
+			CreditsReadAt: r.ReadAt, CreditsError: redact.String(r.ReadError), CreditsResetAt: r.ResetAt, MonthSpentUSD: r.MonthSpentUSD,
 			CallsLastHour: r.CallsLastHour, CreditsLow: r.Low, Runway: "unknown"}
 		var ws *int64
 		account := enrich.Account(r.Provider, r.WorkspaceID, r.OwnKey)

@@ -1,23 +1,28 @@
 // Package redact hides secrets in text before anyone sees it: logs, stored
 // errors and reasons, events, status and why output, metrics errors. One
 // function, String, serves every place, and it hides each secret in every
-// form a server, a library or a log line may give it back: literal,
-// URL-encoded (query and path escaping, either hex case), JSON-escaped, and
-// base64 at any alignment (AUTH PLAIN sends "\x00user\x00password" in one
-// blob, AUTH LOGIN the password alone), besides credential-looking
+// encoding a server, a library or a log line may give it back: literal,
+// percent-encoded (any hex case, + or %20 for a space, any bytes escaped),
+// JSON-escaped (\uXXXX included), HTML references (named, decimal, hex),
+// quoted-printable (soft line breaks included), and base64 or base64url at
+// any alignment, padded or not (AUTH PLAIN sends "\x00user\x00password" in
+// one blob, AUTH LOGIN the password alone), besides credential-looking
 // key=value pairs and URL passwords it was never told about.
+//
+// Secrets are registered once, in their raw bytes. Each escaping encoding
+// present in a text is decoded into a view that remembers, for each
+// decoded byte, the span of the original it came from; secrets are looked
+// for in each view and the original spans masked (views.go, decode.go).
 package redact
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Marker replaces every hidden secret.
@@ -89,7 +94,7 @@ func String(text string, secrets ...string) string {
 		forms = append(slices.Clip(forms), extra...)
 		sortForms(forms)
 	}
-	text = hideForms(text, forms, all)
+	text = hide(text, forms, all)
 	text = userinfoPattern.ReplaceAllString(text, "${1}"+Marker+"@")
 	return credentialPattern.ReplaceAllString(text, "${1}"+Marker)
 }
@@ -99,7 +104,7 @@ func Contains(text, secret string) bool {
 	if len(secret) < MinSecretLen {
 		return secret != "" && strings.Contains(text, secret)
 	}
-	return hideForms(text, formsOf(secret), []string{secret}) != text
+	return hide(text, formsOf(secret), []string{secret}) != text
 }
 
 // Error returns err with its text passed through String; errors.Is still
@@ -131,7 +136,9 @@ var (
 	userinfoPattern = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@\[\]]*:)[^@\s/\[\]]+@`)
 )
 
-// formsOf lists the spellings of one secret.
+// formsOf lists the spellings of one secret looked for in each view: the
+// secret itself and the base64 pieces that encode it whatever surrounds it
+// (the escaping encodings are decoded instead, views.go).
 func formsOf(s string) []form {
 	seen := map[string]bool{}
 	var out []form
@@ -143,13 +150,9 @@ func formsOf(s string) []form {
 		out = append(out, form{s: f, base64: b64})
 	}
 	add(s, false)
-	for _, esc := range []string{url.QueryEscape(s), url.PathEscape(s)} {
-		add(esc, false)
-		add(lowerHexEscapes(esc), false)
-	}
-	for _, j := range jsonForms(s) {
-		add(j, false)
-	}
+	// A secret that is not UTF-8 comes back from a JSON encoder with each
+	// bad byte as U+FFFD: its other bytes are still the secret.
+	add(replaceInvalidUTF8(s), false)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		// The secret starts at any byte offset of the encoded blob; the
 		// groups of three bytes wholly inside it encode the same way
@@ -165,154 +168,27 @@ func formsOf(s string) []form {
 	return out
 }
 
-// jsonForms: Go's encoder (HTML-safe or not) and the "\/" others write.
-func jsonForms(s string) []string {
-	b, _ := json.Marshal(s)
-	htmlSafe := string(b[1 : len(b)-1])
+// replaceInvalidUTF8 replaces each byte that is not part of a UTF-8
+// character with U+FFFD, as encoding/json does.
+func replaceInvalidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
 	var sb strings.Builder
-	enc := json.NewEncoder(&sb)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	plain := strings.TrimSuffix(sb.String(), "\n")
-	plain = plain[1 : len(plain)-1]
-	return []string{htmlSafe, plain, strings.ReplaceAll(plain, "/", `\/`), strings.ReplaceAll(htmlSafe, "/", `\/`)}
-}
-
-// lowerHexEscapes writes %2F as %2f: both are valid, encoders differ.
-func lowerHexEscapes(s string) string {
-	b := []byte(s)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteString("\uFFFD")
+		} else {
+			sb.WriteString(s[i : i+n])
 		}
+		i += n
 	}
-	return string(b)
-}
-
-func lowerHex(c byte) byte {
-	if c >= 'A' && c <= 'F' {
-		return c + 'a' - 'A'
-	}
-	return c
+	return sb.String()
 }
 
 // sortForms puts longer forms first, so a span is as wide as the longest
 // spelling found.
 func sortForms(forms []form) {
 	slices.SortStableFunc(forms, func(a, b form) int { return len(b.s) - len(a.s) })
-}
-
-type span struct{ from, to int }
-
-// hideForms replaces every occurrence of every form (overlapping ones
-// included), and every base64 run that decodes to text holding a secret,
-// with Marker.
-func hideForms(text string, forms []form, secrets []string) string {
-	spans := base64Blobs(text, secrets)
-	for _, f := range forms {
-		for from := 0; from < len(text); {
-			i := strings.Index(text[from:], f.s)
-			if i < 0 {
-				break
-			}
-			sp := span{from + i, from + i + len(f.s)}
-			if f.base64 {
-				sp = base64Run(text, sp)
-			}
-			spans = append(spans, sp)
-			from += i + 1
-		}
-	}
-	if len(spans) == 0 {
-		return text
-	}
-	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
-	var sb strings.Builder
-	at := 0
-	for i := 0; i < len(spans); {
-		cur := spans[i]
-		for i++; i < len(spans) && spans[i].from <= cur.to; i++ {
-			cur.to = max(cur.to, spans[i].to)
-		}
-		sb.WriteString(text[at:cur.from])
-		sb.WriteString(Marker)
-		at = cur.to
-	}
-	sb.WriteString(text[at:])
-	return sb.String()
-}
-
-// base64Blobs finds the base64 runs that decode to bytes holding one of
-// secrets: an AUTH PLAIN or LOGIN blob echoed back, whatever the secret's
-// length or offset in it. A run may start with neighbouring characters, so
-// each of the four starting offsets is tried.
-func base64Blobs(text string, secrets []string) []span {
-	if len(secrets) == 0 {
-		return nil
-	}
-	var spans []span
-	for i := 0; i < len(text); {
-		if !isBase64Char(text[i]) {
-			i++
-			continue
-		}
-		run := base64Run(text, span{i, i})
-		if run.to-run.from >= 4 && decodesToSecret(text[run.from:run.to], secrets) {
-			spans = append(spans, run)
-		}
-		i = run.to
-	}
-	return spans
-}
-
-// decodesToSecret: padding ends a blob, so a run such as "k=BLOB==x"
-// holds several; each piece between padding is tried at each of the four
-// starting offsets.
-func decodesToSecret(run string, secrets []string) bool {
-	for _, piece := range strings.FieldsFunc(run, func(r rune) bool { return r == '=' }) {
-		for off := 0; off < 4 && off < len(piece); off++ {
-			if pieceHoldsSecret(piece[off:], secrets) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// pieceHoldsSecret decodes blob in the standard alphabet with the URL
-// one's two letters mapped onto it, so a blob of either alphabet decodes,
-// and so does a run where a neighbour of the other alphabet touches it
-// ("0eDAwMM_PMA+": the '+' would fail either decoding on its own).
-func pieceHoldsSecret(blob string, secrets []string) bool {
-	if len(blob)%4 == 1 {
-		blob = blob[:len(blob)-1]
-	}
-	b, err := base64.RawStdEncoding.DecodeString(urlToStdAlphabet.Replace(blob))
-	if err != nil {
-		return false
-	}
-	for _, s := range secrets {
-		if bytes.Contains(b, []byte(s)) {
-			return true
-		}
-	}
-	return false
-}
-
-var urlToStdAlphabet = strings.NewReplacer("-", "+", "_", "/")
-
-// base64Run widens sp to the run of base64 characters (either alphabet,
-// padding included) it lies in.
-func base64Run(text string, sp span) span {
-	for sp.from > 0 && isBase64Char(text[sp.from-1]) {
-		sp.from--
-	}
-	for sp.to < len(text) && isBase64Char(text[sp.to]) {
-		sp.to++
-	}
-	return sp
-}
-
-func isBase64Char(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -109,17 +107,5 @@ func requeueAll(t testing.TB, db *storetest.DB) {
 // JSON text, for scanning for secrets.
 func dumpTables(t testing.TB, db *storetest.DB) string {
 	t.Helper()
-	ctx := context.Background()
-	tables := storetest.Column[string](t, db.Pool, `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`)
-	var b strings.Builder
-	for _, tbl := range tables {
-		var text string
-		q := `SELECT coalesce(string_agg(row_to_json(t)::text, E'\n'), '') FROM ` + pgx.Identifier{tbl}.Sanitize() + ` t`
-		if err := db.Pool.QueryRow(ctx, q).Scan(&text); err != nil {
-			t.Fatalf("dump %s: %v", tbl, err)
-		}
-		fmt.Fprintf(&b, "-- %s\n%s\n", tbl, text)
-	}
-	return b.String()
+	return storetest.Dump(t, db.Pool)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/events"
 	"github.com/rindactl/rindactl/internal/redact"
+	"github.com/rindactl/rindactl/internal/redact/redacttest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
@@ -168,15 +169,16 @@ func (sc *secretScenario) runIn(t *testing.T, env map[string]string, stdin []byt
 }
 
 // assertNoSecret fails for every secret found in text, in any form:
-// literal, URL-encoded, JSON-escaped or base64 (redact.Contains).
+// as redact.Contains finds it, and as the standard library's decoders read
+// it (redacttest.Leaks: percent, JSON, HTML, quoted-printable, base64).
 func (sc *secretScenario) assertNoSecret(t *testing.T, where, text string) {
 	t.Helper()
 	for what, secret := range sc.secrets {
 		if i := strings.Index(text, secret); i >= 0 {
 			lo, hi := max(0, i-200), min(len(text), i+len(secret)+50)
 			t.Errorf("the %s appears in %s: …%s…", what, where, text[lo:hi])
-		} else if redact.Contains(text, secret) {
-			t.Errorf("the %s appears encoded in %s: %s", what, where, redact.Clip(text, 4000))
+		} else if enc := redacttest.Leaks(text, secret); redact.Contains(text, secret) || enc != "" {
+			t.Errorf("the %s appears encoded (%s) in %s: %s", what, enc, where, redact.Clip(text, 4000))
 		}
 	}
 }

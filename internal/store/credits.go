@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -43,7 +44,7 @@ func ClaimCreditsRead(ctx context.Context, db DBTX, account, provider string, wo
 // resetAt, or, when credits is nil, why the reading failed (readError).
 func RecordCredits(ctx context.Context, db DBTX, account string, credits *int64, resetAt *time.Time, readError string) error {
 	err := sqlcdb.New(db).CreditsRecord(ctx, sqlcdb.CreditsRecordParams{
-		Account: account, Credits: credits, ResetAt: resetAt, ReadError: nullText(readError),
+		Account: account, Credits: credits, ResetAt: resetAt, ReadError: nullText(redact.Stored(readError)),
 	})
 	if err != nil {
 		return fmt.Errorf("record the credits of %s: %w", account, err)

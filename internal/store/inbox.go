@@ -138,7 +138,7 @@ type InboxSkip struct {
 // SkipInboxMessage records that message uid of the mailbox was skipped.
 func SkipInboxMessage(ctx context.Context, db DBTX, mailboxID int64, s InboxSkip) error {
 	err := sqlcdb.New(db).InboxSkipInsert(ctx, sqlcdb.InboxSkipInsertParams{
-		MailboxID: mailboxID, UidValidity: int64(s.UIDValidity), Uid: int64(s.UID), Reason: s.Reason, TickID: s.TickID,
+		MailboxID: mailboxID, UidValidity: int64(s.UIDValidity), Uid: int64(s.UID), Reason: redact.Stored(s.Reason), TickID: s.TickID,
 	})
 	if err != nil {
 		return fmt.Errorf("record skipped message UID %d: %w", s.UID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -28,6 +29,10 @@ type TickRunEnd struct {
 // TickRunFinish records the end of tick tickID.
 func TickRunFinish(ctx context.Context, db DBTX, tickID string, end TickRunEnd) error {
 	exit := int32(end.ExitStatus)
+	if end.Error != nil {
+		e := redact.Stored(*end.Error)
+		end.Error = &e
+	}
 	return sqlcdb.New(db).TickFinish(ctx, sqlcdb.TickFinishParams{
 		TickID: tickID, Claimed: int32(end.Claimed), Counts: end.Counts, ExitStatus: &exit, Error: end.Error,
 	})

@@ -73,10 +73,20 @@ type SyntaxError struct{ msg string }
 
 func (e *SyntaxError) Error() string { return e.msg }
 
+// CreatedAtSkew is how far in the future a created_at may be: another
+// host's clock, not a date typed wrong.
+const CreatedAtSkew = 24 * time.Hour
+
+// createdAtMin is the earliest created_at accepted: no suppression list
+// predates 1970, and the zero time (0001-01-01) is an unset value, not a
+// date.
+var createdAtMin = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Reader streams a suppression CSV one line at a time.
 type Reader struct {
 	cr   *csv.Reader
 	cols map[string]int
+	now  func() time.Time // the upper bound of created_at, with CreatedAtSkew
 }
 
 // NewReader reads and checks the header line: email or email_sha256 (or
@@ -108,7 +118,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if !hasAddress && !hasHash {
 		return nil, &HeaderError{"the header needs an email column (or email_sha256 for forgotten addresses); e.g. " + strings.Join(Columns, ",")}
 	}
-	return &Reader{cr: cr, cols: cols}, nil
+	return &Reader{cr: cr, cols: cols, now: time.Now}, nil
 }
 
 // Next returns the next line: its entry, or why it is invalid. It returns
@@ -138,7 +148,7 @@ func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 	if m := f.CountMismatch(); m != "" {
 		return e, []string{m}
 	}
-	given, hash, reason, created := f.Get(colAddress), f.Get(colHash), f.Get(colReason), f.Get(colCreated)
+	given, hash, reason, created := restore(f.Get(colAddress)), restore(f.Get(colHash)), restore(f.Get(colReason)), restore(f.Get(colCreated))
 	if len(f.Reasons) > 0 {
 		return e, f.Reasons
 	}
@@ -152,17 +162,30 @@ func (r *Reader) parse(rec []string, line int) (Entry, []string) {
 		e.Reason = reason
 	}
 	if created != "" {
-		t, err := time.Parse(time.RFC3339, created)
-		if err != nil {
-			reasons = append(reasons, fmt.Sprintf("created_at %q is not a time like 2026-06-05T04:11:00Z", created))
-		} else if y := t.UTC().Year(); y < 1 || y > 9999 {
-			// 0000-01-01T00:00:00+01:00 is year -1 in UTC, which an export
-			// could write but no RFC 3339 reader (this one included) reads.
-			reasons = append(reasons, fmt.Sprintf("created_at %q is outside the years 0001 to 9999 (UTC)", created))
+		t, reason := r.createdAt(created)
+		if reason != "" {
+			reasons = append(reasons, reason)
 		}
 		e.CreatedAt = t
 	}
 	return e, reasons
+}
+
+// createdAt reads a created_at cell: an RFC 3339 time from 1970 to now
+// plus CreatedAtSkew, or why not. Out of that range is a line error, never
+// replaced: the zero time 0001-01-01 (which the database would have set to
+// now) and a date typed wrong alike.
+func (r *Reader) createdAt(cell string) (time.Time, string) {
+	col := fmt.Sprintf("created_at (column %d)", r.cols[colCreated]+1)
+	t, err := time.Parse(time.RFC3339, cell)
+	if err != nil {
+		return t, fmt.Sprintf("%s %q is not a time like 2026-06-05T04:11:00Z", col, cell)
+	}
+	if latest := r.now().Add(CreatedAtSkew); t.Before(createdAtMin) || t.After(latest) {
+		return t, fmt.Sprintf("%s %q is outside 1970-01-01T00:00:00Z to %s (now plus %s)", col, cell,
+			latest.UTC().Truncate(time.Second).Format(time.RFC3339), CreatedAtSkew)
+	}
+	return t, ""
 }
 
 // identity is who a line suppresses: the canonical address given and its

@@ -32,7 +32,9 @@ func FuzzSuppressionCSV(f *testing.F) {
 		"email,phone\na@b.test,1\n",
 		"email\na@b.test,extra\n\x00@nul.test\n",
 		"email,created_at\na@xn--bcher-kva.example,yesterday\n",
-		"email,created_at\na@b.test,0000-01-01T00:00:00+01:00\n", // year -1 in UTC: refused, else its export does not read back
+		"email,created_at\na@b.test,0000-01-01T00:00:00+01:00\n",                  // year -1 in UTC: refused, else its export does not read back
+		"email,created_at\na@b.test,0001-01-01T00:00:00Z\n",                       // the zero time: refused, not replaced by now
+		"email,reason\n'=1+2@evil.test,unsubscribed\n-x@evil.test,\n\"'\t@x\",\n", // neutralised cells
 		"",
 		"\n\n\n",
 	} {
@@ -93,6 +95,11 @@ func checkEntry(t *testing.T, e Entry) {
 	rec := exportRecord(e.Email, e.SHA256, e.Reason, e.CreatedAt)
 	if e.CreatedAt.IsZero() {
 		rec[3] = ""
+	}
+	for _, cell := range rec {
+		if cell != "" && strings.IndexByte(formulaLead, cell[0]) >= 0 {
+			t.Fatalf("export cell %q of %+v starts a spreadsheet formula", cell, e)
+		}
 	}
 	var b strings.Builder
 	w := csv.NewWriter(&b)

@@ -45,7 +45,12 @@ func Export(ctx context.Context, pool *pgxpool.Pool, workspace string, w io.Writ
 }
 
 // exportRecord is one suppression as an export line (Columns), which
-// NewReader reads back as the same Entry.
+// NewReader reads back as the same Entry. An address that starts with a
+// formula character ("=1+2@evil.test" is one) is written neutralised.
 func exportRecord(email string, sha []byte, reason string, created time.Time) []string {
-	return []string{email, hex.EncodeToString(sha), reason, created.UTC().Format(time.RFC3339Nano)}
+	rec := []string{email, hex.EncodeToString(sha), reason, created.UTC().Format(time.RFC3339Nano)}
+	for i := range rec {
+		rec[i] = neutralise(rec[i])
+	}
+	return rec
 }

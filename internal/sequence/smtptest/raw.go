@@ -7,14 +7,18 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rindactl/rindactl/internal/redact/redacttest"
 )
 
 // AfterDot is what a Raw server does once the final dot of a message has
@@ -70,8 +74,10 @@ type RawOptions struct {
 	// (a hostile or broken server).
 	Flood *Flood
 	// AuthEcho answers AUTH with a 535 that repeats what the client sent:
-	// the base64 blob, and the password decoded from it, literal,
-	// URL-encoded and JSON-escaped (servers that log credentials back).
+	// the base64 blob, and the password decoded from it, literal and in
+	// every spelling of redacttest.Spellings (percent-encoded every way,
+	// JSON, HTML references, quoted-printable, base64 and base64url):
+	// servers that log credentials back.
 	AuthEcho bool
 }
 
@@ -282,8 +288,16 @@ func authEcho(arg string) string {
 	parts := strings.Split(string(b), "\x00")
 	password := parts[len(parts)-1]
 	j, _ := json.Marshal(password)
-	return fmt.Sprintf("535 5.7.8 Authentication failed for %s: password %s (%s, %s, %s) rejected",
-		blob, password, url.QueryEscape(password), url.PathEscape(password), j)
+	echoes := []string{blob, password, url.QueryEscape(password), url.PathEscape(password), string(j)}
+	// Issue 37: and every other encoding a server may log it back in,
+	// each on the one reply line (no soft line breaks here).
+	spellings := redacttest.Spellings(parts[0], password)
+	for _, name := range slices.Sorted(maps.Keys(spellings)) {
+		if !strings.ContainsAny(spellings[name], "\r\n") {
+			echoes = append(echoes, spellings[name])
+		}
+	}
+	return "535 5.7.8 Authentication failed for " + strings.Join(echoes, ", ")
 }
 
 // hang waits until the server closes.

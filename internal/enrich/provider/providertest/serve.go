@@ -1,9 +1,12 @@
 package providertest
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -11,6 +14,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
+	"github.com/rindactl/rindactl/internal/redact/redacttest"
 )
 
 // standIn is the provider's wire dialect, from its descriptor.
@@ -157,10 +161,30 @@ func (s *Server) serveBroken(w http.ResponseWriter, r *http.Request, mode Mode) 
 		_, _ = w.Write([]byte(`{"data":{"email":"trunc`))
 	case ModeRedirect:
 		http.Redirect(w, r, s.elsewhere.URL+r.URL.RequestURI(), http.StatusFound)
+	case ModeAuthEcho:
+		echo := "No user found for the API key supplied: " + strings.Join(spellings(s.standIn().Read(r).Key), ", ")
+		body, _ := json.Marshal(map[string]any{"errors": []map[string]any{{"id": "authentication_failed", "code": 401, "details": echo}},
+			"message": echo, "error": echo})
+		providerspec.WriteRaw(w, http.StatusUnauthorized, "application/json", string(body))
+	case ModeRedirectEcho:
+		sp := redacttest.Spellings("", s.standIn().Read(r).Key)
+		w.Header().Set("Location", s.elsewhere.URL+"/login/"+sp["percent, every byte"]+"/"+sp["percent, lower hex"]+"/"+sp["percent, path"]+
+			"?next="+sp["percent, query"]+"&t="+sp["base64url, unpadded"])
+		w.WriteHeader(http.StatusFound)
 	default:
 		return false
 	}
 	return true
+}
+
+// spellings are key's spellings, in a fixed order.
+func spellings(key string) []string {
+	sp := redacttest.Spellings("", key)
+	out := make([]string, 0, len(sp))
+	for _, name := range slices.Sorted(maps.Keys(sp)) {
+		out = append(out, sp[name])
+	}
+	return out
 }
 
 // serveWithinQuota counts a normal answer, or reports that QuotaAfter's

@@ -50,6 +50,12 @@ const (
 	ModeTruncated Mode = "truncated"
 	// ModeRedirect redirects to another host (see RedirectHits).
 	ModeRedirect Mode = "redirect"
+	// ModeAuthEcho refuses the key with a 401 whose JSON body repeats it
+	// in every spelling of redacttest.Spellings (issue 37).
+	ModeAuthEcho Mode = "auth_echo"
+	// ModeRedirectEcho redirects to another host with the key in the
+	// Location, percent-encoded every way and in base64url (issue 37).
+	ModeRedirectEcho Mode = "redirect_echo"
 )
 
 // SlowDelayDefault is how long ModeSlow holds a request.
