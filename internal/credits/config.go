@@ -38,6 +38,19 @@ type Config struct {
 	// A provider missing here has RunwayAlertDefault.
 	Alerts      map[string]time.Duration
 	ReadTimeout time.Duration
+	// ReadUntil, when set, is the latest a reading may run (a tick's exit
+	// bound: its deadline plus the provider timeout).
+	ReadUntil time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Every <= 0 {
+		c.Every = RefreshDefault
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = ReadTimeoutDefault
+	}
+	return c
 }
 
 // AlertUnder is provider's threshold (0: no alert).
