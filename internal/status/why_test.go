@@ -175,3 +175,40 @@ func TestExplainEnrollment(t *testing.T) {
 		t.Errorf("missing enrollment: err = %v", err)
 	}
 }
+
+// Issue 39: a lead whose finder's answer a killed tick lost says when that
+// finder is asked again by itself (RINDA_IN_DOUBT_RETRY_AFTER past the
+// doubt, a possible second charge); with the retry off, that only requeue
+// --refind asks it.
+func TestExplainLeadSaysWhenInDoubtIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, incidentSQL+`
+UPDATE lead_enrichment SET status = 'pending', next_attempt_at = :now + interval '23 hours', negative_cache_until = NULL,
+    provider = 'hunter', doubted_by = '{hunter}', doubted_at = :now - interval '1 hour',
+    last_error = 'hunter''s answer to an earlier call was lost'
+WHERE lead_id = 2;`, fixedNow)
+	ctx := context.Background()
+	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "", 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fixedNow.Add(23 * time.Hour).UTC()
+	var hold *status.Hold
+	for i := range x.Holds {
+		if x.Holds[i].Code == "in_doubt" {
+			hold = &x.Holds[i]
+		}
+	}
+	if hold == nil || hold.Until == nil || !hold.Until.Equal(want) || x.DoubtRetryAt == nil || !x.DoubtRetryAt.Equal(want) ||
+		!strings.Contains(hold.Detail, "asked again at") || !strings.Contains(hold.Detail, "second charge") {
+		t.Errorf("holds %+v, doubt_retry_at %v: want an in_doubt hold until %s", x.Holds, x.DoubtRetryAt, want)
+	}
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.DoubtRetryAt != nil || !strings.Contains(status.HoldCodes(x.Holds), "in_doubt") || !strings.Contains(fmt.Sprint(x.Holds), "--refind") {
+		t.Errorf("retry off: holds %+v, doubt_retry_at %v: want an in_doubt hold naming requeue --refind, no retry time", x.Holds, x.DoubtRetryAt)
+	}
+}
