@@ -85,6 +85,12 @@ func TestFastBurnAlertsBeforeTheQuotaAnswer(t *testing.T) {
 		t.Errorf("Hunter's account endpoint read %d times, want once (the refresh)", n)
 	}
 
+	// One of them asked Hunter again after its answer for the lead was
+	// lost (in doubt): a possible second charge, shown as such.
+	if _, err := db.Pool.Exec(ctx, `UPDATE provider_calls SET second_charge = true
+		WHERE id = (SELECT min(id) FROM provider_calls)`); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := credits.Report(ctx, db.Pool, []string{"hunter"}, nil, cfg.Every, time.Now())
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("report %+v, %v: want acme/hunter", rows, err)
@@ -92,6 +98,9 @@ func TestFastBurnAlertsBeforeTheQuotaAnswer(t *testing.T) {
 	r := rows[0]
 	if r.Runway != "out of credits" || r.CreditsLeft == nil || *r.CreditsLeft != 0 || r.BilledSinceRead != credit || r.CreditsStale {
 		t.Errorf("report %+v (left %v): want out of credits, 0 left, %d billed since a fresh reading", r, deref(r.CreditsLeft), credit)
+	}
+	if r.PossibleSecondCharges != 1 {
+		t.Errorf("report shows %d possible second charges, want the 1 in the ledger", r.PossibleSecondCharges)
 	}
 	// Time passing without a reading: the figure is stale, and said so.
 	if _, err := db.Pool.Exec(ctx, `UPDATE provider_credits SET read_at = read_at - interval '10 minutes',
