@@ -34,9 +34,11 @@ func newCmdProviders(f *Factory) *cobra.Command {
 'rindactl workspace set-key', or the host's), the credits that account has
 left (its last reading from the provider's free account endpoint, less the
 calls billed since: "~" when any were; a reading older than the refresh is
-marked stale with its age), the workspace's
-spend this UTC month and its calls in the last hour, and the runway: how long
-the credits last at the account's pace of billed calls in the last hour.
+marked stale with its age), the workspace's spend this UTC month (and its
+calls that may have been billed twice: a finder asked again after its answer
+was lost, RINDA_IN_DOUBT_RETRY_AFTER) and its calls in the last hour, and the
+runway: how long the credits left last at the account's pace of billed calls
+in the last hour.
 
 Credits are read at most once per RINDA_CREDITS_REFRESH (default 5m) for all
 processes together (enrich ticks read them too); a reading never costs a
