@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/testkit"
 )
 
 type providersJSON struct {
@@ -180,5 +183,66 @@ func TestAcceptanceCreditsLowOncePerEpisode(t *testing.T) {
 	var episodes int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE kind = 'credits_low'`).Scan(&episodes); err != nil || episodes != 2 {
 		t.Fatalf("%d credits_low events (%v), want one per episode (2)", episodes, err)
+	}
+}
+
+// Issue 39: no credits reading starts after the tick is told to stop. A
+// SIGTERM while calls hang: the tick's one reading of Hunter's account came
+// at its start, and none arrives at the stand-in after the signal. Before
+// the fix the reading started after "enrich tick finished", past the
+// signal (the process exited 10 s later than its work).
+func TestEnrichTickReadsNoCreditsAfterSIGTERM(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	importAcceptanceLeads(t, a.env, "acme", "sig", 40)
+	a.set.Hunter.HoldAfter(1) // the first call answers, the rest hang
+	env := maps.Clone(a.tickEnv)
+	env["RINDA_HUNTER_TIMEOUT"] = "3s"
+
+	cmd, stdout, stderr := startRindactl(t, env, "enrich", "tick", "--providers", "hunter", "--concurrency", "5", "--nice", "0")
+	testkit.Eventually(t, "a call held and the credits read", func() bool {
+		return a.set.Hunter.Held() > 0 && a.set.Hunter.CreditReads() > 0
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	signalled := a.set.Hunter.CreditReads()
+	if code := waitExit(t, cmd); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM, want 0\n%s%s", code, stdout, stderr)
+	}
+	if n := a.set.Hunter.CreditReads(); n != signalled {
+		t.Errorf("%d credits readings reached Hunter after the SIGTERM", n-signalled)
+	}
+}
+
+// ...nor after its --max-duration: with every call hanging, the tick's
+// readings of Hunter's account all arrive before its deadline (its start
+// plus --max-duration, on the database's clock as tick_runs has it).
+// Before the fix the reading started after the tick finished, past the
+// deadline and the provider timeout.
+func TestEnrichTickReadsNoCreditsAfterItsDeadline(t *testing.T) {
+	t.Parallel()
+	a := newAcceptance(t)
+	importAcceptanceLeads(t, a.env, "acme", "late", 40)
+	a.set.Hunter.HoldAfter(1)
+	env := maps.Clone(a.tickEnv)
+	env["RINDA_HUNTER_TIMEOUT"] = "3s"
+	const maxDuration = 4 * time.Second
+	if res := runCLI(t, env, "enrich", "tick", "--providers", "hunter", "--concurrency", "5", "--nice", "0",
+		"--max-duration", maxDuration.String()); res.code != exitOK {
+		t.Fatalf("tick: exit %d\n%s", res.code, res.stderr)
+	}
+	var started time.Time
+	if err := a.db.Pool.QueryRow(context.Background(), `SELECT started_at FROM tick_runs WHERE kind = 'enrich'`).Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	reads := a.set.Hunter.CreditReadsAt()
+	if len(reads) == 0 {
+		t.Fatal("the tick never read Hunter's credits")
+	}
+	for _, at := range reads {
+		if at.After(started.Add(maxDuration)) {
+			t.Errorf("a credits reading arrived %s after the tick's start, past its --max-duration %s", at.Sub(started), maxDuration)
+		}
 	}
 }

@@ -405,6 +405,9 @@ func unitCannotStart(kind tickkind.Kind, lookup func(string) (string, bool), own
 	if _, err := guard.ConfigFromEnv(env, provider.DefaultLimits(enrichProvidersDefault...)); err != nil {
 		return err.Error()
 	}
+	if _, err := enrich.InDoubtRetryFromEnv(env); err != nil {
+		return err.Error()
+	}
 	return ""
 }
 

@@ -146,6 +146,9 @@ func (opts *EnrichTickOptions) prepare(t *tickEnv) error {
 	}
 	t.Grace = providerGrace(opts.cfg.CallTimeout)
 	var err error
+	if opts.cfg.InDoubtRetryAfter, err = enrich.InDoubtRetryFromEnv(t.f.Getenv); err != nil {
+		return err
+	}
 	if opts.credits, err = credits.ConfigFromEnv(t.f.Getenv, opts.names...); err != nil {
 		return err
 	}
@@ -198,7 +201,9 @@ func (opts *EnrichTickOptions) work(ctx context.Context, t *tickEnv) (*enrich.Re
 	if cfg.WorkspaceID, err = workspaceFilter(ctx, t.Pool, opts.Workspace); err != nil {
 		return nil, err
 	}
+	watch := watchCredits(ctx, t.f, t.Pool, opts.credits, cfg)
 	rep, err := enrich.RunTick(ctx, t.Pool, cfg)
+	watch.stop(t.Metrics)
 	var cerr *enrich.ConfigError
 	if errors.As(err, &cerr) {
 		return nil, usageError("%v", cerr)
@@ -210,7 +215,6 @@ func (opts *EnrichTickOptions) work(ctx context.Context, t *tickEnv) (*enrich.Re
 		for outcome, n := range rep.Outcomes.Map() {
 			t.Metrics.AddLeads(outcome, n)
 		}
-		watchCredits(ctx, t.f, t.Pool, opts.credits, cfg, t.Metrics)
 	}
 	return &rep, err
 }
@@ -260,15 +264,30 @@ func ownKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, cfg *enrich.Ti
 	return nil
 }
 
-// watchCredits reads the credits of the tick's provider accounts when they
-// are due (at most once per RINDA_CREDITS_REFRESH across all processes),
-// alerts when a runway runs short (credits_low, delivered with the other
-// events right after) and puts the credits and their runway in the
-// tick's metrics. It never
-// fails the tick: a problem is logged and the next tick tries again.
-func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg credits.Config, cfg enrich.TickConfig, m *metrics.Metrics) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*ccfg.ReadTimeout)
-	defer cancel()
+// creditsCheckEvery is how often a tick checks its accounts' runways
+// while it works: a fast burn raises credits_low before the quota answer.
+const creditsCheckEvery = 2 * time.Second
+
+// creditsWatch is a tick's watch over its provider accounts' credits.
+type creditsWatch struct {
+	f     *Factory
+	pool  *pgxpool.Pool
+	cfg   credits.Config
+	accts []credits.Account
+	done  chan struct{}
+	quit  context.CancelFunc
+}
+
+// watchCredits starts watching the credits of the tick's provider
+// accounts: it reads those that are due (at most once per
+// RINDA_CREDITS_REFRESH across all processes) at the tick's start, never
+// once the tick's deadline has passed or a signal came (ctx), the reading
+// bounded by the tick's deadline plus the provider timeout; then, until
+// stop, it checks every creditsCheckEvery the runways by the ledger's calls
+// billed since each reading, alerting when one runs short (credits_low,
+// delivered with the other events after the tick). It never fails the
+// tick: a problem is logged and the next check or tick tries again.
+func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg credits.Config, cfg enrich.TickConfig) *creditsWatch {
 	var host []any
 	for _, fd := range cfg.Finders {
 		host = append(host, fd)
@@ -276,9 +295,46 @@ func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg cred
 	if cfg.Verifier != nil {
 		host = append(host, cfg.Verifier)
 	}
-	rows, err := credits.Refresh(ctx, pool, ccfg, credits.AccountsOf(host, cfg.OwnFinders, cfg.OwnVerifiers), f.Logger())
+	deadline := time.Now().Add(cfg.MaxDuration)
+	ccfg.ReadUntil = deadline.Add(cfg.CallTimeout)
+	w := &creditsWatch{f: f, pool: pool, cfg: ccfg, accts: credits.AccountsOf(host, cfg.OwnFinders, cfg.OwnVerifiers), done: make(chan struct{})}
+	// The tick ending early does not end reads: a tick with little to do
+	// still reads its due accounts (within its deadline).
+	reads, cancelReads := context.WithDeadline(ctx, deadline)
+	checks, quit := context.WithCancel(context.WithoutCancel(ctx))
+	w.quit = quit
+	go func() {
+		defer close(w.done)
+		defer cancelReads()
+		if _, err := credits.Refresh(reads, pool, ccfg, w.accts, f.Logger()); err != nil {
+			w.warn(err)
+		}
+		for tick.Sleep(checks, creditsCheckEvery) == nil {
+			if _, err := credits.Check(checks, pool, ccfg, w.accts, f.Logger()); err != nil && checks.Err() == nil {
+				w.warn(err)
+			}
+		}
+	}()
+	return w
+}
+
+func (w *creditsWatch) warn(err error) {
+	w.f.Logger().Warn("reading or checking provider credits failed; the next tick tries again", "component", "credits", "error", err.Error())
+}
+
+// stop ends the watch (once its start's readings are in, each bounded by
+// the tick's deadline plus the provider timeout), checks
+// the runways once more after the tick's last calls, and puts the credits
+// left and their runway in the tick's metrics. Nothing is read from a
+// provider here.
+func (w *creditsWatch) stop(m *metrics.Metrics) {
+	w.quit()
+	<-w.done
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.ReadTimeout)
+	defer cancel()
+	rows, err := credits.Check(ctx, w.pool, w.cfg, w.accts, w.f.Logger())
 	if err != nil {
-		f.Logger().Warn("reading provider credits failed; the next tick tries again", "component", "credits", "error", err.Error())
+		w.warn(err)
 	}
 	for _, r := range rows {
 		if r.Credits == nil {
@@ -288,14 +344,14 @@ func watchCredits(ctx context.Context, f *Factory, pool *pgxpool.Pool, ccfg cred
 		if r.Workspace != "" {
 			key = r.Workspace
 		}
-		m.CreditsRemaining(r.Provider, key, *r.Credits)
-		left, _, ok, err := credits.AccountRunway(ctx, pool, r)
+		st, err := credits.AccountStanding(ctx, w.pool, r.Provider, r.WorkspaceID, r.Credits, r.CreditsAt)
 		if err != nil {
-			f.Logger().Warn("reading the provider's billed pace failed; the next tick tries again", "component", "credits", "provider", r.Provider, "error", err.Error())
+			w.warn(err)
 			continue
 		}
-		if ok {
-			m.ProviderRunway(r.Provider, key, left)
+		m.CreditsRemaining(r.Provider, key, st.Left)
+		if st.Known {
+			m.ProviderRunway(r.Provider, key, st.Runway)
 		}
 	}
 }

@@ -83,11 +83,15 @@ func TestEnrichTickUsageErrors(t *testing.T) {
 		"bad timeout":        {"enrich", "tick", "--providers", "hunter"},
 		"twice":              {"enrich", "tick", "--providers", "hunter,hunter"},
 		"bad output":         {"enrich", "tick", "--output", "yaml"},
+		"bad in-doubt retry": {"enrich", "tick", "--providers", "hunter"},
 	}
 	for name, args := range cases {
 		env := map[string]string{}
-		if name == "bad timeout" {
+		switch name {
+		case "bad timeout":
 			env["RINDA_HUNTER_TIMEOUT"] = "soon"
+		case "bad in-doubt retry":
+			env["RINDA_IN_DOUBT_RETRY_AFTER"] = "-1h"
 		}
 		res := runCLI(t, env, args...)
 		if res.code != exitUsage || lines(res.stderr) == 0 {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
@@ -30,9 +32,13 @@ func newCmdProviders(f *Factory) *cobra.Command {
 		Short: "Credits left, spend, pace and runway per workspace and provider",
 		Long: `Show, per workspace and provider: whose key it uses (its own, set with
 'rindactl workspace set-key', or the host's), the credits that account has
-left as the provider's free account endpoint reports them, the workspace's
-spend this UTC month and its calls in the last hour, and the runway: how long
-the credits last at the account's pace of billed calls in the last hour.
+left (its last reading from the provider's free account endpoint, less the
+calls billed since: "~" when any were; a reading older than the refresh is
+marked stale with its age), the workspace's spend this UTC month (and its
+calls that may have been billed twice: a finder asked again after its answer
+was lost, RINDA_IN_DOUBT_RETRY_AFTER) and its calls in the last hour, and the
+runway: how long the credits left last at the account's pace of billed calls
+in the last hour.
 
 Credits are read at most once per RINDA_CREDITS_REFRESH (default 5m) for all
 processes together (enrich ticks read them too); a reading never costs a
@@ -77,7 +83,7 @@ func providersRun(ctx context.Context, opts *ProvidersOptions, format cliio.Form
 			return err
 		}
 	}
-	rows, err := credits.Report(ctx, pool, names, ws)
+	rows, err := credits.Report(ctx, pool, names, ws, cfg.Every, opts.f.Now())
 	if err != nil {
 		return err
 	}
@@ -86,19 +92,37 @@ func providersRun(ctx context.Context, opts *ProvidersOptions, format cliio.Form
 		Header:  []string{"workspace", "provider", "key", "credits", "spend", "calls/h", "runway"},
 		Numeric: []int{3, 4, 5},
 		Cells: func(r credits.Row) []string {
-			left := "?"
-			if r.CreditsRemaining != nil {
-				left = cliio.Thousands(*r.CreditsRemaining)
-			}
-			if r.CreditsError != "" {
-				left += "!"
-			}
 			runway := r.Runway
 			if r.CreditsLow {
 				runway += " (low)"
 			}
-			return []string{r.Workspace, r.Provider, r.Key, left, cliio.Decimal(r.MonthSpentUSD, 2), cliio.Thousands(r.CallsLastHour), runway}
+			spend := cliio.Decimal(r.MonthSpentUSD, 2)
+			if r.PossibleSecondCharges > 0 {
+				spend += fmt.Sprintf(" (%s possibly billed twice)", cliio.Thousands(r.PossibleSecondCharges))
+			}
+			return []string{r.Workspace, r.Provider, r.Key, creditsCell(r), spend, cliio.Thousands(r.CallsLastHour), runway}
 		}})
+}
+
+// creditsCell is what an account has left: the last reading less the
+// calls billed since ("~" when any were), "!" when the last reading
+// failed, and the reading's age once it is older than the refresh: a
+// stale figure is never shown as current.
+func creditsCell(r credits.Row) string {
+	if r.CreditsLeft == nil {
+		return "?"
+	}
+	left := cliio.Thousands(*r.CreditsLeft)
+	if r.BilledSinceRead > 0 {
+		left = "~" + left
+	}
+	if r.CreditsError != "" {
+		left += "!"
+	}
+	if r.CreditsStale && r.CreditsReadAgeSeconds != nil {
+		left += " (stale: read " + (time.Duration(*r.CreditsReadAgeSeconds) * time.Second).String() + " ago)"
+	}
+	return left
 }
 
 // providerAccounts lists the accounts whose credits this host can read:

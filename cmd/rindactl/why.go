@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/status"
 )
@@ -102,8 +103,12 @@ func whyLeadRun(ctx context.Context, opts *WhyOptions) error {
 	if err != nil {
 		return err
 	}
+	retry, err := enrich.InDoubtRetryFromEnv(opts.f.Getenv)
+	if err != nil {
+		return usageError("%v", err)
+	}
 	explain := func(ctx context.Context, pool *pgxpool.Pool) (*status.LeadExplanation, error) {
-		return status.ExplainLead(ctx, pool, opts.f.Now(), opts.Ref, opts.Workspace)
+		return status.ExplainLead(ctx, pool, opts.f.Now(), opts.Ref, opts.Workspace, retry)
 	}
 	return explainRun(ctx, opts.f, format, explain, func(out io.Writer, x *status.LeadExplanation) {
 		fmt.Fprintf(out, "lead %d", x.LeadID)

@@ -1,8 +1,9 @@
 // Package credits watches the providers' credits before they run out: it
 // reads each provider account's credits from the provider's free account
 // endpoint at most once per RINDA_CREDITS_REFRESH, shared by every process
-// through Postgres (provider_credits), works out the runway at the last
-// hour's pace of billed calls, and writes one credits_low event per
+// through Postgres (provider_credits), works out what is left (the reading
+// less the ledger's calls billed since) and its runway at the last hour's
+// pace of billed calls, and writes one credits_low event per
 // episode when the runway falls under RINDA_<PROVIDER>_RUNWAY_ALERT.
 // `rindactl providers` shows it all per workspace and provider.
 package credits
@@ -38,6 +39,19 @@ type Config struct {
 	// A provider missing here has RunwayAlertDefault.
 	Alerts      map[string]time.Duration
 	ReadTimeout time.Duration
+	// ReadUntil, when set, is the latest a reading may run (a tick's exit
+	// bound: its deadline plus the provider timeout).
+	ReadUntil time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Every <= 0 {
+		c.Every = RefreshDefault
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = ReadTimeoutDefault
+	}
+	return c
 }
 
 // AlertUnder is provider's threshold (0: no alert).

@@ -56,26 +56,33 @@ func configured(a any) error {
 
 // Refresh reads the credits of every account of accounts that is due
 // (never read, or read cfg.Every ago or more; one process reads an account
-// at a time, the others use its reading), and checks the runway of each
-// account it read against its provider's threshold, writing credits_low
-// once per episode. Reading an account endpoint costs no credit and writes
-// no ledger row. It returns the accounts' readings, for metrics; a failed
-// reading is recorded with the account (read_error), not returned.
+// at a time, the others use its reading), then checks the runway of each
+// (Check). A reading starts only while ctx is live (a tick's deadline or a
+// signal ends ctx: no reading starts after them); once started it runs up
+// to cfg.ReadTimeout, and cfg.ReadUntil when set. Reading an account
+// endpoint costs no credit and writes no ledger row. It returns the
+// accounts' readings, for metrics; a failed reading is recorded with the
+// account (read_error), not returned.
 func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account, log *slog.Logger) ([]store.CreditsAccount, error) {
-	if cfg.Every <= 0 {
-		cfg.Every = RefreshDefault
-	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = ReadTimeoutDefault
-	}
-	fresh := map[string]bool{}
+	cfg = cfg.withDefaults()
 	for _, a := range accounts {
-		read, err := read(ctx, db, cfg, a, log)
-		if err != nil {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := read(ctx, db, cfg, a, log); err != nil {
 			return nil, err
 		}
-		fresh[a.Key] = read
 	}
+	return Check(context.WithoutCancel(ctx), db, cfg, accounts, log)
+}
+
+// Check compares the runway of each account of accounts, from its last
+// reading less the ledger's calls billed since, with its provider's
+// threshold, writing credits_low once per episode; it reads no provider.
+// Any process may check at any time (a tick does while it works), so a
+// fast burn is seen before the provider's quota answer, not at the next
+// reading. It returns the accounts' readings.
+func Check(ctx context.Context, db store.DBTX, cfg Config, accounts []Account, log *slog.Logger) ([]store.CreditsAccount, error) {
 	all, err := store.CreditsAccounts(ctx, db)
 	if err != nil {
 		return nil, err
@@ -90,9 +97,6 @@ func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account,
 			continue
 		}
 		out = append(out, row)
-		if !fresh[row.Account] {
-			continue // its reader checks the runway
-		}
 		if err := alert(ctx, db, cfg, row, log); err != nil {
 			return out, err
 		}
@@ -100,46 +104,66 @@ func Refresh(ctx context.Context, db store.DBTX, cfg Config, accounts []Account,
 	return out, nil
 }
 
-// read reads account a's credits when it is this process's turn, and
-// reports whether it was.
-func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.Logger) (bool, error) {
-	mine, err := store.ClaimCreditsRead(ctx, db, a.Key, a.Provider, a.WorkspaceID, cfg.Every, cfg.ReadTimeout+30*time.Second)
+// read reads account a's credits when it is this process's turn.
+func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.Logger) error {
+	at, mine, err := store.ClaimCreditsRead(ctx, db, a.Key, a.Provider, a.WorkspaceID, cfg.Every, cfg.ReadTimeout+30*time.Second)
 	if err != nil || !mine {
-		return false, err
+		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, cfg.ReadTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ReadTimeout)
+	if !cfg.ReadUntil.IsZero() {
+		rctx, cancel = context.WithDeadline(rctx, cfg.ReadUntil)
+	}
 	c, rerr := a.Reporter.Credits(rctx)
 	cancel()
 	if rerr != nil {
 		// The adapter's errors carry no key (providerhttp redacts it).
 		log.Warn("reading the provider's credits failed; the last reading stands", "component", "credits",
 			"provider", a.Provider, "account", a.Key, "error", rerr.Error())
-		return true, store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, nil, nil, rerr.Error())
+		return store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, at, nil, nil, rerr.Error())
 	}
 	var reset *time.Time
 	if !c.ResetAt.IsZero() {
 		reset = &c.ResetAt
 	}
-	return true, store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, &c.Remaining, reset, "")
+	return store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, at, &c.Remaining, reset, "")
 }
 
-// AccountRunway is how long an account's last reading lasts at its
-// billed calls of the last hour (perHour); false with no credits known or
-// nothing billed in the last hour.
-func AccountRunway(ctx context.Context, db store.DBTX, row store.CreditsAccount) (left time.Duration, perHour int64, ok bool, err error) {
-	if row.Credits == nil {
-		return 0, 0, false, nil
+// Standing is an account's credits as the ledger has them now: its last
+// reading less the calls billed since (Left, never below 0), the pace of
+// the last hour, and the runway at that pace.
+type Standing struct {
+	Left        int64
+	BilledSince int64
+	PerHour     int64
+	// Runway is how long Left lasts at PerHour; Known is false with no
+	// credits known, or credits left and nothing billed in the last hour.
+	Runway time.Duration
+	Known  bool
+}
+
+// AccountStanding is the standing of provider's account (workspaceID's
+// own key, or the host's: nil) whose last reading said credits at at
+// (nil: never read).
+func AccountStanding(ctx context.Context, db store.DBTX, provider string, workspaceID, credits *int64, at *time.Time) (Standing, error) {
+	if credits == nil || at == nil {
+		return Standing{}, nil
 	}
-	if perHour, err = store.CreditsPace(ctx, db, row.Provider, row.WorkspaceID); err != nil {
-		return 0, 0, false, err
+	perHour, since, err := store.CreditsUsage(ctx, db, provider, workspaceID, *at)
+	if err != nil {
+		return Standing{}, err
 	}
-	left, ok = Runway(*row.Credits, perHour)
-	return left, perHour, ok, nil
+	s := Standing{Left: max(*credits-since, 0), BilledSince: since, PerHour: perHour}
+	if s.Left == 0 {
+		s.Known = true // out of credits, whatever the pace
+		return s, nil
+	}
+	s.Runway, s.Known = Runway(s.Left, perHour)
+	return s, nil
 }
 
 // alert compares row's runway with its threshold and marks the account
-// low or not; with no credits known or no billed call in the last hour
-// there is no runway, and the mark stays as it is.
+// low or not; with no runway known the mark stays as it is.
 func alert(ctx context.Context, db store.DBTX, cfg Config, row store.CreditsAccount, log *slog.Logger) error {
 	under := cfg.AlertUnder(row.Provider)
 	if under == 0 {
@@ -149,20 +173,21 @@ func alert(ctx context.Context, db store.DBTX, cfg Config, row store.CreditsAcco
 		}
 		return nil
 	}
-	left, perHour, ok, err := AccountRunway(ctx, db, row)
-	if !ok || err != nil {
+	st, err := AccountStanding(ctx, db, row.Provider, row.WorkspaceID, row.Credits, row.CreditsAt)
+	if !st.Known || err != nil {
 		return err
 	}
-	low := left < under
+	low := st.Runway < under
 	if low == row.Low {
 		return nil
 	}
 	sent, err := store.MarkCreditsLow(ctx, db, row.Account, low, store.CreditsAlert{
-		Runway: FormatRunway(left), PerHour: perHour, AlertUnder: under.String(),
+		Runway: FormatRunway(st.Runway), PerHour: st.PerHour, AlertUnder: under.String(),
 	})
 	if sent {
 		log.Warn("provider credits running low", "component", "credits", "provider", row.Provider, "account", row.Account,
-			"credits_remaining", *row.Credits, "billed_calls_last_hour", perHour, "runway", FormatRunway(left), "alert_under", under.String())
+			"credits_remaining", st.Left, "credits_read", *row.Credits, "billed_since_reading", st.BilledSince,
+			"billed_calls_last_hour", st.PerHour, "runway", FormatRunway(st.Runway), "alert_under", under.String())
 	}
 	return err
 }

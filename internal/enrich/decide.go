@@ -28,6 +28,9 @@ const (
 	stepFailed
 	// stepStopped: the tick is stopping; the lead goes back untouched.
 	stepStopped
+	// stepDoubted: the tick cut the call after its request went out: the
+	// answer is lost, maybe billed (CallInDoubt).
+	stepDoubted
 )
 
 type step struct {
@@ -68,12 +71,29 @@ type leadResult struct {
 	// this attempt or an earlier one: none is asked again. doubted are the
 	// finders whose answer an earlier tick lost: none is asked again
 	// either, but they did not say the lead has no address.
-	missed   []string
-	doubted  []string
-	unusable *ProviderError
+	missed  []string
+	doubted []string
+	// doubtedNow: a call of this attempt joined doubted.
+	doubtedNow bool
+	unusable   *ProviderError
 	// called: a call for this lead failed, so the adapter and waterfall
 	// logged it and the outcome line completes the chain.
 	called bool
+}
+
+// answered reports a provider's answer about the lead: an address, a
+// miss, or its quota (a failure or no call at all says nothing of it).
+func (s step) answered() bool {
+	return s.kind == stepAnswered || s.kind == stepQuota && s.called
+}
+
+// doubtNow records that provider's call for the lead was cut with its
+// request out: it joins the finders in doubt, whose wait starts now.
+func (lr *leadResult) doubtNow(provider string) {
+	if !slices.Contains(lr.doubted, provider) {
+		lr.doubted = append(lr.doubted, provider)
+	}
+	lr.doubtedNow = true
 }
 
 // block is a guard's refusal of one provider for one lead.
@@ -168,17 +188,18 @@ func waits(s step, now time.Time) bool {
 //     it within QuotaRetryAfterThreshold;
 //  7. a block that is a verdict alone waits for its end (no call was made,
 //     so waiting is free);
-//  8. a finder whose answer an earlier tick lost (doubted) and nothing
-//     found: enrichment_failed, for an operator (requeue --refind); else
-//     clean misses are not_found; a provider with a refused key counts as
-//     absent, or the lead would loop until the key is fixed;
+//  8. a finder whose answer a tick lost (doubted) and nothing found:
+//     pending until InDoubtRetryAfter past the doubt, when it is asked
+//     again (or enrichment_failed, for an operator, when that is off);
+//     else clean misses are not_found; a provider with a refused key
+//     counts as absent, or the lead would loop until the key is fixed;
 //  9. only refused keys: wait AuthRetryDefault, no call made.
 //
 // Quota and blocks refund the claim's attempt: they are not the lead's
 // failures, so they never push it towards enrichment_failed. The finders
 // that missed are kept with the lead, so none is asked again.
 func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcome {
-	o := store.EnrichOutcome{LeadID: l.LeadID, MissedBy: lr.missed}
+	o := store.EnrichOutcome{LeadID: l.LeadID, MissedBy: lr.missed, DoubtedBy: lr.doubted, DoubtNow: lr.doubtedNow}
 	switch {
 	case lr.email != "":
 		o.Status, o.Email, o.Provider = lead.Enriched, lr.email, lr.foundBy
@@ -186,13 +207,7 @@ func (r *tickRun) decide(l store.ClaimedLead, lr *leadResult) store.EnrichOutcom
 		r.verifyOutcome(l, lr, &o)
 	case r.waitOutcome(l, lr, &o, true):
 	case len(lr.doubted) > 0 && (len(lr.missed) > 0 || lr.unusable == nil):
-		// Not a verdict: a finder's answer was lost. Only an operator can
-		// say whether to pay for it again.
-		o.Status, o.Provider = lead.EnrichmentFailed, lr.doubted[0]
-		o.LastError = joinNames(lr.doubted) + "'s answer to an earlier call was lost (the tick that made it could not record it; it may have been billed): not asked again; 'rindactl requeue --status=enrichment_failed --refind' asks again"
-		if len(lr.missed) > 0 {
-			o.LastError += " (" + joinNames(lr.missed) + " found nothing)"
-		}
+		r.doubtOutcome(l, lr, &o)
 	case len(lr.missed) > 0 || lr.unusable == nil:
 		o.Status = lead.NotFound
 		if len(lr.missed) > 0 {
@@ -254,4 +269,29 @@ func (r *tickRun) verifyOutcome(l store.ClaimedLead, lr *leadResult, o *store.En
 		}
 	}
 	o.LastError = "verify pending: " + lr.held + " (found by " + lr.heldBy + ") waits for its verifier: " + o.LastError
+}
+
+// doubtOutcome: not a verdict, a finder's answer was lost (maybe billed).
+// The lead waits for InDoubtRetryAfter, then asks it again, a possible
+// second charge; with the retry off only an operator can say whether to
+// pay for it again.
+func (r *tickRun) doubtOutcome(l store.ClaimedLead, lr *leadResult, o *store.EnrichOutcome) {
+	o.Provider = lr.doubted[0]
+	lost := joinNames(lr.doubted) + "'s answer to an earlier call was lost (the tick that made it could not record it; it may have been billed): "
+	switch at := r.doubtRetryAt(l); {
+	case r.cfg.InDoubtRetryAfter <= 0:
+		o.Status = lead.EnrichmentFailed
+		o.LastError = lost + "not asked again (" + InDoubtRetryEnv + "=off); 'rindactl requeue --status=enrichment_failed --refind' asks again"
+	case lr.doubtedNow || !at.After(time.Now()):
+		// Asked again a full wait from now: the doubt is new, or the finder
+		// could not be asked when it was due (no key for it here).
+		o.Status, o.Delay, o.Refund = lead.Pending, r.cfg.InDoubtRetryAfter, true
+		o.LastError = lost + "asked again in " + r.cfg.InDoubtRetryAfter.String() + " (" + InDoubtRetryEnv + "), a possible second charge"
+	default:
+		o.Status, o.DueAt, o.Refund = lead.Pending, at, true
+		o.LastError = lost + "asked again at " + at.UTC().Format(time.RFC3339) + " (" + InDoubtRetryEnv + "), a possible second charge"
+	}
+	if len(lr.missed) > 0 {
+		o.LastError += " (" + joinNames(lr.missed) + " found nothing)"
+	}
 }

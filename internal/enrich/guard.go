@@ -49,6 +49,11 @@ type Call struct {
 	// OwnKey: the call uses the workspace's own API key, so it draws on
 	// that account's bucket (Account) rather than the host key's.
 	OwnKey bool
+	// SecondCharge: the call asks a finder again for a lead whose earlier
+	// answer from it was lost (in doubt); the provider may bill the same
+	// find twice. The tick has the guard record it (SecondChargeMarker)
+	// before the call goes out.
+	SecondCharge bool
 	// WaitUntil is the latest time the caller can still make the call (its
 	// tick's deadline). A guard may hand out a rate slot up to then and
 	// sleep until it, so a tick works at its buckets' pace instead of
@@ -110,7 +115,20 @@ const (
 	// refunds and frees a probe as for a skipped call, and the breaker's
 	// failure streak stays as it was.
 	CallCancelled CallOutcome = "cancelled"
+	// CallInDoubt: the call's request went out, then the tick cut it (its
+	// deadline, or CallTimeout after a stop) before the answer came. The
+	// provider may have billed it: the guard keeps it billed, outcome
+	// in_doubt, and learns nothing about the provider; the lead is not
+	// sent to that finder again before InDoubtRetryAfter.
+	CallInDoubt CallOutcome = "in_doubt"
 )
+
+// SecondChargeMarker is a guard that records, for an admitted call with
+// Call.SecondCharge, that it may bill a find a second time (its ledger
+// row), before the call goes out.
+type SecondChargeMarker interface {
+	MarkSecondCharge(ctx context.Context, a Admission) error
+}
 
 // CallResult is what Settle learns about an admitted call.
 type CallResult struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +142,7 @@ type enrichRow struct {
 	Provider  string
 	LastError string
 	Email     string
+	DoubtedBy []string
 }
 
 func (e *env) row(t testing.TB, leadID int64) enrichRow {
@@ -151,9 +153,9 @@ func (e *env) row(t testing.TB, leadID int64) enrichRow {
 	err := e.db.Pool.QueryRow(context.Background(), `SELECT e.status, e.attempts,
 		(extract(epoch FROM e.next_attempt_at - now()) * 1000)::bigint,
 		(extract(epoch FROM e.negative_cache_until - now()) * 1000)::bigint,
-		coalesce(e.provider, ''), coalesce(e.last_error, ''), coalesce(l.email, '')
+		coalesce(e.provider, ''), coalesce(e.last_error, ''), coalesce(l.email, ''), e.doubted_by
 		FROM lead_enrichment e JOIN leads l ON l.id = e.lead_id WHERE e.lead_id = $1`, leadID).
-		Scan(&r.Status, &r.Attempts, &dueMS, &cacheMS, &r.Provider, &r.LastError, &r.Email)
+		Scan(&r.Status, &r.Attempts, &dueMS, &cacheMS, &r.Provider, &r.LastError, &r.Email, &r.DoubtedBy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,4 +193,32 @@ func perLead(reqs []providertest.Request) map[string]int {
 		m[r.FirstName+" "+r.LastName+"@"+r.Domain]++
 	}
 	return m
+}
+
+// ledgerOutcomes counts the guard's ledger rows by state/outcome.
+func (e *env) ledgerOutcomes(t testing.TB) map[string]int {
+	t.Helper()
+	rows, err := e.db.Pool.Query(context.Background(), `SELECT state || '/' || coalesce(outcome, '-'), count(*)::int FROM provider_calls GROUP BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = n
+	}
+	return out
+}
+
+// inDoubt reports r as a lead whose Hunter call the tick cut with its
+// request out: pending, uncharged, doubted by Hunter, asked again only
+// after the in-doubt wait (hours away).
+func (r enrichRow) inDoubt() bool {
+	return r.Status == lead.Pending && r.Attempts == 0 && len(r.DoubtedBy) == 1 && r.DoubtedBy[0] == "hunter" &&
+		r.DueIn > time.Hour && strings.Contains(r.LastError, enrich.InDoubtRetryEnv)
 }

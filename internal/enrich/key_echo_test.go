@@ -61,7 +61,7 @@ func TestEchoedKeyLeavesItNowhere(t *testing.T) {
 			}
 			texts := map[string]string{"the tick's log": e.log.String(), "the database": storetest.Dump(t, e.db.Pool)}
 			for _, ref := range []string{"acme-0", "acme-2"} {
-				x, err := status.ExplainLead(context.Background(), e.db.Pool, time.Now(), ref, "acme")
+				x, err := status.ExplainLead(context.Background(), e.db.Pool, time.Now(), ref, "acme", 24*time.Hour)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -67,7 +67,11 @@ type TickConfig struct {
 	Lease         time.Duration
 	NegativeCache time.Duration
 	MaxAttempts   int
-	Backoff       Backoff
+	// InDoubtRetryAfter is how long after a finder's answer for a lead was
+	// lost (in doubt) that finder is asked again: 0 takes
+	// InDoubtRetryDefault, InDoubtRetryOff never (requeue --refind).
+	InDoubtRetryAfter time.Duration
+	Backoff           Backoff
 	// WorkspaceID limits the tick to one workspace; 0 works all.
 	WorkspaceID int64
 	// TickID names the tick (the lease holder); "" generates one.
@@ -82,17 +86,26 @@ func (c *TickConfig) setDefaults() {
 		NegativeCache: NegativeCacheDefault, MaxAttempts: MaxAttemptsDefault,
 		TickID: tick.NewID(), Logger: slog.New(slog.DiscardHandler),
 	})
+	// Not through Defaults, which reads a negative value as unset: here
+	// it is InDoubtRetryOff.
+	if c.InDoubtRetryAfter == 0 {
+		c.InDoubtRetryAfter = InDoubtRetryDefault
+	}
 }
 
 // RunTick runs one bounded enrichment tick: it claims due leads in rounds of
 // Batch until none is due or MaxDuration has passed, works each through the
 // provider waterfall with at most Concurrency in flight, records outcomes in
 // grouped statements, and records the run in tick_runs. Cancelling ctx
-// (SIGTERM) stops it like MaxDuration does: calls in flight are abandoned,
-// their leads and the unstarted ones are released uncharged, and the run is
-// still recorded. Calls the tick cuts (ctx, its deadline, outcomes it can
-// no longer record) are KindCancelled: the guard learns nothing from them.
-// An error means outcomes could not be claimed or recorded.
+// (SIGTERM) stops it like MaxDuration does: no new call goes out, the
+// unstarted leads are released uncharged, and the calls in flight keep
+// their answers (paid for) for up to CallTimeout, within the tick's
+// deadline; the run is still recorded. Calls the tick cuts (that wait, its
+// deadline, outcomes it can no longer record) are KindCancelled: the guard
+// learns nothing from them, and settles them refunded when their request
+// never left, in doubt (billed, the finder not asked again for the lead
+// before InDoubtRetryAfter) when it did. An error means outcomes could not
+// be claimed or recorded.
 func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, error) {
 	cfg.setDefaults()
 	if len(cfg.Finders) == 0 {
@@ -142,6 +155,9 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 			return nil
 		})
 
+	inflight, cutInflight := r.inflightContext(ctx, work, started)
+	defer cutInflight()
+	r.inflight = inflight
 	claimed, runErr := r.loop(work, pool, run.Started)
 	if err := r.out.Close(); err != nil && runErr == nil {
 		// One line for the operator: what failed, what happens to the
@@ -180,6 +196,11 @@ type tickRun struct {
 	lost  atomic.Int64
 	// rateWait sums the time calls waited for their rate slots.
 	rateWait atomic.Int64
+	// inflight is the context provider requests run under: not the tick's
+	// (a SIGTERM stops new calls, not answers on their way), but cut at the
+	// tick's deadline, CallTimeout after a stop, or at once when outcomes
+	// cannot be recorded.
+	inflight context.Context
 
 	mu       sync.Mutex
 	outcomes Outcomes
@@ -279,8 +300,8 @@ func (r *tickRun) loop(ctx context.Context, pool *pgxpool.Pool, tickStarted time
 // was killed, or lost its database, maybe between a finder's paid answer
 // and its record), the calls it admitted and never settled are billed,
 // and their finders join the lead's doubted_by, so the lead is not sent to
-// them again (a find is never bought twice) until an operator asks with
-// `requeue --refind`.
+// them again (a find is not bought twice) until InDoubtRetryAfter has
+// passed, or an operator asks with `requeue --refind`.
 func (r *tickRun) doubt(ctx context.Context, pool *pgxpool.Pool, leads []store.ClaimedLead) error {
 	var ids []int64
 	for _, l := range leads {
@@ -301,9 +322,9 @@ func (r *tickRun) doubt(ctx context.Context, pool *pgxpool.Pool, leads []store.C
 	}
 	for i, l := range leads {
 		if d, ok := doubted[l.LeadID]; ok {
-			leads[i].DoubtedBy = d
-			r.log.Warn("a finder's answer for the lead was lost with an earlier tick; the find may have been billed, so the lead is not sent to it again ('rindactl requeue --refind' asks again)",
-				"component", "tick", "lead_id", l.LeadID, "workspace_id", l.WorkspaceID, "doubted_by", d)
+			leads[i].DoubtedBy, leads[i].DoubtedAt = d.By, d.At
+			r.log.Warn("a finder's answer for the lead was lost with an earlier tick; the find may have been billed, so the lead is not sent to it again before "+InDoubtRetryEnv+" ('rindactl requeue --refind' asks at once)",
+				"component", "tick", "lead_id", l.LeadID, "workspace_id", l.WorkspaceID, "doubted_by", d.By)
 		}
 	}
 	return nil
@@ -424,4 +445,39 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// inflightContext is the context of the tick's provider requests (see
+// tickRun.inflight): detached from signal, cut at the tick's deadline
+// (MaxDuration + CallTimeout from started), CallTimeout after a stop of
+// signal, and at once when work ends otherwise (outcomes cannot be
+// recorded). Lease > MaxDuration + CallTimeout, so no answer arrives for a
+// lead another tick has taken.
+func (r *tickRun) inflightContext(signal, work context.Context, started time.Time) (context.Context, func()) {
+	base, cut := context.WithCancelCause(context.WithoutCancel(signal))
+	ctx, cancel := context.WithDeadlineCause(base, started.Add(r.cfg.MaxDuration+r.cfg.CallTimeout),
+		fmt.Errorf("the tick's deadline passed (--max-duration %s plus the call timeout %s)", r.cfg.MaxDuration, r.cfg.CallTimeout))
+	var timer *time.Timer
+	var mu sync.Mutex
+	stopWatch := context.AfterFunc(work, func() {
+		if signal.Err() == nil {
+			cut(context.Cause(work)) // outcomes cannot be recorded
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(r.cfg.CallTimeout, func() {
+			cut(fmt.Errorf("the tick was stopped (%v) and the call had no answer within the call timeout %s", context.Cause(signal), r.cfg.CallTimeout))
+		})
+	})
+	return ctx, func() {
+		stopWatch()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+		cut(nil)
+	}
 }

@@ -175,6 +175,11 @@ func TestKilledTickLeadsClaimableAfterLease(t *testing.T) {
 	}
 }
 
+// Issue 39: a stop (SIGTERM) ends new calls, not answers on their way: the
+// call in flight hangs, the stop waits for it up to the call timeout, then
+// settles it in doubt (its request went out: Hunter may bill it) and the
+// lead is not sent to Hunter again before the in-doubt wait. The leads not
+// started go back uncharged and due.
 func TestCancelledTickReleasesLeadsUncharged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -188,17 +193,26 @@ func TestCancelledTickReleasesLeadsUncharged(t *testing.T) {
 		cancel() // SIGTERM while the first call hangs
 	}()
 	cfg := e.config(t, "hunter")
+	cfg.CallTimeout = 500 * time.Millisecond
 	rep, err := enrich.RunTick(ctx, e.db.Pool, cfg)
 	if err != nil {
 		t.Fatalf("a cancelled tick must still record and succeed: %v", err)
 	}
-	if rep.Claimed != 20 || rep.Outcomes.Pending != 20 {
-		t.Fatalf("report %+v: want all 20 released as pending", rep)
+	if rep.Claimed != 20 || rep.Outcomes.Pending != 20 || e.set.Hunter.Count() != 1 {
+		t.Fatalf("report %+v, %d requests: want all 20 back as pending, one call made", rep, e.set.Hunter.Count())
 	}
+	doubted := 0
 	for _, id := range ids {
-		if r := e.row(t, id); r.Status != lead.Pending || r.Attempts != 0 || r.DueIn > 0 {
+		r := e.row(t, id)
+		switch {
+		case r.inDoubt():
+			doubted++
+		case r.Status != lead.Pending || r.Attempts != 0 || r.DueIn > 0 || len(r.DoubtedBy) != 0:
 			t.Fatalf("lead %+v: want pending, uncharged, due at once", r)
 		}
+	}
+	if got := e.ledgerOutcomes(t); doubted != 1 || got["settled/in_doubt"] != 1 || len(got) != 1 {
+		t.Errorf("%d leads in doubt, ledger %v: want the hung call's lead in doubt, its call settled in doubt (billed)", doubted, got)
 	}
 	var finished bool
 	var exit int
@@ -207,6 +221,48 @@ func TestCancelledTickReleasesLeadsUncharged(t *testing.T) {
 	}
 	if !finished || exit != 0 {
 		t.Fatalf("tick_runs: finished %v exit %d, want a recorded clean stop", finished, exit)
+	}
+}
+
+// Issue 39: answers that reach the tick after a SIGTERM are paid for and
+// kept: each call in flight at the signal is settled as what it was (found
+// or not found), its lead recorded, and nothing is refunded that Hunter
+// answered. Before the fix the signal cut them: recorded cancelled and
+// refunded, the leads released, and the next tick asked Hunter again.
+func TestStopKeepsAnswersInFlight(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "acme", 40)
+	// Answers take a second: the signal comes while calls wait for theirs.
+	e.set.Hunter.SetLatency(time.Second)
+	cfg := e.guardedHunter(t, map[string]string{"RINDA_HUNTER_RATE": "off"})
+	cfg.Concurrency = 5
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// The first call answers alone (slow start); then five go out.
+		for e.set.Hunter.Count() < 4 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	rep, err := enrich.RunTick(ctx, e.db.Pool, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := e.set.Hunter.Count()
+	counts := e.counts(t)
+	ledger := e.ledgerOutcomes(t)
+	answered := ledger["settled/found"] + ledger["refunded/not_found"] + ledger["settled/not_found"]
+	if rep.ProviderCalls["hunter"] != asked || answered != asked || counts[lead.Enriched]+counts[lead.NotFound] != asked {
+		t.Errorf("%d requests reached Hunter, the tick counts %d; ledger %v; leads %v: want every answer settled as what it was and its lead recorded",
+			asked, rep.ProviderCalls["hunter"], ledger, counts)
+	}
+	if n := ledger["refunded/cancelled"] + ledger["settled/in_doubt"]; n != 0 {
+		t.Errorf("ledger %v: %d calls Hunter answered were cut", ledger, n)
+	}
+	if counts[lead.Pending] != 40-asked {
+		t.Errorf("leads %v: want the %d not called back as pending", counts, 40-asked)
 	}
 }
 
@@ -427,9 +483,11 @@ func TestSlowLeadDoesNotHoldUpTheNextBatch(t *testing.T) {
 
 // Issue 14: a call in flight at MaxDuration may finish, but is cut
 // CallTimeout later, so a lease longer than MaxDuration + CallTimeout
-// never lets another tick take a lead whose call is still running. The cut
-// lead goes back untouched; without the cut the call would run into the
-// provider's 20 s HTTP timeout and be charged as a transient failure.
+// never lets another tick take a lead whose call is still running. Without
+// the cut the call would run into the provider's 20 s HTTP timeout and be
+// charged as a transient failure. Issue 39: its request went out, so
+// Hunter may bill it: the lead is uncharged but in doubt, not sent to
+// Hunter again before the in-doubt wait.
 func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -441,8 +499,8 @@ func TestCallStillRunningAfterMaxDurationIsCut(t *testing.T) {
 	cfg.MaxDuration, cfg.CallTimeout = 2*time.Second, 300*time.Millisecond
 	rep := e.tick(t, cfg)
 	r := e.row(t, ids[0])
-	if rep.Outcomes.Pending != 1 || r.Status != lead.Pending || r.Attempts != 0 || r.LastError != "" || e.set.Hunter.Count() != 1 {
-		t.Fatalf("report %+v, lead %+v: want the call cut and the lead back untouched, uncharged", rep, r)
+	if rep.Outcomes.Pending != 1 || !r.inDoubt() || e.set.Hunter.Count() != 1 {
+		t.Fatalf("report %+v, lead %+v: want the call cut and the lead uncharged, in doubt", rep, r)
 	}
 }
 
@@ -483,7 +541,8 @@ func (e *env) breakerOf(t *testing.T, provider string) (state string, failures, 
 // before the adapter's HTTP timeout (20 s): they count toward no breaker
 // streak, the leads go back uncharged and due, and the log says the tick
 // cut them and why. Before the fix each cut call counted as a transient
-// failure: five of them opened Hunter's breaker.
+// failure: five of them opened Hunter's breaker. Issue 39: the cut calls'
+// requests went out, so their leads are in doubt rather than due.
 func TestCallsCutAtMaxDurationLeaveBreakerClosed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -502,10 +561,18 @@ func TestCallsCutAtMaxDurationLeaveBreakerClosed(t *testing.T) {
 	if state, failures, opened := e.breakerOf(t, "hunter"); state != "closed" || failures != 0 || opened != 0 {
 		t.Errorf("breaker %s with %d failures, %d breaker_opened events; want closed with none", state, failures, opened)
 	}
+	doubted := 0
 	for _, id := range ids {
-		if r := e.row(t, id); r.Status == lead.Pending && (r.Attempts != 0 || r.DueIn > 0 || r.LastError != "") {
-			t.Fatalf("lead %+v: want pending, uncharged, due as before", r)
+		r := e.row(t, id)
+		switch {
+		case r.inDoubt():
+			doubted++
+		case r.Status == lead.Pending && (r.Attempts != 0 || r.DueIn > 0 || r.LastError != ""):
+			t.Fatalf("lead %+v: want pending, uncharged, due as before, or in doubt", r)
 		}
+	}
+	if doubted != cut {
+		t.Errorf("%d leads in doubt, want the %d whose calls were cut", doubted, cut)
 	}
 	logs := e.log.String()
 	if n := strings.Count(logs, `"msg":"call cancelled by the tick"`); n != cut || !strings.Contains(logs, "--max-duration") || strings.Contains(logs, "provider call blocked") {

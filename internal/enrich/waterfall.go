@@ -2,9 +2,12 @@ package enrich
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http/httptrace"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rindactl/rindactl/internal/address"
@@ -57,7 +60,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 // address through the verifier when there is one, and gathers what they
 // met; false when the tick stopped first (the lead goes back untouched).
 func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, person Lead) (leadResult, bool) {
-	lr := leadResult{missed: slices.Clone(l.MissedBy), doubted: l.DoubtedBy}
+	lr := leadResult{missed: slices.Clone(l.MissedBy), doubted: slices.Clone(l.DoubtedBy)}
 	if l.FoundEmail != "" {
 		// Bought earlier, not verified yet: verify it, ask no finder for it.
 		if done, ok := r.verify(ctx, stop, l, &lr, l.FoundEmail, l.FoundBy); !ok || done {
@@ -66,14 +69,22 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 	}
 	for _, host := range r.cfg.Finders {
 		f, own, usable := r.finderFor(l.WorkspaceID, host.Name())
-		if !usable || slices.Contains(lr.missed, host.Name()) || slices.Contains(lr.doubted, host.Name()) {
-			continue // no key for it here, or it answered this lead already (maybe lost)
+		ask, again := r.asks(l, &lr, host.Name())
+		if !usable || !ask {
+			continue // no key for it here, or it answered this lead already (maybe lost, and not asked again yet)
 		}
 		var found Finding
-		s := r.call(ctx, stop, l, f.Name(), own, findCall(f, person, &found))
+		s := r.call(ctx, stop, l, f.Name(), own, again, findCall(f, person, &found))
+		if again && s.answered() {
+			lr.doubted = slices.DeleteFunc(lr.doubted, func(p string) bool { return p == f.Name() })
+		}
 		switch {
 		case s.kind == stepStopped:
 			return lr, false
+		case s.kind == stepDoubted:
+			// Cut with its request out: maybe billed, the answer lost.
+			lr.doubtNow(f.Name())
+			return lr, true
 		case s.kind != stepAnswered || s.outcome != CallFound:
 			lr.add(f.Name(), s)
 			continue
@@ -83,6 +94,19 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 		}
 	}
 	return lr, true
+}
+
+// asks reports whether finder is asked for lead l: not when it answered
+// already, nor when its answer was lost (in doubt) until the in-doubt wait
+// is over; again says it is asked after such a loss.
+func (r *tickRun) asks(l store.ClaimedLead, lr *leadResult, finder string) (ask, again bool) {
+	switch {
+	case slices.Contains(lr.missed, finder):
+		return false, false
+	case slices.Contains(lr.doubted, finder):
+		return r.retryDoubt(l, finder), true
+	}
+	return true, false
 }
 
 // verify judges address, found by foundBy, with the verifier, if any. done
@@ -100,10 +124,12 @@ func (r *tickRun) verify(ctx, stop context.Context, l store.ClaimedLead, lr *lea
 	if keyless != nil {
 		vs = step{kind: stepUnusable, err: keyless}
 	} else {
-		vs = r.call(ctx, stop, l, v.Name(), own, verifyCall(v, address))
+		vs = r.call(ctx, stop, l, v.Name(), own, false, verifyCall(v, address))
 	}
 	switch {
-	case vs.kind == stepStopped:
+	case vs.kind == stepStopped || vs.kind == stepDoubted:
+		// A verdict lost is not a verifier's doubt about the lead: the
+		// address stays held (the guard kept it when it was billed).
 		return false, false
 	case vs.kind == stepAnswered && vs.outcome == CallFound:
 		lr.email, lr.foundBy = address, foundBy
@@ -162,8 +188,10 @@ func callOutcome(err error, hit bool) (CallOutcome, error) {
 }
 
 // call makes one guarded provider call for lead l, or explains why it made
-// none. do performs the request and classifies the answer.
-func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, own bool, do callFunc) step {
+// none. do performs the request and classifies the answer. again marks a
+// finder asked again after its answer for the lead was lost: a possible
+// second charge, recorded as such in the ledger.
+func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider string, own, again bool, do callFunc) step {
 	p := r.pairs.get(pairKey{l.WorkspaceID, provider})
 	account := Account(provider, l.WorkspaceID, own)
 	if s, held := r.remembered(account, p); held {
@@ -191,9 +219,18 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// The tick's deadline bounds the wait for a rate slot: a slot before it
 	// is worth waiting for, one after it belongs to the next tick.
 	deadline, _ := stop.Deadline()
-	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline, OwnKey: own}, p, log)
+	adm, s, ok := r.admit(ctx, Call{TickID: r.cfg.TickID, WorkspaceID: l.WorkspaceID, Provider: provider, LeadID: l.LeadID, WaitUntil: deadline, OwnKey: own, SecondCharge: again}, p, log)
 	if !ok {
 		return s
+	}
+	if ctx.Err() != nil {
+		// Signalled while admitted: a stop ends new calls, not answers.
+		r.skip(ctx, adm, log)
+		return step{kind: stepStopped}
+	}
+	if again && !r.markSecondCharge(ctx, adm, log) {
+		r.skip(ctx, adm, log)
+		return step{kind: stepBlocked, until: time.Now().Add(r.cfg.Backoff.Delay(1)), reason: reasonGuardError}
 	}
 
 	// Admit may have waited for a token; meanwhile a call ahead of this one
@@ -202,12 +239,32 @@ func (r *tickRun) call(ctx, stop context.Context, l store.ClaimedLead, provider 
 	// block the tick remembers is not checked again: this admission is
 	// newer than it, and skipping would waste the token.
 	if s, held := r.unusable(account, p); held {
-		if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
-			log().Error("guard could not release the reservation", "error", err.Error())
-		}
+		r.skip(ctx, adm, log)
 		return s
 	}
 	return r.invoke(ctx, provider, account, p, adm, do, log)
+}
+
+// skip gives back an admission whose call is not made.
+func (r *tickRun) skip(ctx context.Context, adm Admission, log func() *slog.Logger) {
+	if err := r.cfg.Guard.Settle(context.WithoutCancel(ctx), adm, CallResult{Outcome: CallSkipped}); err != nil {
+		log().Error("guard could not release the reservation", "error", err.Error())
+	}
+}
+
+// markSecondCharge records in the guard's ledger, before the call goes
+// out, that it may bill a find a second time; false when it could not
+// (the call is not made: unrecorded, it would be a charge nobody sees).
+func (r *tickRun) markSecondCharge(ctx context.Context, adm Admission, log func() *slog.Logger) bool {
+	m, ok := r.cfg.Guard.(SecondChargeMarker)
+	if !ok {
+		return true
+	}
+	if err := m.MarkSecondCharge(context.WithoutCancel(ctx), adm); err != nil {
+		log().Error("guard could not record the call as a possible second charge; no call made", "error", err.Error())
+		return false
+	}
+	return true
 }
 
 // admit asks the guard for the call; false means no call is made and the
@@ -256,14 +313,16 @@ func refusal(adm Admission, err error, cancelled bool, retry time.Time) (step, b
 func (r *tickRun) invoke(ctx context.Context, provider, account string, p *pair, adm Admission, do callFunc, log func() *slog.Logger) step {
 	start := time.Now()
 	r.calls[provider].Add(1)
-	outcome, found, err := do(ctx)
+	// The request runs under inflight, not ctx: an answer on its way when
+	// the tick is stopped is paid for, and kept.
+	var sent atomic.Bool
+	rctx := httptrace.WithClientTrace(r.inflight, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) },
+	})
+	outcome, found, err := do(rctx)
 	took := time.Since(start)
-	pe := asProviderError(ctx, provider, err)
-	if pe != nil && pe.Kind == KindCancelled {
-		// The tick cut the call: the guard learns nothing about the
-		// provider, and the lead goes back as it was.
-		outcome = CallCancelled
-	}
+	pe := asProviderError(r.inflight, provider, err)
+	outcome = cutOutcome(outcome, pe, sent.Load(), ctx.Err() != nil)
 	if pe != nil && pe.Kind == KindQuota {
 		// Remember before settling: Settle is a database round trip, and
 		// calls queued behind this one must not go out meanwhile.
@@ -274,7 +333,10 @@ func (r *tickRun) invoke(ctx context.Context, provider, account string, p *pair,
 		p.answered()
 		return step{kind: stepAnswered, outcome: outcome}
 	}
-	if ctx.Err() != nil || pe.Kind == KindCancelled {
+	if outcome == CallInDoubt {
+		return step{kind: stepDoubted}
+	}
+	if r.inflight.Err() != nil || pe.Kind == KindCancelled {
 		return step{kind: stepStopped}
 	}
 	s := failedStep(pe)
@@ -413,4 +475,23 @@ func (r *tickRun) disable(account string, pe *ProviderError, log *slog.Logger, a
 		fix = "set the workspace's key again with 'rindactl workspace set-key'"
 	}
 	log.Error("provider refused our credentials; not used for the rest of this tick ("+fix+")", attrs...)
+}
+
+// cutOutcome is how a call the tick cut settles: the guard learns nothing
+// about the provider from it. Never sent, it is refunded and the lead
+// goes back as it was; sent, the provider may have billed it: in doubt.
+// After a stop (stopping), a call that met its own timeout is the rest
+// the stop waited for in vain: in doubt too, not the provider's failure.
+func cutOutcome(outcome CallOutcome, pe *ProviderError, sent, stopping bool) CallOutcome {
+	switch {
+	case pe == nil:
+		return outcome
+	case pe.Kind == KindCancelled && sent:
+		return CallInDoubt
+	case pe.Kind == KindCancelled:
+		return CallCancelled
+	case stopping && sent && pe.Kind == KindUnavailable && errors.Is(pe, context.DeadlineExceeded):
+		return CallInDoubt
+	}
+	return outcome
 }

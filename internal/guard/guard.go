@@ -207,6 +207,9 @@ func (g *Guard) Settle(ctx context.Context, a enrich.Admission, res enrich.CallR
 		}
 		return nil
 	}
+	if res.Outcome == enrich.CallInDoubt {
+		return g.settleInDoubt(ctx, a)
+	}
 	lim := g.cfg.Limits(call.Provider)
 	class := callClass(res)
 	g.metrics.ProviderRequest(call.Provider, class)
@@ -249,4 +252,28 @@ func callClass(res enrich.CallResult) string {
 	default:
 		return string(enrich.KindUnavailable)
 	}
+}
+
+// settleInDoubt keeps a call the tick cut after its request went out
+// billed, outcome in_doubt: the provider may have charged for an answer
+// the tick never read. The breaker learns nothing (the tick cut it), but
+// a probe it held is freed.
+func (g *Guard) settleInDoubt(ctx context.Context, a enrich.Admission) error {
+	call := a.Call
+	g.metrics.ProviderRequest(call.Provider, string(enrich.CallInDoubt))
+	if err := g.settle(call.WorkspaceID, call.Provider, store.GuardSettleCall{CallID: a.Ref, State: ledgerSettled, Outcome: string(enrich.CallInDoubt)}); err != nil {
+		return err
+	}
+	if a.Probe {
+		return store.BreakerReleaseProbe(ctx, g.db, call.WorkspaceID, call.Provider, probeOwner(call))
+	}
+	return nil
+}
+
+// MarkSecondCharge records in the ledger that admitted call a may bill a
+// find a second time (enrich.SecondChargeMarker).
+func (g *Guard) MarkSecondCharge(ctx context.Context, a enrich.Admission) error {
+	ctx, cancel := settleContext(ctx)
+	defer cancel()
+	return store.MarkSecondCharge(ctx, g.db, a.Ref)
 }

@@ -157,6 +157,9 @@ func (w *paidOnceWorld) runFor(id string, log *slog.Logger, maxDuration time.Dur
 	return enrich.RunTick(context.Background(), w.tick, enrich.TickConfig{
 		Finders: []enrich.Finder{w.finder}, Guard: w.guard, TickID: id, Batch: 10, Concurrency: 2,
 		MaxDuration: maxDuration, CallTimeout: time.Second, Lease: time.Minute, Logger: log,
+		// The hold an operator lifts (requeue --refind): the in-doubt retry
+		// is TestEnrichKillInDoubtRecoversByItself's (internal/reliability).
+		InDoubtRetryAfter: enrich.InDoubtRetryOff,
 	})
 }
 
@@ -220,8 +223,9 @@ func TestPaidFindSurvivesABriefDatabaseLoss(t *testing.T) {
 // between the answer and its record): the answer is lost, but the call
 // stays in the ledger, admitted and never settled. The next tick must not
 // send the lead to that finder again: the call is settled as billed and in
-// doubt, and the lead waits for an operator (enrichment_failed, saying so)
-// until `requeue --refind` asks again. Before the fix the next tick bought
+// doubt, and, with RINDA_IN_DOUBT_RETRY_AFTER=off, the lead waits for an
+// operator (enrichment_failed, saying so) until `requeue --refind` asks
+// again. Before the fix the next tick bought
 // the find a second time.
 func TestPaidFindInDoubtIsNotBoughtAgain(t *testing.T) {
 	t.Parallel()

@@ -45,11 +45,17 @@ func runKills[R any](t *testing.T, n int, stream uint64, window time.Duration, k
 // client killed during a 1 s UPDATE still had it committed, 2 runs of 2.
 func killAfter(t *testing.T, db *storetest.DB, env map[string]string, args []string, delay time.Duration) {
 	t.Helper()
+	killWhen(t, db, env, args, func() { time.Sleep(delay) })
+}
+
+// killWhen is killAfter with the kill's moment set by wait returning.
+func killWhen(t *testing.T, db *storetest.DB, env map[string]string, args []string, wait func()) {
+	t.Helper()
 	cmd := command(context.Background(), env, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(delay)
+	wait()
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	// The tick role's sessions in this test's database are the killed
@@ -270,4 +276,69 @@ func perLead(reqs []providertest.Request) map[string]int {
 		m[r.FirstName+" "+r.LastName+"@"+strings.ToLower(r.Domain)]++
 	}
 	return m
+}
+
+// Issue 39: in-doubt recovers by itself. A SIGKILL with calls in flight
+// leaves their leads in doubt (Hunter may have billed the answers the kill
+// lost); with RINDA_IN_DOUBT_RETRY_AFTER=1s the recovery ticks ask Hunter
+// again a second later, each such call marked a possible second charge in
+// the ledger. Every lead ends enriched, none asked more than twice, and
+// the second asks are at most the calls in flight at the kill. Before,
+// the leads in doubt ended enrichment_failed until `requeue --refind`.
+func TestEnrichKillInDoubtRecoversByItself(t *testing.T) {
+	t.Parallel()
+	const leads, concurrency = 400, 10
+	db := storetest.New(t)
+	hunter := providertest.NewHunter()
+	t.Cleanup(hunter.Close)
+	hunter.SetLatency(killEnrichLatency)
+	// Every lead has an address: what is not enriched was lost.
+	hunter.SetDirectory(func(first, last, domain string) (string, bool) {
+		return strings.ToLower(first) + "@" + strings.ToLower(domain), true
+	})
+	env := map[string]string{"DATABASE_URL": db.URL}
+	if res := rindactl(t, env, "import", "leads", "--workspace", "acme", writeFile(t, "leads.csv", leadsCSV("d", leads, 0))); res.code != 0 {
+		t.Fatalf("import: %s", res)
+	}
+	backdate(t, db)
+	tickEnv := map[string]string{"DATABASE_URL": db.TickURL(), "RINDA_IN_DOUBT_RETRY_AFTER": "1s",
+		"RINDA_HUNTER_TIMEOUT": killHTTPTimeout.String(), "RINDA_HUNTER_RATE": "off"}
+	for k, v := range hunter.Env("d") {
+		tickEnv[k] = v
+	}
+	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "50", "--concurrency", fmt.Sprint(concurrency),
+		"--lease", killLease.String(), "--max-duration", "3s", "--nice", "0"}
+	// Mid-tick: a hundred answers in, calls in flight.
+	killWhen(t, db, tickEnv, args, func() {
+		testkit.Eventually(t, "100 Hunter calls", func() bool { return hunter.Count() >= 100 })
+	})
+	before := perLead(hunter.Requests())
+	inFlight := queryInt(t, db, `SELECT count(*) FROM lead_enrichment WHERE status = 'in_progress'`)
+	sqlExec(t, db, `UPDATE lead_enrichment SET locked_until = now() - interval '1 second',
+		next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second'
+		WHERE status = 'in_progress'`)
+
+	recoverEnrichment(t, db, tickEnv, args)
+
+	if got := statusCounts(t, db); got["enriched"] != leads {
+		t.Errorf("leads %v, want all %d enriched", got, leads)
+	}
+	after := perLead(hunter.Requests())
+	twice := 0
+	for lead, n := range after {
+		if n > 2 || n == 2 && before[lead] != 1 {
+			t.Errorf("lead %s asked %d times (%d before the kill)", lead, n, before[lead])
+		}
+		if n == 2 {
+			twice++
+		}
+	}
+	second := queryInt(t, db, `SELECT count(*) FROM provider_calls WHERE second_charge AND state = 'settled'`)
+	doubtedCalls := queryInt(t, db, `SELECT count(*) FROM provider_calls WHERE outcome = 'in_doubt'`)
+	// At most --concurrency calls were in flight at the kill.
+	if twice > concurrency || second != doubtedCalls || second > twice {
+		t.Errorf("%d leads asked twice, %d second charges in the ledger, %d calls in doubt (%d leads claimed at the kill, --concurrency %d): want the second asks (each a second charge, one per call in doubt) within the calls in flight",
+			twice, second, doubtedCalls, inFlight, concurrency)
+	}
+	t.Logf("kill with %d leads claimed: %d calls in doubt, %d leads asked twice", inFlight, doubtedCalls, twice)
 }

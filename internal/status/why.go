@@ -18,7 +18,7 @@ import (
 // Hold is one thing that keeps a row from moving on, in plain words.
 type Hold struct {
 	// Code is stable for scripts: lease, backoff, negative_cache,
-	// verify_pending, breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
+	// verify_pending, in_doubt, breaker_open, ceiling_reached, rate_limit, failed, campaign_paused,
 	// not_due, no_email, suppressed, no_mailbox, mailbox_disabled,
 	// mailbox_paused, daily_cap_reached, outside_window; for a mailbox
 	// also inbox_error and inbox_skipped.
@@ -45,13 +45,15 @@ type LeadExplanation struct {
 	// verification; MissedBy the finders that answered without an address;
 	// DoubtedBy those whose answer a tick lost (the call may have been
 	// billed). None is asked again unless an operator requeues with
-	// --refind.
-	FoundEmail string   `json:"found_email,omitempty"`
-	FoundBy    string   `json:"found_by,omitempty"`
-	MissedBy   []string `json:"missed_by"`
-	DoubtedBy  []string `json:"doubted_by"`
-	Holds      []Hold   `json:"holds"`
-	Summary    string   `json:"summary"`
+	// --refind, except the finders in doubt at DoubtRetryAt
+	// (RINDA_IN_DOUBT_RETRY_AFTER past the doubt; nil: none, or off).
+	FoundEmail   string     `json:"found_email,omitempty"`
+	FoundBy      string     `json:"found_by,omitempty"`
+	MissedBy     []string   `json:"missed_by"`
+	DoubtedBy    []string   `json:"doubted_by"`
+	DoubtRetryAt *time.Time `json:"doubt_retry_at"`
+	Holds        []Hold     `json:"holds"`
+	Summary      string     `json:"summary"`
 }
 
 // EnrollmentExplanation is `why enrollment`.
@@ -83,8 +85,9 @@ type AmbiguousError struct{ msg string }
 
 func (e *AmbiguousError) Error() string { return e.msg }
 
-// ExplainLead explains lead ref (an id or an external id) at now.
-func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspace string) (*LeadExplanation, error) {
+// ExplainLead explains lead ref (an id or an external id) at now;
+// inDoubtRetry is RINDA_IN_DOUBT_RETRY_AFTER (0 or less: off).
+func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspace string, inDoubtRetry time.Duration) (*LeadExplanation, error) {
 	sc, err := resolve(ctx, db, Filter{Workspace: workspace})
 	if err != nil {
 		return nil, err
@@ -111,6 +114,10 @@ func ExplainLead(ctx context.Context, db store.DBTX, now time.Time, ref, workspa
 		return x, nil
 	}
 	x.Holds = append(x.Holds, row.holds...)
+	if h, ok := doubtHold(l, inDoubtRetry); ok {
+		x.DoubtRetryAt = h.Until
+		x.Holds = append(x.Holds, h)
+	}
 	if row.guarded {
 		guards, err := workspaceGuards(ctx, db, now, l.WorkspaceID, l.Workspace)
 		if err != nil {
@@ -194,6 +201,24 @@ func leadRowHolds(l store.OpsLead, now time.Time) leadRow {
 			l.FoundEmail, l.FoundBy)})
 	}
 	return row
+}
+
+// doubtHold says when the finders whose answer for l was lost (maybe
+// billed) are asked again: inDoubtRetry past the doubt, a possible second
+// charge; never by themselves when the retry is off.
+func doubtHold(l store.OpsLead, inDoubtRetry time.Duration) (Hold, bool) {
+	if len(l.DoubtedBy) == 0 {
+		return Hold{}, false
+	}
+	names := strings.Join(l.DoubtedBy, ", ")
+	lost := names + "'s answer for this lead was lost (a tick could not record it; it may have been billed): "
+	if inDoubtRetry <= 0 || l.DoubtedAt == nil {
+		return Hold{Code: "in_doubt", Detail: lost + "not asked again (RINDA_IN_DOUBT_RETRY_AFTER=off) until 'rindactl requeue --refind'"}, true
+	}
+	at := l.DoubtedAt.Add(inDoubtRetry).UTC()
+	return Hold{Code: "in_doubt", Until: &at, Detail: fmt.Sprintf(
+		"%sasked again at %s (RINDA_IN_DOUBT_RETRY_AFTER %s), a possible second charge; 'rindactl requeue --refind' asks at once",
+		lost, stamp(at), inDoubtRetry)}, true
 }
 
 // cause is what parked an unreachable lead, in the words its tick left

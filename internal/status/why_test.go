@@ -20,7 +20,7 @@ INSERT INTO rate_limits (key, tat) VALUES ('hunter', :now + interval '3 seconds'
 UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key=sk_live_123&x=1' WHERE lead_id = 2;`, fixedNow)
 	ctx := context.Background()
 
-	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "")
+	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "", 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 	}
 
 	// beta is over its ceiling; lead ids work as well as external ids.
-	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "61", "beta")
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "61", "beta", 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,17 +45,17 @@ UPDATE lead_enrichment SET last_error = 'findymail: auth (HTTP 401): bad api_key
 		t.Errorf("beta lead holds = %s %+v", got, x.Holds)
 	}
 
-	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-36", "acme")
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-36", "acme", 24*time.Hour)
 	if err != nil || status.HoldCodes(x.Holds) != "lease,breaker_open,rate_limit" || !strings.Contains(x.Holds[0].Detail, "enrich-host1-42") {
 		t.Errorf("in-progress lead: %v %+v", err, x)
 	}
-	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-40", "")
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-40", "", 24*time.Hour)
 	if err != nil || len(x.Holds) != 0 || !strings.HasPrefix(x.Summary, "enriched") {
 		t.Errorf("enriched lead: %v %+v", err, x)
 	}
 
 	var nf *status.NotFoundError
-	if _, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-999", ""); !errors.As(err, &nf) {
+	if _, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-999", "", 24*time.Hour); !errors.As(err, &nf) {
 		t.Errorf("missing lead: err = %v", err)
 	}
 }
@@ -80,7 +80,7 @@ INSERT INTO provider_calls (workspace_id, provider, state, cost_usd, created_at)
 VALUES (2, 'hunter', 'reserved', %v, :now - interval '10 seconds'),
        (2, 'hunter', 'reserved', 100, :now - interval '40 days');`, tc.reserved), fixedNow)
 		ctx := context.Background()
-		x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "61", "beta")
+		x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "61", "beta", 24*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ UPDATE lead_enrichment SET status = 'unreachable', next_attempt_at = :now + inte
     last_error = 'verify pending: ada@co3.example (found by findymail) waits for its verifier: millionverifier: quota_exhausted'
 WHERE lead_id = 3;`, fixedNow)
 	ctx := context.Background()
-	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "")
+	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "", 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ WHERE lead_id = 3;`, fixedNow)
 		strings.Contains(x.Summary, "quota or auth") || len(x.MissedBy) != 1 || x.MissedBy[0] != "hunter" {
 		t.Errorf("throttled lead: summary %q, missed_by %v", x.Summary, x.MissedBy)
 	}
-	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-3", "")
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-3", "", 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,5 +173,42 @@ func TestExplainEnrollment(t *testing.T) {
 	var nf *status.NotFoundError
 	if _, err := status.ExplainEnrollment(ctx, db.Pool, fixedNow, 987654); !errors.As(err, &nf) {
 		t.Errorf("missing enrollment: err = %v", err)
+	}
+}
+
+// Issue 39: a lead whose finder's answer a killed tick lost says when that
+// finder is asked again by itself (RINDA_IN_DOUBT_RETRY_AFTER past the
+// doubt, a possible second charge); with the retry off, that only requeue
+// --refind asks it.
+func TestExplainLeadSaysWhenInDoubtIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	seed(t, db, incidentSQL+`
+UPDATE lead_enrichment SET status = 'pending', next_attempt_at = :now + interval '23 hours', negative_cache_until = NULL,
+    provider = 'hunter', doubted_by = '{hunter}', doubted_at = :now - interval '1 hour',
+    last_error = 'hunter''s answer to an earlier call was lost'
+WHERE lead_id = 2;`, fixedNow)
+	ctx := context.Background()
+	x, err := status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "", 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fixedNow.Add(23 * time.Hour).UTC()
+	var hold *status.Hold
+	for i := range x.Holds {
+		if x.Holds[i].Code == "in_doubt" {
+			hold = &x.Holds[i]
+		}
+	}
+	if hold == nil || hold.Until == nil || !hold.Until.Equal(want) || x.DoubtRetryAt == nil || !x.DoubtRetryAt.Equal(want) ||
+		!strings.Contains(hold.Detail, "asked again at") || !strings.Contains(hold.Detail, "second charge") {
+		t.Errorf("holds %+v, doubt_retry_at %v: want an in_doubt hold until %s", x.Holds, x.DoubtRetryAt, want)
+	}
+	x, err = status.ExplainLead(ctx, db.Pool, fixedNow, "crm-2", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.DoubtRetryAt != nil || !strings.Contains(status.HoldCodes(x.Holds), "in_doubt") || !strings.Contains(fmt.Sprint(x.Holds), "--refind") {
+		t.Errorf("retry off: holds %+v, doubt_retry_at %v: want an in_doubt hold naming requeue --refind, no retry time", x.Holds, x.DoubtRetryAt)
 	}
 }

@@ -22,6 +22,9 @@ type CreditsAccount struct {
 	Credits   *int64
 	ResetAt   *time.Time
 	ReadAt    *time.Time
+	// CreditsAt is when Credits was read (a failed reading since moved
+	// ReadAt only).
+	CreditsAt *time.Time
 	ReadError string
 	Low       bool
 	Episode   int64
@@ -29,22 +32,27 @@ type CreditsAccount struct {
 
 // ClaimCreditsRead reports whether this process should read account's
 // credits now: never read, or read every ago or earlier, and nobody else
-// reading it (a claim lasts lease).
-func ClaimCreditsRead(ctx context.Context, db DBTX, account, provider string, workspaceID *int64, every, lease time.Duration) (bool, error) {
+// reading it (a claim lasts lease). at is the claim's database time, which
+// RecordCredits records the reading at.
+func ClaimCreditsRead(ctx context.Context, db DBTX, account, provider string, workspaceID *int64, every, lease time.Duration) (at time.Time, mine bool, err error) {
 	rows, err := sqlcdb.New(db).CreditsClaim(ctx, sqlcdb.CreditsClaimParams{
 		Account: account, Provider: provider, WorkspaceID: workspaceID, Lease: lease, Every: every,
 	})
 	if err != nil {
-		return false, fmt.Errorf("claim the credits reading of %s: %w", account, err)
+		return time.Time{}, false, fmt.Errorf("claim the credits reading of %s: %w", account, err)
 	}
-	return len(rows) == 1, nil
+	if len(rows) != 1 {
+		return time.Time{}, false, nil
+	}
+	return rows[0].ClaimedAt, true, nil
 }
 
-// RecordCredits records a reading of account's credits: credits and
-// resetAt, or, when credits is nil, why the reading failed (readError).
-func RecordCredits(ctx context.Context, db DBTX, account string, credits *int64, resetAt *time.Time, readError string) error {
+// RecordCredits records a reading of account's credits taken at readAt:
+// credits and resetAt, or, when credits is nil, why the reading failed
+// (readError).
+func RecordCredits(ctx context.Context, db DBTX, account string, readAt time.Time, credits *int64, resetAt *time.Time, readError string) error {
 	err := sqlcdb.New(db).CreditsRecord(ctx, sqlcdb.CreditsRecordParams{
-		Account: account, Credits: credits, ResetAt: resetAt, ReadError: nullText(redact.Stored(readError)),
+		Account: account, Credits: credits, ResetAt: resetAt, ReadError: nullText(redact.Stored(readError)), ReadAt: readAt,
 	})
 	if err != nil {
 		return fmt.Errorf("record the credits of %s: %w", account, err)
@@ -52,14 +60,15 @@ func RecordCredits(ctx context.Context, db DBTX, account string, credits *int64,
 	return nil
 }
 
-// CreditsPace counts the billed calls of the last hour on provider's
-// account: workspaceID's own key, or the host's (nil).
-func CreditsPace(ctx context.Context, db DBTX, provider string, workspaceID *int64) (int64, error) {
-	n, err := sqlcdb.New(db).CreditsPace(ctx, sqlcdb.CreditsPaceParams{Provider: provider, WorkspaceID: workspaceID})
+// CreditsUsage counts the billed calls on provider's account
+// (workspaceID's own key, or the host's: nil) in the last hour and since
+// since (its last credits reading).
+func CreditsUsage(ctx context.Context, db DBTX, provider string, workspaceID *int64, since time.Time) (perHour, billedSince int64, err error) {
+	r, err := sqlcdb.New(db).CreditsUsage(ctx, sqlcdb.CreditsUsageParams{Provider: provider, WorkspaceID: workspaceID, Since: since})
 	if err != nil {
-		return 0, fmt.Errorf("count the last hour's %s calls: %w", provider, err)
+		return 0, 0, fmt.Errorf("count the billed %s calls: %w", provider, err)
 	}
-	return n, nil
+	return r.BilledHour, r.BilledSince, nil
 }
 
 // CreditsAccounts lists every account's last reading.
@@ -67,7 +76,7 @@ func CreditsAccounts(ctx context.Context, db DBTX) ([]CreditsAccount, error) {
 	rows, err := sqlcdb.New(db).CreditsList(ctx)
 	return convertRows(rows, err, "list provider credits", func(r sqlcdb.CreditsListRow) CreditsAccount {
 		a := CreditsAccount{Account: r.Account, Provider: r.Provider, WorkspaceID: r.WorkspaceID, Workspace: r.Workspace,
-			Credits: r.Credits, ResetAt: r.ResetAt, ReadAt: r.ReadAt, Low: r.Low, Episode: r.Episode}
+			Credits: r.Credits, ResetAt: r.ResetAt, ReadAt: r.ReadAt, CreditsAt: r.CreditsAt, Low: r.Low, Episode: r.Episode}
 		if r.ReadError != nil {
 			a.ReadError = *r.ReadError
 		}
@@ -106,12 +115,16 @@ type CreditsReportRow struct {
 	OwnKey         bool
 	Credits        *int64
 	ReadAt         *time.Time
+	CreditsAt      *time.Time
 	ReadError      string
 	ResetAt        *time.Time
 	Low            bool
 	MonthSpentUSD  float64
 	CallsLastHour  int64
 	BilledLastHour int64
+	// SecondChargesMonth counts the workspace's calls this month that asked
+	// a finder again after its answer was lost: possibly billed twice.
+	SecondChargesMonth int64
 }
 
 // CreditsReport lists every workspace (or workspaceID's) × providers row.
@@ -119,8 +132,8 @@ func CreditsReport(ctx context.Context, db DBTX, providers []string, workspaceID
 	rows, err := sqlcdb.New(db).CreditsReport(ctx, sqlcdb.CreditsReportParams{Providers: providers, WorkspaceID: workspaceID})
 	return convertRows(rows, err, "provider credits report", func(r sqlcdb.CreditsReportRow) CreditsReportRow {
 		out := CreditsReportRow{WorkspaceID: r.WorkspaceID, Workspace: r.Workspace, Provider: r.Provider, OwnKey: r.OwnKey,
-			Credits: r.Credits, ReadAt: r.ReadAt, ResetAt: r.ResetAt, MonthSpentUSD: r.MonthSpentUsd,
-			CallsLastHour: r.CallsLastHour, BilledLastHour: r.BilledLastHour}
+			Credits: r.Credits, ReadAt: r.ReadAt, CreditsAt: r.CreditsAt, ResetAt: r.ResetAt, MonthSpentUSD: r.MonthSpentUsd,
+			CallsLastHour: r.CallsLastHour, BilledLastHour: r.BilledLastHour, SecondChargesMonth: r.SecondChargesMonth}
 		if r.ReadError != nil {
 			out.ReadError = *r.ReadError
 		}

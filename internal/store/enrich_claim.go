@@ -53,8 +53,10 @@ type ClaimedLead struct {
 	MissedBy            []string
 	// DoubtedBy are the finders whose answer for the lead was lost (a call
 	// admitted, maybe billed, never settled): not asked again either,
-	// until `requeue --refind`.
+	// until RINDA_IN_DOUBT_RETRY_AFTER past DoubtedAt (when the list last
+	// grew; zero: never), or `requeue --refind`.
 	DoubtedBy []string
+	DoubtedAt time.Time
 }
 
 //go:embed queries/byhand/enrich_claim.sql
@@ -96,8 +98,10 @@ func ClaimEnrichment(ctx context.Context, db Batcher, c EnrichClaim) ([]ClaimedL
 	}
 	leads, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedLead, error) {
 		var l ClaimedLead
+		var doubtedAt pgtype.Timestamptz
 		err := r.Scan(&l.LeadID, &l.WorkspaceID, &l.Attempts, &l.PrevStatus, &l.PrevDue,
-			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email, &l.FoundEmail, &l.FoundBy, &l.MissedBy, &l.DoubtedBy)
+			&l.FirstName, &l.LastName, &l.Company, &l.Domain, &l.Email, &l.FoundEmail, &l.FoundBy, &l.MissedBy, &l.DoubtedBy, &doubtedAt)
+		l.DoubtedAt = doubtedAt.Time
 		return l, err
 	})
 	if err != nil {
@@ -109,20 +113,31 @@ func ClaimEnrichment(ctx context.Context, db Batcher, c EnrichClaim) ([]ClaimedL
 // DoubtEnrichment settles in doubt the calls other ticks admitted for
 // leadIDs (just claimed by tickID after their holder's lease ran out) and
 // never settled, and adds the finders among them to each lead's
-// doubted_by. It returns each lead's doubted_by where it grew. Run it only
+// doubted_by. It returns each lead's doubted_by where it grew, and when
+// (database time, the lead's doubted_at). Run it only
 // for leads whose previous holder never recorded them (PrevStatus
 // in_progress): a tick that recorded a lead settled or gave up its calls.
 //
 // It is planned on every run (planPerRun): the ledger grows during a
 // tick, and its partial index of reserved calls is the way in.
-func DoubtEnrichment(ctx context.Context, db Batcher, tickID string, finders []string, leadIDs []int64) (map[int64][]string, error) {
+func DoubtEnrichment(ctx context.Context, db Batcher, tickID string, finders []string, leadIDs []int64) (map[int64]Doubt, error) {
 	rows, err := sqlcdb.New(planPerRun.on(db)).EnrichDoubt(ctx, sqlcdb.EnrichDoubtParams{TickID: tickID, LeadIds: leadIDs, Finders: finders})
 	if err != nil {
 		return nil, fmt.Errorf("settling the calls in doubt of %d leads: %w", len(leadIDs), err)
 	}
-	out := make(map[int64][]string, len(rows))
+	out := make(map[int64]Doubt, len(rows))
 	for _, r := range rows {
-		out[r.LeadID] = r.DoubtedBy
+		d := Doubt{By: r.DoubtedBy}
+		if r.DoubtedAt != nil {
+			d.At = *r.DoubtedAt
+		}
+		out[r.LeadID] = d
 	}
 	return out, nil
+}
+
+// Doubt is a lead's finders in doubt and when their list last grew.
+type Doubt struct {
+	By []string
+	At time.Time
 }

@@ -35,6 +35,11 @@ type EnrichOutcome struct {
 	Held, HeldBy string
 	MissedBy     []string
 	KeepFound    bool
+	// DoubtedBy are the finders in doubt for the lead after this attempt
+	// (see ClaimedLead); DoubtNow starts its wait for them now: a call cut
+	// with its request out joined them.
+	DoubtedBy []string
+	DoubtNow  bool
 }
 
 //go:embed queries/byhand/enrich_record.sql
@@ -42,8 +47,8 @@ var enrichRecordSQL string
 
 // enrichRecordParams are enrich_record.sql's parameters: the tick, then one
 // array per EnrichOutcome field, an element per outcome (NULL elements
-// where the outcome has no value; MissedBy joined with commas; Refunds and
-// KeepFound 1 or 0).
+// where the outcome has no value; MissedBy and DoubtedBy joined with
+// commas; Refunds, KeepFound and DoubtNow 1 or 0).
 type enrichRecordParams struct {
 	TickID    string
 	LeadIDs   []int64
@@ -58,6 +63,8 @@ type enrichRecordParams struct {
 	HeldBy    []*string
 	MissedBy  []string
 	KeepFound []int32
+	Doubted   []string
+	DoubtNow  []int32
 }
 
 // RecordEnrichment writes a group of outcomes for tickID in one statement
@@ -79,6 +86,8 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		HeldBy:    make([]*string, n),
 		MissedBy:  make([]string, n),
 		KeepFound: make([]int32, n),
+		Doubted:   make([]string, n),
+		DoubtNow:  make([]int32, n),
 	}
 	for i, o := range outs {
 		p.LeadIDs[i], p.Statuses[i], p.DelaysMS[i] = o.LeadID, string(o.Status), o.Delay.Milliseconds()
@@ -92,6 +101,10 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		p.Held[i], p.HeldBy[i], p.MissedBy[i] = nullText(o.Held), nullText(o.HeldBy), strings.Join(o.MissedBy, ",")
 		if o.KeepFound {
 			p.KeepFound[i] = 1
+		}
+		p.Doubted[i] = strings.Join(o.DoubtedBy, ",")
+		if o.DoubtNow {
+			p.DoubtNow[i] = 1
 		}
 	}
 	var updated int

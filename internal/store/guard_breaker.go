@@ -86,3 +86,13 @@ func Breakers(ctx context.Context, db DBTX) ([]BreakerRow, error) {
 		}
 	})
 }
+
+// MarkSecondCharge marks ledger row callID as a possible second charge
+// (provider_calls.second_charge): a finder asked again for a lead whose
+// earlier answer from it was lost.
+func MarkSecondCharge(ctx context.Context, db DBTX, callID int64) error {
+	if err := sqlcdb.New(db).ProviderCallSecondCharge(ctx, callID); err != nil {
+		return fmt.Errorf("marking call %d a possible second charge: %w", callID, err)
+	}
+	return nil
+}

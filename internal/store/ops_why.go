@@ -40,6 +40,8 @@ type OpsLead struct {
 	FoundEmail, FoundBy string
 	MissedBy            []string
 	DoubtedBy           []string
+	// DoubtedAt is when DoubtedBy last grew (nil: never).
+	DoubtedAt *time.Time
 }
 
 // OpsFindLeads finds leads by id (when ref is a number) or external id,
@@ -58,6 +60,7 @@ func OpsFindLeads(ctx context.Context, db DBTX, ref string, workspaceID *int64) 
 			LockedUntil: r.LockedUntil, LockedBy: r.LockedBy, NegativeCacheUntil: r.NegativeCacheUntil,
 			LastError: r.LastError, Provider: r.Provider, UpdatedAt: r.UpdatedAt,
 			FoundEmail: r.FoundEmail, FoundBy: r.FoundBy, MissedBy: r.MissedBy, DoubtedBy: r.DoubtedBy,
+			DoubtedAt: r.DoubtedAt,
 		}
 	})
 }

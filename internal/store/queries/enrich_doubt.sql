@@ -5,8 +5,9 @@
 --   * a call that may have gone out (it had no rate slot to wait for, or
 --     its wait ended: started_at) is settled as billed, outcome in_doubt
 --     (the provider may have answered and charged; the answer is lost),
---     and its finder joins the lead's doubted_by, so no tick buys the same
---     find again until `requeue --refind`;
+--     and its finder joins the lead's doubted_by (doubted_at: now), so no
+--     tick buys the same find again before RINDA_IN_DOUBT_RETRY_AFTER, or
+--     `requeue --refind` when that is off;
 --   * a call that waited for its rate slot and never started was never
 --     made: refunded (outcome skipped), its cost given back to the month.
 -- One statement: the ledger and the lead change together, or neither does
@@ -36,7 +37,8 @@ WITH lost AS (
     GROUP BY d.lead_id
 )
 UPDATE lead_enrichment e
-SET doubted_by = ARRAY(SELECT DISTINCT p FROM unnest(e.doubted_by || f.providers) p ORDER BY p)
+SET doubted_by = ARRAY(SELECT DISTINCT p FROM unnest(e.doubted_by || f.providers) p ORDER BY p),
+    doubted_at = now()
 FROM finders f
 WHERE e.lead_id = f.lead_id AND e.locked_by = sqlc.arg(tick_id)::text
-RETURNING e.lead_id, e.doubted_by;
+RETURNING e.lead_id, e.doubted_by, e.doubted_at;

@@ -7,7 +7,6 @@ package sqlcdb
 
 import (
 	"context"
-
 	"time"
 )
 
@@ -17,7 +16,7 @@ VALUES ($1, $2, $3, now() + $4::interval)
 ON CONFLICT (account) DO UPDATE SET refreshing_until = excluded.refreshing_until, updated_at = now()
 WHERE (p.read_at IS NULL OR p.read_at <= now() - $5::interval)
   AND (p.refreshing_until IS NULL OR p.refreshing_until < now())
-RETURNING p.account
+RETURNING p.account, now()::timestamptz AS claimed_at
 `
 
 type CreditsClaimParams struct {
@@ -28,11 +27,19 @@ type CreditsClaimParams struct {
 	Every       time.Duration
 }
 
+type CreditsClaimRow struct {
+	Account   string
+	ClaimedAt time.Time
+}
+
 // Claim the reading of an account's credits: it is due when never read or
 // read more than every ago, and nobody else is reading it now. Whoever
 // gets the row back reads the provider's account endpoint; everyone else
-// uses the shared reading. Zero rows: not due, or taken.
-func (q *Queries) CreditsClaim(ctx context.Context, arg CreditsClaimParams) ([]string, error) {
+// uses the shared reading. Zero rows: not due, or taken. claimed_at is
+// the database's time of the claim, right before the reading: the time the
+// reading is recorded at, so the ledger's calls billed after it are the
+// ones it does not count.
+func (q *Queries) CreditsClaim(ctx context.Context, arg CreditsClaimParams) ([]CreditsClaimRow, error) {
 	rows, err := q.db.Query(ctx, creditsClaim,
 		arg.Account,
 		arg.Provider,
@@ -44,13 +51,13 @@ func (q *Queries) CreditsClaim(ctx context.Context, arg CreditsClaimParams) ([]s
 		return nil, err
 	}
 	defer rows.Close()
-	var items []string
+	var items []CreditsClaimRow
 	for rows.Next() {
-		var account string
-		if err := rows.Scan(&account); err != nil {
+		var i CreditsClaimRow
+		if err := rows.Scan(&i.Account, &i.ClaimedAt); err != nil {
 			return nil, err
 		}
-		items = append(items, account)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

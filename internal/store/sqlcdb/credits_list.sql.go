@@ -12,7 +12,7 @@ import (
 
 const creditsList = `-- name: CreditsList :many
 SELECT p.account, p.provider, p.workspace_id, coalesce(w.name, '') AS workspace, p.credits, p.reset_at,
-       p.read_at, p.read_error, p.low, p.episode
+       p.read_at, p.credits_at, p.read_error, p.low, p.episode
 FROM provider_credits p
 LEFT JOIN workspaces w ON w.id = p.workspace_id
 ORDER BY p.account
@@ -26,6 +26,7 @@ type CreditsListRow struct {
 	Credits     *int64
 	ResetAt     *time.Time
 	ReadAt      *time.Time
+	CreditsAt   *time.Time
 	ReadError   *string
 	Low         bool
 	Episode     int64
@@ -50,6 +51,7 @@ func (q *Queries) CreditsList(ctx context.Context) ([]CreditsListRow, error) {
 			&i.Credits,
 			&i.ResetAt,
 			&i.ReadAt,
+			&i.CreditsAt,
 			&i.ReadError,
 			&i.Low,
 			&i.Episode,

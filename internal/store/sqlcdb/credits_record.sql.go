@@ -15,27 +15,33 @@ UPDATE provider_credits
 SET credits          = coalesce($1, credits),
     reset_at         = CASE WHEN $1::bigint IS NULL THEN reset_at ELSE $2 END,
     read_error       = $3,
-    read_at          = now(),
+    read_at          = $4::timestamptz,
+    credits_at       = CASE WHEN $1::bigint IS NULL THEN credits_at ELSE $4::timestamptz END,
     refreshing_until = NULL,
     updated_at       = now()
-WHERE account = $4
+WHERE account = $5
 `
 
 type CreditsRecordParams struct {
 	Credits   *int64
 	ResetAt   *time.Time
 	ReadError *string
+	ReadAt    time.Time
 	Account   string
 }
 
 // Record a reading of an account's credits and free its claim. A failed
 // reading keeps the last credits known and says why (read_error); either
-// way the account is not read again before its next turn.
+// way the account is not read again before its next turn. read_at is when
+// the reading was taken (its claim's time, CreditsClaim), not when it
+// came back: calls billed meanwhile may be in it or not, never missed.
+// credits_at is the time of the credits figure: a failed reading keeps it.
 func (q *Queries) CreditsRecord(ctx context.Context, arg CreditsRecordParams) error {
 	_, err := q.db.Exec(ctx, creditsRecord,
 		arg.Credits,
 		arg.ResetAt,
 		arg.ReadError,
+		arg.ReadAt,
 		arg.Account,
 	)
 	return err

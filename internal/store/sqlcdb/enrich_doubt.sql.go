@@ -7,6 +7,7 @@ package sqlcdb
 
 import (
 	"context"
+	"time"
 )
 
 const enrichDoubt = `-- name: EnrichDoubt :many
@@ -32,10 +33,11 @@ WITH lost AS (
     GROUP BY d.lead_id
 )
 UPDATE lead_enrichment e
-SET doubted_by = ARRAY(SELECT DISTINCT p FROM unnest(e.doubted_by || f.providers) p ORDER BY p)
+SET doubted_by = ARRAY(SELECT DISTINCT p FROM unnest(e.doubted_by || f.providers) p ORDER BY p),
+    doubted_at = now()
 FROM finders f
 WHERE e.lead_id = f.lead_id AND e.locked_by = $1::text
-RETURNING e.lead_id, e.doubted_by
+RETURNING e.lead_id, e.doubted_by, e.doubted_at
 `
 
 type EnrichDoubtParams struct {
@@ -47,6 +49,7 @@ type EnrichDoubtParams struct {
 type EnrichDoubtRow struct {
 	LeadID    int64
 	DoubtedBy []string
+	DoubtedAt *time.Time
 }
 
 // For leads a tick has just claimed from another tick whose lease ran out
@@ -55,8 +58,9 @@ type EnrichDoubtRow struct {
 //   - a call that may have gone out (it had no rate slot to wait for, or
 //     its wait ended: started_at) is settled as billed, outcome in_doubt
 //     (the provider may have answered and charged; the answer is lost),
-//     and its finder joins the lead's doubted_by, so no tick buys the same
-//     find again until `requeue --refind`;
+//     and its finder joins the lead's doubted_by (doubted_at: now), so no
+//     tick buys the same find again before RINDA_IN_DOUBT_RETRY_AFTER, or
+//     `requeue --refind` when that is off;
 //   - a call that waited for its rate slot and never started was never
 //     made: refunded (outcome skipped), its cost given back to the month.
 //
@@ -74,7 +78,7 @@ func (q *Queries) EnrichDoubt(ctx context.Context, arg EnrichDoubtParams) ([]Enr
 	var items []EnrichDoubtRow
 	for rows.Next() {
 		var i EnrichDoubtRow
-		if err := rows.Scan(&i.LeadID, &i.DoubtedBy); err != nil {
+		if err := rows.Scan(&i.LeadID, &i.DoubtedBy, &i.DoubtedAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

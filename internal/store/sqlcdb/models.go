@@ -167,6 +167,7 @@ type LeadEnrichment struct {
 	FoundBy            *string
 	MissedBy           []string
 	DoubtedBy          []string
+	DoubtedAt          *time.Time
 }
 
 type Mailbox struct {
@@ -207,18 +208,19 @@ type MetricTotal struct {
 }
 
 type ProviderCall struct {
-	ID          int64
-	WorkspaceID int64
-	LeadID      *int64
-	Provider    string
-	State       string
-	CostUsd     float64
-	Outcome     *string
-	TickID      *string
-	CreatedAt   time.Time
-	SettledAt   *time.Time
-	CallAt      *time.Time
-	StartedAt   *time.Time
+	ID           int64
+	WorkspaceID  int64
+	LeadID       *int64
+	Provider     string
+	State        string
+	CostUsd      float64
+	Outcome      *string
+	TickID       *string
+	CreatedAt    time.Time
+	SettledAt    *time.Time
+	CallAt       *time.Time
+	StartedAt    *time.Time
+	SecondCharge bool
 }
 
 type ProviderCredit struct {
@@ -233,6 +235,7 @@ type ProviderCredit struct {
 	Low             bool
 	Episode         int64
 	UpdatedAt       time.Time
+	CreditsAt       *time.Time
 }
 
 type RateLimit struct {

@@ -17,7 +17,7 @@ SELECT l.id, l.workspace_id, w.name AS workspace, coalesce(l.external_id, ''), c
        coalesce(le.last_error, ''), coalesce(le.provider, ''), le.updated_at,
        coalesce(le.found_email, '') AS found_email, coalesce(le.found_by, '') AS found_by,
        coalesce(le.missed_by, '{}')::text[] AS missed_by,
-       coalesce(le.doubted_by, '{}')::text[] AS doubted_by
+       coalesce(le.doubted_by, '{}')::text[] AS doubted_by, le.doubted_at
 FROM leads l
 JOIN workspaces w ON w.id = l.workspace_id
 LEFT JOIN lead_enrichment le ON le.lead_id = l.id
@@ -54,6 +54,7 @@ type OpsWhyLeadRow struct {
 	FoundBy            string
 	MissedBy           []string
 	DoubtedBy          []string
+	DoubtedAt          *time.Time
 }
 
 // Leads matching ref as an external id or id as an id (NULL when ref is not
@@ -88,6 +89,7 @@ func (q *Queries) OpsWhyLead(ctx context.Context, arg OpsWhyLeadParams) ([]OpsWh
 			&i.FoundBy,
 			&i.MissedBy,
 			&i.DoubtedBy,
+			&i.DoubtedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -61,6 +61,7 @@ func (s *Server) serveCredits(w http.ResponseWriter, r *http.Request, wr provide
 	l := wr.Read(r)
 	s.mu.Lock()
 	s.creditReads++
+	s.creditReadsAt = append(s.creditReadsAt, time.Now())
 	mode, keys, left, used := s.mode, s.keys, s.remaining(l.Key), s.used[l.Key]
 	s.mu.Unlock()
 	switch {

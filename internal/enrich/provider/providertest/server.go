@@ -112,6 +112,7 @@ type Server struct {
 	balance        map[string]int
 	used           map[string]int
 	creditReads    int
+	creditReadsAt  []time.Time
 }
 
 // CreditsDefault is what a key has before SetCredits says otherwise.
@@ -334,6 +335,13 @@ func (s *Server) CreditReads() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.creditReads
+}
+
+// CreditReadsAt is when each request to the account endpoint arrived.
+func (s *Server) CreditReadsAt() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.creditReadsAt)
 }
 
 // remaining is key's balance, or what QuotaAfter still allows when that

@@ -44,4 +44,4 @@ FROM due, leads l
 WHERE e.lead_id = due.lead_id AND l.id = e.lead_id
 RETURNING e.lead_id, e.workspace_id, e.attempts, due.status, due.next_attempt_at,
           l.first_name, l.last_name, l.company, l.company_domain, coalesce(l.email, ''),
-          coalesce(e.found_email, ''), coalesce(e.found_by, ''), e.missed_by, e.doubted_by;
+          coalesce(e.found_email, ''), coalesce(e.found_by, ''), e.missed_by, e.doubted_by, e.doubted_at;

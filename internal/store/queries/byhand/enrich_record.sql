@@ -10,11 +10,15 @@
 --   keep     1 leaves found_email, found_by and missed_by as they are (a
 --            lead given back unworked: an address the guard kept when the
 --            call was billed stays)
+--   doubted  the finders in doubt for the lead, comma-separated (one asked
+--            again and answering leaves it; one cut with its request out
+--            joins it); kept as it is on keep = 1
+--   doubt_now  1 starts the lead's in-doubt wait now (doubted_at)
 WITH o AS (
     SELECT o.*, coalesce(o.due_at, now() + o.delay_ms * interval '1 millisecond') AS next_at
     FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[],
-                $10::text[], $11::text[], $12::text[], $13::int[])
-        AS o(lead_id, status, due_at, delay_ms, refund, provider, last_error, email, held, held_by, missed, keep)
+                $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::int[])
+        AS o(lead_id, status, due_at, delay_ms, refund, provider, last_error, email, held, held_by, missed, keep, doubted, doubt_now)
 ),
 e AS (
     UPDATE lead_enrichment e
@@ -29,6 +33,8 @@ e AS (
         found_email          = CASE WHEN o.keep = 1 THEN e.found_email ELSE o.held END,
         found_by             = CASE WHEN o.keep = 1 THEN e.found_by ELSE o.held_by END,
         missed_by            = CASE WHEN o.keep = 1 THEN e.missed_by ELSE coalesce(string_to_array(o.missed, ','), '{}') END,
+        doubted_by           = CASE WHEN o.keep = 1 THEN e.doubted_by ELSE coalesce(string_to_array(o.doubted, ','), '{}') END,
+        doubted_at           = CASE WHEN o.keep = 0 AND o.doubt_now = 1 THEN now() ELSE e.doubted_at END,
         updated_at           = now()
     FROM o
     WHERE e.lead_id = o.lead_id AND e.status = 'in_progress' AND e.locked_by = $1
