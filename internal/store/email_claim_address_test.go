@@ -36,9 +36,7 @@ func TestEmailClaimSkipsAddresslessLeadsByIndex(t *testing.T) {
 		if err == nil {
 			_, err = tx.Exec(ctx, `
 			WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
-			-- in_a_row off: these claims take many rows of a mailbox, which its
-			-- bounce limit, charged at the claim, would hold to 5 in flight.
-			c AS (INSERT INTO campaigns (workspace_id, name, bounce_streak_max) SELECT id, 'q4', 0 FROM w RETURNING id),
+			c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id),
 			m AS (INSERT INTO mailboxes (workspace_id, address, smtp_url) SELECT id, 'sdr01@acme.test', 'smtp://127.0.0.1:1' FROM w RETURNING id)
 			INSERT INTO campaign_mailboxes (campaign_id, mailbox_id) SELECT c.id, m.id FROM c, m`)
 		}
