@@ -14,16 +14,22 @@
 -- its rows leased to ticks that have no sends row yet; migration 00010); a
 -- mailbox with a gap one row per claim.
 --
--- The bounce guard's in_a_row limit is charged here too (issue 39): its
--- sends in flight (rows leased to a tick: claimed, or on the wire, not yet
--- settled) count as possible hard bounces, so a mailbox gets at most its
+-- The bounce guard's in_a_row limit is charged here too (issue 39): the
+-- mailbox's sends in flight in other ticks (rows leased to them: claimed,
+-- or on the wire, not yet settled) count as possible hard bounces beside
+-- its newest hard bounces in a row, and a mailbox whose count reaches its
 -- limit (the strictest of its campaigns, as email_mailbox_bounces.sql; none
--- for a mailbox no campaign lists, which the settle's guard still checks) less
--- its newest hard bounces in a row less its rows in flight. Whatever the
--- server answers, no more than the limit go out before the guard has seen
--- them. Per mailbox: the limit from one grouped join, its newest sends read
--- backwards on sends_mailbox_created_idx and its leased rows on
--- enrollments_leased_idx, each at most the limit's rows.
+-- for a mailbox no campaign lists, which the settle's guard still checks)
+-- is not served. This tick's own rows in flight are not counted: its lanes
+-- release a mailbox's queue once the guard pauses it, and counting them
+-- would stop the tick claiming its next batch while the last one settles.
+-- So no more than the limit go out beyond one tick's rows in flight. Per
+-- mailbox: the limit from one grouped join, other ticks' leased rows on
+-- enrollments_leased_idx, and only where there are some (a mailbox served
+-- by one tick, the usual case with shares, reads nothing more) its newest
+-- sends backwards on sends_mailbox_created_idx; at most the limit's rows
+-- each. Without other ticks' rows in flight the streak is under the limit,
+-- or the guard, run after the settle that made it, has paused the mailbox.
 --
 -- Of one part of the mailboxes, as email_claim_lock.sql: this tick's
 -- share ($own) or the rest ($share: store.shareMask).
@@ -50,7 +56,13 @@ streak_limits AS (
     GROUP BY cm.mailbox_id
 ),
 limited AS (
-    SELECT o.id, o.cap_today, o.spaced, coalesce(l.streak_max, 0) AS streak_max
+    SELECT o.id, o.cap_today, o.spaced, coalesce(l.streak_max, 0) AS streak_max,
+           CASE WHEN coalesce(l.streak_max, 0) = 0 THEN 0
+                ELSE (SELECT count(*) FROM (SELECT 1 FROM enrollments e
+                                            WHERE e.mailbox_id = o.id AND e.locked_until > now()
+                                              AND coalesce(e.locked_by, '') <> sqlc.arg(tick_id)::text
+                                            LIMIT l.streak_max) f)
+           END AS others
     FROM open_mailboxes o
     LEFT JOIN streak_limits l ON l.id = o.id
 ),
@@ -60,8 +72,8 @@ healthy AS (
                  CASE WHEN o.cap_today = 0 THEN 2147483647
                       ELSE o.cap_today - (SELECT coalesce(sum(c.n), 0) FROM mailbox_cap_slots(o.id, now()) c)
                  END,
-                 CASE WHEN o.streak_max = 0 THEN 2147483647
-                      ELSE o.streak_max
+                 CASE WHEN o.streak_max = 0 OR o.others = 0 THEN 2147483647
+                      WHEN o.streak_max - o.others
                            - (SELECT coalesce(min(r.n) FILTER (WHERE NOT r.bounced) - 1, count(*))
                               FROM (SELECT b.bounced, row_number() OVER (ORDER BY b.created_at DESC, b.id DESC) AS n
                                     FROM (SELECT s.id, s.created_at, (s.bounced_at IS NOT NULL) AS bounced
@@ -69,10 +81,8 @@ healthy AS (
                                           WHERE s.mailbox_id = o.id
                                             AND (s.status IN ('sent', 'delivery_unknown') OR s.bounced_at IS NOT NULL)
                                           ORDER BY s.created_at DESC, s.id DESC
-                                          LIMIT o.streak_max) b) r)
-                           - (SELECT count(*) FROM (SELECT 1 FROM enrollments e
-                                                    WHERE e.mailbox_id = o.id AND e.locked_until > now()
-                                                    LIMIT o.streak_max) f)
+                                          LIMIT o.streak_max) b) r) > 0 THEN 2147483647
+                      ELSE 0
                  END)::bigint AS room
     FROM limited o
 )
