@@ -35,10 +35,12 @@ const (
 // cap"): a sent message takes a slot of the cap for 24 hours, the slots
 // taken now free when their sends age out, the cap in force follows a
 // warm-up ramp's growth (daily_cap 0 with a ramp is limited by the ramp
-// alone), and a row backing off after a refused send may go only when its
-// backoff ends. tick_interval is the median gap between the last successful
-// email ticks (TickIntervalDefault with fewer than two); per_tick is the
-// most any of them claimed (an observed batch). Without a successful tick
+// alone), a row backing off after a refused send may go only when its
+// backoff ends, and follow-ups of follow_ups_first campaigns take the room
+// first (drain_follow_ups.go), served at the ticks. tick_interval is the
+// median gap between the last successful email ticks (TickIntervalDefault
+// with fewer than two); per_tick is the most any of them claimed (an
+// observed batch). Without a successful tick
 // that claimed rows, the throughput is unknown and so is the estimate
 // (EstimatedSeconds nil). Blocked steps are not counted: they drain when
 // their block ends.
