@@ -24,7 +24,11 @@ type Report struct {
 	Mailboxes int     `json:"mailboxes"`
 	Rounds    []Round `json:"rounds"`
 
-	EmailsSent int `json:"emails_sent"`
+	// EmailsSent is the incident's messages sent, as the database holds
+	// them at the end; EmailsSentInRounds those sent by the rounds' email
+	// ticks (the rest went out with the second act's email tick).
+	EmailsSent         int `json:"emails_sent"`
+	EmailsSentInRounds int `json:"emails_sent_in_rounds"`
 	// Findymail's story: how many calls its credits covered, how many calls
 	// were already in flight when its first quota answer came back (they
 	// had left before anyone knew), and how many were made after it: the
@@ -88,7 +92,7 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 		}
 	}
 
-	if rep.Spread.ByMailbox, err = store.DemoSentByMailbox(ctx, pool); err != nil {
+	if rep.Spread.ByMailbox, err = store.DemoSentByMailbox(ctx, pool, workspaceName); err != nil {
 		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
 	}
 	for _, n := range rep.Spread.ByMailbox {
@@ -156,7 +160,10 @@ func (r Report) Render(w io.Writer) {
 			o.Enriched, o.Pending, o.Unreachable, rd.Enrich.ProviderCalls["findymail"], rd.Enrich.ProviderCalls["hunter"], state)
 	}
 	p("")
-	p("Email kept its pace: %d sent in %d rounds, in separate processes from enrichment.", r.EmailsSent, len(r.Rounds))
+	p("Email kept its pace: %d sent in %d rounds, in separate processes from enrichment.", r.EmailsSentInRounds, len(r.Rounds))
+	if more := r.EmailsSent - r.EmailsSentInRounds; more > 0 {
+		p("  The second act's email tick sent %d more of the incident's due steps: %d in all.", more, r.EmailsSent)
+	}
 	f := r.Findymail
 	if f.Exhausted {
 		p("Findymail ran out of credits after %d calls. Calls made while its breaker was open: %d (breaker windows: %d; at most one probe each).",

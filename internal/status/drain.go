@@ -35,10 +35,12 @@ const (
 // cap"): a sent message takes a slot of the cap for 24 hours, the slots
 // taken now free when their sends age out, the cap in force follows a
 // warm-up ramp's growth (daily_cap 0 with a ramp is limited by the ramp
-// alone), and a row backing off after a refused send may go only when its
-// backoff ends. tick_interval is the median gap between the last successful
-// email ticks (TickIntervalDefault with fewer than two); per_tick is the
-// most any of them claimed (an observed batch). Without a successful tick
+// alone), a row backing off after a refused send may go only when its
+// backoff ends, and follow-ups of follow_ups_first campaigns take the room
+// first (drain_follow_ups.go), served at the ticks. tick_interval is the
+// median gap between the last successful email ticks (TickIntervalDefault
+// with fewer than two); per_tick is the most any of them claimed (an
+// observed batch). Without a successful tick
 // that claimed rows, the throughput is unknown and so is the estimate
 // (EstimatedSeconds nil). Blocked steps are not counted: they drain when
 // their block ends.
@@ -79,7 +81,7 @@ func estimateDrain(mailboxes []Mailbox, samples []store.OpsTickSample, now time.
 	limit := ""
 	for _, m := range mailboxes {
 		overdue += m.Overdue
-		p := m.drain(now)
+		p := m.drainTicks(now, time.Duration(d.TickIntervalSeconds)*time.Second)
 		d.SendableNow += p.sendableNow
 		if p.took > slowest {
 			slowest, limit = p.took, p.limitedBy
@@ -116,7 +118,14 @@ type mailboxDrain struct {
 // drain simulates the mailbox sending its overdue rows from now: at each
 // moment its room or its backlog changes (rows come out of a backoff, slots
 // free, the ramp grows), it sends what its room and its backlog allow.
-func (m Mailbox) drain(now time.Time) mailboxDrain {
+func (m Mailbox) drain(now time.Time) mailboxDrain { return m.drainTicks(now, 0) }
+
+// drainTicks is drain with the mailbox served only at the ticks, every
+// tick from now (0: at any instant). A tick serves the follow-ups due by
+// then before the backlog, with all the room freed since the last one:
+// served at each instant a slot frees, the first steps would take the
+// slots their follow-ups, due a moment later, were to take.
+func (m Mailbox) drainTicks(now time.Time, tick time.Duration) mailboxDrain {
 	backlog := sortedSlots(m.backlog)
 	var total int64
 	for _, b := range backlog {
@@ -128,7 +137,8 @@ func (m Mailbox) drain(now time.Time) mailboxDrain {
 	if m.CapToday == 0 {
 		return uncappedDrain(backlog, now)
 	}
-	sim := capSim{backlog: backlog, taken: sortedSlots(m.taken), ramp: rampPlan{m.ramp, m.DailyCap, m.CapToday}, total: total}
+	sim := capSim{backlog: backlog, taken: sortedSlots(m.taken), ramp: rampPlan{m.ramp, m.DailyCap, m.CapToday}, total: total, tick: tick,
+		follow: followUpQueue{ahead: slices.Clone(m.ahead), cascade: slices.Clone(m.cascade)}}
 	return sim.run(now)
 }
 
@@ -162,6 +172,9 @@ type capSim struct {
 	total int64 // rows to send
 	sent  int64
 	next  int // first backlog group not yet due
+	// follow are the follow-ups that take the room before the backlog.
+	follow followUpQueue
+	tick   time.Duration // the tick cadence (drainTicks)
 }
 
 func (s *capSim) run(now time.Time) mailboxDrain {
@@ -171,12 +184,16 @@ func (s *capSim) run(now time.Time) mailboxDrain {
 	for range drainEventsMax {
 		avail := s.available(t)
 		limit, fromRamp := s.ramp.capAt(t)
-		k := min(max(int64(limit)-s.used(t), 0), avail)
+		room := max(int64(limit)-s.used(t), 0)
+		ahead := min(room, s.follow.due(t))
+		k := min(room-ahead, avail)
 		if t.Equal(now) {
 			res.sendableNow = k
 		}
-		if k > 0 {
-			s.taken = append(s.taken, drainSlot{t.Add(capPeriod), k})
+		if ahead+k > 0 {
+			s.taken = append(s.taken, drainSlot{t.Add(capPeriod), ahead + k})
+			s.follow.sendAhead(ahead, t)
+			s.follow.sendBacklog(k, t)
 			s.sent += k
 		}
 		if s.sent >= s.total {
@@ -187,6 +204,9 @@ func (s *capSim) run(now time.Time) mailboxDrain {
 		nt := s.nextChange(t)
 		if nt.IsZero() {
 			break // the cap can never send the rest
+		}
+		if s.tick > 0 {
+			nt = now.Add((nt.Sub(now) + s.tick - 1) / s.tick * s.tick)
 		}
 		t = nt
 	}
@@ -235,6 +255,8 @@ func (s *capSim) nextChange(t time.Time) time.Time {
 		earliestAfter(s.taken[i].at)
 	}
 	earliestAfter(s.ramp.nextGrowth(t))
+	// Follow-ups coming due take the room first.
+	earliestAfter(s.follow.next(t))
 	return nt
 }
 

@@ -118,6 +118,9 @@ type Mailbox struct {
 	backlog []drainSlot
 	taken   []drainSlot
 	ramp    store.OpsRamp
+	// The follow-ups that take its room first (follow_ups_first): due
+	// later by the schedule, and those its overdue rows bring once sent.
+	ahead, cascade []followUps
 }
 
 // Paused reports whether the mailbox sends nothing at now.
@@ -228,6 +231,7 @@ func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Rep
 		campaigns    []store.OpsCampaign
 		mailboxes    []store.OpsMailbox
 		slots        []store.OpsSlot
+		followUps    []store.OpsFollowUp
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -261,7 +265,10 @@ func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Rep
 		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		slots, err = store.OpsMailboxSlots(gctx, db, now, sc.workspaceID, sc.campaignID)
+		if slots, err = store.OpsMailboxSlots(gctx, db, now, sc.workspaceID, sc.campaignID); err != nil {
+			return err
+		}
+		followUps, err = store.OpsEmailFollowUps(gctx, db, now, now.Add(drainHorizon), sc.workspaceID, sc.campaignID)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -289,6 +296,7 @@ func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Rep
 	}
 	r.Enrich = enrichFrom(enrichCounts, breakers, reached, now)
 	r.Email = emailFrom(due, campaigns, mailboxes, slots, now)
+	attachFollowUps(&r.Email, mailboxes, followUps)
 	r.Email.Drain = estimateDrain(r.Email.Mailboxes, samples, now)
 	return r, nil
 }

@@ -47,10 +47,11 @@ func DemoEnrichmentResults(ctx context.Context, db DBTX) ([]DemoEnrichmentCount,
 	})
 }
 
-// DemoSentByMailbox counts the messages sent per mailbox address,
+// DemoSentByMailbox counts the messages sent per mailbox address of the
+// workspace,
 // mailboxes that sent none included.
-func DemoSentByMailbox(ctx context.Context, db DBTX) (map[string]int, error) {
-	rows, err := sqlcdb.New(db).DemoReportSends(ctx)
+func DemoSentByMailbox(ctx context.Context, db DBTX, workspace string) (map[string]int, error) {
+	rows, err := sqlcdb.New(db).DemoReportSends(ctx, workspace)
 	if err != nil {
 		return nil, err
 	}

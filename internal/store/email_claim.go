@@ -132,7 +132,7 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 			contended := int(lock.Eligible) > len(lock.Locked)
 			claim.Contended = claim.Contended || contended
 			room, err := q.EmailClaimRoom(ctx, sqlcdb.EmailClaimRoomParams{Busy: busy, Locked: lock.Locked,
-				Share: share, Own: own})
+				Share: share, Own: own, TickID: tickID})
 			if err != nil {
 				return err
 			}

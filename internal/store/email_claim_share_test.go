@@ -134,7 +134,10 @@ func seedClaimBacklog(t *testing.T, db *storetest.DB, mailboxes, leads int, enro
 		arg []any
 	}{{`
 		WITH w AS (INSERT INTO workspaces (name) VALUES ('acme') RETURNING id),
-		c AS (INSERT INTO campaigns (workspace_id, name) SELECT id, 'q4' FROM w RETURNING id),
+		-- in_a_row off: these claims serve the other share's mailboxes while
+		-- its tick holds rows on them, which the bounce limit charged at the
+		-- claim (rows other ticks have in flight) would not.
+		c AS (INSERT INTO campaigns (workspace_id, name, bounce_streak_max) SELECT id, 'q4', 0 FROM w RETURNING id),
 		m AS (INSERT INTO mailboxes (workspace_id, address, smtp_url)
 		      SELECT w.id, 'sdr' || g || '@acme.test', 'smtp://127.0.0.1:1' FROM w, generate_series(1, $1::int) g RETURNING id)
 		INSERT INTO campaign_mailboxes (campaign_id, mailbox_id) SELECT c.id, m.id FROM c, m`, []any{mailboxes}},

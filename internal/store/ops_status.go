@@ -313,3 +313,31 @@ func OpsSentSince(ctx context.Context, db DBTX, since time.Time) (int64, error) 
 	}
 	return n, nil
 }
+
+// OpsFollowUp is a group of follow-ups that take a capped mailbox's room
+// before its overdue backlog (follow_ups_first): due at At (Overdue: part
+// of the backlog, at now), N rows, each followed by steps after Delays.
+type OpsFollowUp struct {
+	MailboxID int64
+	At        time.Time
+	Overdue   bool
+	N         int64
+	Delays    []time.Duration
+}
+
+// OpsEmailFollowUps lists the follow-ups of follow_ups_first campaigns on
+// capped mailboxes due before horizon, and the overdue rows whose next
+// steps will be, filtered like OpsMailboxes.
+func OpsEmailFollowUps(ctx context.Context, db DBTX, now, horizon time.Time, workspaceID, campaignID *int64) ([]OpsFollowUp, error) {
+	rows, err := sqlcdb.New(db).OpsEmailFollowUps(ctx, sqlcdb.OpsEmailFollowUpsParams{Now: now, Horizon: horizon, WorkspaceID: workspaceID, CampaignID: campaignID})
+	return convertRows(rows, err, "scheduled follow-ups", func(r sqlcdb.OpsEmailFollowUpsRow) OpsFollowUp {
+		f := OpsFollowUp{At: r.At, Overdue: r.Overdue, N: r.N}
+		if r.MailboxID != nil {
+			f.MailboxID = *r.MailboxID
+		}
+		for _, d := range r.Delays {
+			f.Delays = append(f.Delays, time.Duration(d)*time.Second)
+		}
+		return f
+	})
+}

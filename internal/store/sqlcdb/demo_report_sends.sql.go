@@ -12,7 +12,9 @@ import (
 const demoReportSends = `-- name: DemoReportSends :many
 SELECT m.address, count(s.id) AS sent
 FROM mailboxes m
+JOIN workspaces w ON w.id = m.workspace_id
 LEFT JOIN sends s ON s.mailbox_id = m.id AND s.status = 'sent'
+WHERE w.name = $1
 GROUP BY m.address
 `
 
@@ -21,9 +23,10 @@ type DemoReportSendsRow struct {
 	Sent    int64
 }
 
-// Messages sent per mailbox, mailboxes that sent none included.
-func (q *Queries) DemoReportSends(ctx context.Context) ([]DemoReportSendsRow, error) {
-	rows, err := q.db.Query(ctx, demoReportSends)
+// Messages sent per mailbox of one workspace, mailboxes that sent none
+// included.
+func (q *Queries) DemoReportSends(ctx context.Context, workspace string) ([]DemoReportSendsRow, error) {
+	rows, err := q.db.Query(ctx, demoReportSends, workspace)
 	if err != nil {
 		return nil, err
 	}
