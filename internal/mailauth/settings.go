@@ -55,6 +55,22 @@ var (
 // Validate checks the settings; path is the field's path in the campaign
 // file (mailboxes[0].auth), which every error names with its fix.
 func (s Settings) Validate(path string) error {
+	if err := s.checkProvider(path); err != nil {
+		return err
+	}
+	if err := checkEnvName(path+".client_id_env", s.ClientIDEnv, true); err != nil {
+		return err
+	}
+	if err := checkEnvName(path+".client_secret_env", s.ClientSecretEnv, false); err != nil {
+		return err
+	}
+	if err := s.checkEndpoints(path); err != nil {
+		return err
+	}
+	return s.checkScopes(path)
+}
+
+func (s Settings) checkProvider(path string) error {
 	switch s.Provider {
 	case ProviderGoogle, ProviderMicrosoft, ProviderGeneric:
 	case "":
@@ -68,12 +84,10 @@ func (s Settings) Validate(path string) error {
 	if s.Tenant != "" && (strings.ContainsAny(s.Tenant, "/?#% ") || s.Tenant != strings.TrimSpace(s.Tenant)) {
 		return fmt.Errorf("%s.tenant: %q is not a tenant id or domain (contoso.onmicrosoft.com)", path, s.Tenant)
 	}
-	if err := checkEnvName(path+".client_id_env", s.ClientIDEnv, true); err != nil {
-		return err
-	}
-	if err := checkEnvName(path+".client_secret_env", s.ClientSecretEnv, false); err != nil {
-		return err
-	}
+	return nil
+}
+
+func (s Settings) checkEndpoints(path string) error {
 	for _, u := range []struct{ field, value string }{{"auth_url", s.AuthURL}, {"token_url", s.TokenURL}, {"revoke_url", s.RevokeURL}} {
 		if u.value == "" {
 			if s.Provider == ProviderGeneric && u.field != "revoke_url" {
@@ -85,6 +99,10 @@ func (s Settings) Validate(path string) error {
 			return fmt.Errorf("%s.%s: %w", path, u.field, err)
 		}
 	}
+	return nil
+}
+
+func (s Settings) checkScopes(path string) error {
 	if s.Provider == ProviderGeneric && len(s.Scopes) == 0 {
 		return fmt.Errorf("%s.scopes: required with provider generic; list the scopes SMTP and IMAP need", path)
 	}

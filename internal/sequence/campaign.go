@@ -277,28 +277,16 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if err != nil {
 		return Mailbox{}, fmt.Errorf("%s.smtp_url: %w", path, err)
 	}
-	oauth, err := f.Auth.validate(path + ".auth")
+	oauth, ep, err := f.checkAuth(path, ep)
 	if err != nil {
 		return Mailbox{}, err
-	}
-	if oauth != nil {
-		if ep, err = oauthEndpoint(path, f, ep); err != nil {
-			return Mailbox{}, err
-		}
 	}
 	if err := f.checkSending(path, ep.Username != "" && oauth == nil); err != nil {
 		return Mailbox{}, err
 	}
 	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, OAuth2: oauth, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
-	if f.IMAPURL != "" {
-		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
-		if err != nil {
-			return Mailbox{}, fmt.Errorf("%s.imap_url: %w", path, err)
-		}
-		if f.PasswordEnv == "" && oauth == nil {
-			return Mailbox{}, fmt.Errorf("%s.password_env: required with imap_url; name the environment variable holding the password", path)
-		}
-		mb.IMAP = &imap
+	if mb.IMAP, err = f.imap(path, oauth != nil); err != nil {
+		return Mailbox{}, err
 	}
 	if mb.Ramp, err = f.Ramp.validate(path + ".ramp"); err != nil {
 		return Mailbox{}, err
@@ -309,6 +297,21 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 		}
 	}
 	return mb, nil
+}
+
+// imap checks imap_url ("": not read); withOAuth: no password needed.
+func (f mailboxFile) imap(path string, withOAuth bool) (*IMAPEndpoint, error) {
+	if f.IMAPURL == "" {
+		return nil, nil
+	}
+	imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
+	if err != nil {
+		return nil, fmt.Errorf("%s.imap_url: %w", path, err)
+	}
+	if f.PasswordEnv == "" && !withOAuth {
+		return nil, fmt.Errorf("%s.password_env: required with imap_url; name the environment variable holding the password", path)
+	}
+	return &imap, nil
 }
 
 // checkSending checks the mailbox's sending settings beside its SMTP URL

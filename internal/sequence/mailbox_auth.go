@@ -102,3 +102,14 @@ func oauthEndpoint(path string, f mailboxFile, ep SMTPEndpoint) (SMTPEndpoint, e
 	}
 	return ep, nil
 }
+
+// checkAuth validates the mailbox's auth and, for oauth2, its SMTP
+// endpoint's user and TLS.
+func (f mailboxFile) checkAuth(path string, ep SMTPEndpoint) (*mailauth.Settings, SMTPEndpoint, error) {
+	oauth, err := f.Auth.validate(path + ".auth")
+	if err != nil || oauth == nil {
+		return nil, ep, err
+	}
+	ep, err = oauthEndpoint(path, f, ep)
+	return oauth, ep, err
+}
