@@ -45,7 +45,9 @@ type Options struct {
 type Tokens struct {
 	pool *pgxpool.Pool
 	key  secrets.MasterKey
-	opts Options
+	// keyErr: the master key could not be loaded (NewTokensFromEnv).
+	keyErr error
+	opts   Options
 }
 
 // NewTokens returns Tokens over pool with the master key the tokens are
@@ -74,10 +76,12 @@ func (e *NotAuthorizedError) Error() string {
 }
 
 // RevokedError is a grant the provider refused with invalid_grant (revoked,
-// expired, or the password changed). First is true for the report that
-// opened the episode: the caller writes its one event then.
+// expired, or the password changed). Since is when the episode began (it
+// keys the episode's one event); First is true only for the report that
+// opened it.
 type RevokedError struct {
 	Address string
+	Since   time.Time
 	First   bool
 }
 
@@ -90,6 +94,9 @@ func (e *RevokedError) Error() string {
 // *ConfigError or *secrets.ConfigError for settings or keys, else a
 // transient failure to reach the provider. No error holds a token.
 func (t *Tokens) AccessToken(ctx context.Context, mailboxID int64, address string, s Settings) (string, error) {
+	if t.keyErr != nil {
+		return "", fmt.Errorf("mailbox %s: %w", address, t.keyErr)
+	}
 	row, ok, err := store.MailboxOAuthTokenGet(ctx, t.pool, mailboxID, false)
 	if err != nil {
 		return "", err
@@ -129,7 +136,7 @@ func (t *Tokens) cached(row store.MailboxOAuthToken, ok bool, address string) (t
 	case !ok:
 		return "", true, &NotAuthorizedError{Address: address}
 	case row.RevokedAt != nil:
-		return "", true, &RevokedError{Address: address}
+		return "", true, &RevokedError{Address: address, Since: *row.RevokedAt}
 	case row.AccessSealed == nil || row.AccessExpiry == nil || !row.AccessExpiry.After(t.opts.Now().Add(t.opts.RefreshEarly)):
 		return "", false, nil
 	}
@@ -160,11 +167,12 @@ func (t *Tokens) refresh(ctx context.Context, tx pgx.Tx, row store.MailboxOAuthT
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
-			first, err := store.MailboxOAuthTokenRevoked(ctx, tx, row.MailboxID)
+			since, err := store.MailboxOAuthTokenRevoked(ctx, tx, row.MailboxID)
 			if err != nil {
 				return "", err
 			}
-			return "", &RevokedError{Address: address, First: first}
+			// The row was not revoked under our lock: this opens the episode.
+			return "", &RevokedError{Address: address, Since: since, First: true}
 		}
 		return "", fmt.Errorf("mailbox %s: OAuth2 token refresh: %s", address, describe(err))
 	}
@@ -206,4 +214,20 @@ func describe(err error) string {
 		return fmt.Sprintf("the token endpoint answered %d (%s)", status, code)
 	}
 	return redact.String(err.Error())
+}
+
+// NewTokensFromEnv is NewTokens with the master key from getenv
+// (RINDA_SECRET_KEY or RINDA_SECRET_KEY_FILE). A missing or malformed key
+// is reported by AccessToken, as a *secrets.ConfigError, for oauth2
+// mailboxes only: password mailboxes need no key.
+func NewTokensFromEnv(pool *pgxpool.Pool, getenv func(string) string, opts Options) *Tokens {
+	key, ok, err := secrets.LoadMasterKey(getenv)
+	t := NewTokens(pool, key, opts)
+	switch {
+	case err != nil:
+		t.keyErr = err
+	case !ok:
+		t.keyErr = &ConfigError{msg: fmt.Sprintf("an oauth2 mailbox's tokens are sealed with the master key: set %s or %s on this host", secrets.KeyEnv, secrets.KeyFileEnv)}
+	}
+	return t
 }

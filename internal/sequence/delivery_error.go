@@ -92,7 +92,10 @@ type DeliveryError struct {
 	// Cut: the reply passed its bound (ReplyTooLongError) and was not read
 	// to its end, so the connection cannot be used again.
 	Cut bool
-	Err error
+	// RevokedSince: for DeliveryMailboxAuthRevoked, when the episode of
+	// the revoked grant began (it keys the episode's one event).
+	RevokedSince time.Time
+	Err          error
 }
 
 func (e *DeliveryError) Error() string {
@@ -119,7 +122,7 @@ func (e *DeliveryError) PausesMailbox() (bool, time.Duration) {
 		return true, MailboxQuotaPauseDefault
 	case DeliveryMailboxThrottled:
 		return true, MailboxThrottlePauseDefault
-	case DeliveryMailboxRefused, DeliveryMailboxAuthFailed:
+	case DeliveryMailboxRefused, DeliveryMailboxAuthFailed, DeliveryMailboxAuthRevoked:
 		return true, MailboxRefusedPauseDefault
 	}
 	return false, 0

@@ -66,14 +66,14 @@ func MailboxOAuthTokenRefreshed(ctx context.Context, db DBTX, t MailboxOAuthToke
 	return nil
 }
 
-// MailboxOAuthTokenRevoked marks the mailbox's grant revoked; first is
-// true only for the first report of the episode.
-func MailboxOAuthTokenRevoked(ctx context.Context, db DBTX, mailboxID int64) (first bool, err error) {
-	n, err := sqlcdb.New(db).MailboxOAuthTokenRevoked(ctx, mailboxID)
+// MailboxOAuthTokenRevoked marks the mailbox's grant revoked and returns
+// when the episode began (kept by later reports).
+func MailboxOAuthTokenRevoked(ctx context.Context, db DBTX, mailboxID int64) (since time.Time, err error) {
+	since, err = sqlcdb.New(db).MailboxOAuthTokenRevoked(ctx, mailboxID)
 	if err != nil {
-		return false, fmt.Errorf("mark mailbox %d grant revoked: %w", mailboxID, err)
+		return since, fmt.Errorf("mark mailbox %d grant revoked: %w", mailboxID, err)
 	}
-	return n > 0, nil
+	return since, nil
 }
 
 // LockMailboxOAuthTokens lists and locks every mailbox's tokens.

@@ -7,20 +7,22 @@ package sqlcdb
 
 import (
 	"context"
+	"time"
 )
 
-const mailboxOAuthTokenRevoked = `-- name: MailboxOAuthTokenRevoked :execrows
+const mailboxOAuthTokenRevoked = `-- name: MailboxOAuthTokenRevoked :one
 UPDATE mailbox_oauth_tokens
-SET revoked_at = now(), access_sealed = NULL, access_expiry = NULL, updated_at = now()
-WHERE mailbox_id = $1 AND revoked_at IS NULL
+SET revoked_at = coalesce(revoked_at, now()), access_sealed = NULL, access_expiry = NULL, updated_at = now()
+WHERE mailbox_id = $1
+RETURNING revoked_at::timestamptz
 `
 
-// Marks the grant revoked (the provider said invalid_grant); 1 only for the
-// first report of the episode, so one event is written per episode.
-func (q *Queries) MailboxOAuthTokenRevoked(ctx context.Context, mailboxID int64) (int64, error) {
-	result, err := q.db.Exec(ctx, mailboxOAuthTokenRevoked, mailboxID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Marks the grant revoked (the provider said invalid_grant) and returns
+// when the episode began: its first report sets it, later ones keep it, so
+// the episode's one event is keyed by it.
+func (q *Queries) MailboxOAuthTokenRevoked(ctx context.Context, mailboxID int64) (time.Time, error) {
+	row := q.db.QueryRow(ctx, mailboxOAuthTokenRevoked, mailboxID)
+	var revoked_at time.Time
+	err := row.Scan(&revoked_at)
+	return revoked_at, err
 }
