@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
-	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/mailauth"
+	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/tick"

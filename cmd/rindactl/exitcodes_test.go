@@ -153,6 +153,7 @@ func TestExitCodeTable(t *testing.T) {
 		"why lead":          {ok: []string{"1"}, bad: []string{"crm-999"}},
 		"why enrollment":    {ok: []string{"1"}, bad: []string{"abc"}},
 		"why mailbox":       {ok: []string{"sdr01@acme.test"}, bad: []string{"nobody@acme.test"}},
+		"mailbox authorize": {ok: []string{"sdr01@acme.test"}, bad: []string{"nobody@acme.test"}, env: map[string]string{"RINDA_SECRET_KEY": masterKey}},
 		"breaker list":      {ok: nil, bad: []string{"--output", "yaml"}},
 		"breaker reset":     {ok: []string{"--workspace", "acme", "--provider", "hunter"}, bad: []string{"--workspace", "nosuch", "--provider", "hunter"}},
 		"breaker open":      {ok: []string{"--workspace", "acme", "--provider", "hunter", "--for", "1h"}, bad: []string{"--workspace", "acme", "--provider", "hunter"}},

@@ -93,3 +93,18 @@ func ResealMailboxOAuthToken(ctx context.Context, db DBTX, t MailboxOAuthToken) 
 	}
 	return nil
 }
+
+// MailboxRef names a mailbox: its id and its workspace.
+type MailboxRef struct {
+	ID        int64
+	Workspace string
+}
+
+// MailboxesByAddress finds the mailboxes with address, in workspace (or in
+// every workspace when it is "").
+func MailboxesByAddress(ctx context.Context, db DBTX, address, workspace string) ([]MailboxRef, error) {
+	rows, err := sqlcdb.New(db).MailboxByAddress(ctx, sqlcdb.MailboxByAddressParams{Address: address, Workspace: workspace})
+	return convertRows(rows, err, "find mailbox "+address, func(r sqlcdb.MailboxByAddressRow) MailboxRef {
+		return MailboxRef{ID: r.ID, Workspace: r.Workspace}
+	})
+}
