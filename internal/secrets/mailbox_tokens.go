@@ -88,7 +88,8 @@ func sameMasterKeyTokens(ctx context.Context, db store.DBTX, mk MasterKey) error
 
 // StoreMailboxGrant seals a mailbox's new grant (its refresh token and
 // first access token, which expires at expiry) and stores it with an audit
-// row naming the mailbox, never a token. Tokens stored under another master
+// row naming the mailbox, never a token; a pause a revoked grant caused
+// ends with it. Tokens stored under another master
 // key make it a *ConfigError: one master key seals them all.
 func StoreMailboxGrant(ctx context.Context, pool *pgxpool.Pool, mk MasterKey, mailboxID int64, address, refresh, access string, expiry time.Time, actor string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -102,7 +103,12 @@ func StoreMailboxGrant(ctx context.Context, pool *pgxpool.Pool, mk MasterKey, ma
 		if err := store.MailboxOAuthTokenPut(ctx, tx, t); err != nil {
 			return err
 		}
-		_, err := store.InsertAudit(ctx, tx, actor, "mailbox.authorize", map[string]any{"mailbox": address, "master_key_id": mk.ID()}, 1)
+		// The new grant ends a revoked-grant episode's pause at once.
+		resumed, err := store.ClearAuthRevokedPause(ctx, tx, mailboxID)
+		if err != nil {
+			return err
+		}
+		_, err = store.InsertAudit(ctx, tx, actor, "mailbox.authorize", map[string]any{"mailbox": address, "master_key_id": mk.ID(), "resumed": resumed}, 1)
 		return err
 	})
 }

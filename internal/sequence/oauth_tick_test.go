@@ -124,4 +124,20 @@ func TestOAuthMailboxesSendAndRevokedGrantPausesOnlyItsMailbox(t *testing.T) {
 		!strings.Contains(reason, "rindactl mailbox authorize sdr02@acme.test") {
 		t.Fatalf("pause reason %q (%v), want it to name 'rindactl mailbox authorize'", reason, err)
 	}
+
+	// A new grant (what `mailbox authorize` stores) ends the pause at once
+	// and the waiting follow-ups go out.
+	id2 := int64(f.count(`SELECT id FROM mailboxes WHERE address = 'sdr02@acme.test'`))
+	if err := secrets.StoreMailboxGrant(ctx, db.Pool, key, id2, "sdr02@acme.test", idp.Grant("sdr02@acme.test", "mail"), "", time.Time{}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(`SELECT count(*) FROM mailboxes WHERE address = 'sdr02@acme.test' AND paused_until IS NULL`); n != 1 {
+		t.Fatal("the new grant left the revoked-grant pause in place")
+	}
+	f.due()
+	sent = len(srv.Messages())
+	tick()
+	if got := len(srv.Messages()) - sent; got != n2 {
+		t.Fatalf("%d messages after the new grant, want sdr02's %d follow-ups", got, n2)
+	}
 }

@@ -108,3 +108,13 @@ func MailboxesByAddress(ctx context.Context, db DBTX, address, workspace string)
 		return MailboxRef{ID: r.ID, Workspace: r.Workspace}
 	})
 }
+
+// ClearAuthRevokedPause ends the mailbox's pause when a revoked grant
+// caused it; it reports whether there was one.
+func ClearAuthRevokedPause(ctx context.Context, db DBTX, mailboxID int64) (bool, error) {
+	n, err := sqlcdb.New(db).MailboxAuthRevokedPauseClear(ctx, mailboxID)
+	if err != nil {
+		return false, fmt.Errorf("resume mailbox %d: %w", mailboxID, err)
+	}
+	return n > 0, nil
+}
