@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -123,6 +124,15 @@ func TestOAuthMailboxesSendAndRevokedGrantPausesOnlyItsMailbox(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT pause_reason FROM mailboxes WHERE address = 'sdr02@acme.test'`).Scan(&reason); err != nil ||
 		!strings.Contains(reason, "rindactl mailbox authorize sdr02@acme.test") {
 		t.Fatalf("pause reason %q (%v), want it to name 'rindactl mailbox authorize'", reason, err)
+	}
+
+	var stored string
+	if err := db.Pool.QueryRow(ctx, `SELECT coalesce(string_agg(payload::text, ' '), '') || (SELECT string_agg(coalesce(pause_reason, ''), ' ') FROM mailboxes)
+		|| (SELECT coalesce(string_agg(coalesce(last_error, ''), ' '), '') FROM enrollments) FROM events`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`\b(at|rt)-[0-9a-f]{36}\b`).MatchString(stored) {
+		t.Fatalf("a token reached an event, a pause reason or a row's error: %s", stored)
 	}
 
 	// A new grant (what `mailbox authorize` stores) ends the pause at once
