@@ -63,3 +63,8 @@ GRANT SELECT, INSERT, UPDATE ON metric_totals TO rindactl_tick;
 -- prune (issue 30): old rows of the history the ticks write. audit_log and
 -- enrollments are not granted: an owner prunes them on purpose.
 GRANT DELETE ON sends, provider_calls, events, tick_runs TO rindactl_tick;
+
+-- OAuth2 mailboxes (issue 38): the ticks read the sealed tokens and record
+-- each refresh (and a revoked grant) under the row's lock; `mailbox
+-- authorize` stores a grant as the owner.
+GRANT SELECT, UPDATE ON mailbox_oauth_tokens TO rindactl_tick;

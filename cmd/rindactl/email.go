@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rindactl/rindactl/internal/cliio"
+	"github.com/rindactl/rindactl/internal/mailauth"
 	"github.com/rindactl/rindactl/internal/metrics"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/status"
@@ -93,7 +94,10 @@ docs/email.md.`,
 			return nil
 		},
 		work: func(ctx context.Context, t *tickEnv) (*sequence.TickReport, error) {
-			mailer := sequence.NewMailer(sequence.MailerOptions{LookupEnv: t.f.LookupEnv, HELO: t.f.Getenv(sequence.HELOEnv)})
+			// oauth2 mailboxes' tokens: refreshed once per expiry for all
+			// processes (the master key is needed only when one is used).
+			tokens := mailauth.NewTokensFromEnv(t.Pool, t.f.Getenv, mailauth.Options{LookupEnv: t.f.LookupEnv})
+			mailer := sequence.NewMailer(sequence.MailerOptions{LookupEnv: t.f.LookupEnv, HELO: t.f.Getenv(sequence.HELOEnv), Tokens: tokens})
 			defer mailer.Close()
 			return sequence.RunTick(ctx, t.Pool, sequence.TickOptions{
 				Batch: t.Batch, Concurrency: t.Concurrency, MaxDuration: t.MaxDuration, Lease: t.Lease,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/inbox"
+	"github.com/rindactl/rindactl/internal/mailauth"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -71,6 +72,7 @@ leased to one. A mailbox that cannot be read is recorded and the tick exits
 		work: func(ctx context.Context, t *tickEnv) (*inbox.TickReport, error) {
 			return inbox.RunTick(ctx, t.Pool, inbox.TickOptions{
 				Batch: t.Batch, MaxDuration: t.MaxDuration, Lease: t.Lease, Logger: t.f.Logger(), LookupEnv: t.f.LookupEnv,
+				Tokens: mailauth.NewTokensFromEnv(t.Pool, t.f.Getenv, mailauth.Options{LookupEnv: t.f.LookupEnv}),
 			})
 		},
 		counts: func(rep *inbox.TickReport) map[string]int { return rep.Outcomes },

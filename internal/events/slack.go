@@ -36,6 +36,10 @@ const (
 	// KindCreditsLow is written by package credits, once per episode of a
 	// provider account's runway under its alert threshold.
 	KindCreditsLow = "credits_low"
+	// KindMailboxAuthRevoked: an oauth2 mailbox's grant was refused
+	// (invalid_grant), once per episode; it waits for `rindactl mailbox
+	// authorize`.
+	KindMailboxAuthRevoked = "mailbox_auth_revoked"
 )
 
 // Event is an outbox event as a message is built from it.
@@ -82,15 +86,16 @@ func eventFromPayload(kind string, provider *string, payload []byte, created tim
 }
 
 var eventTitles = map[string]string{
-	KindQuotaExhausted:  "Provider quota exhausted",
-	KindBreakerOpened:   "Provider calls paused (breaker open)",
-	KindBreakerClosed:   "Provider calls resumed (breaker closed)",
-	KindCeilingReached:  "Monthly USD ceiling reached",
-	KindAuthFailed:      "Provider rejected the API key",
-	KindMailboxPaused:   "Mailbox paused",
-	KindMailboxDisabled: "Mailbox disabled",
-	KindInboxSuspicious: "Suspicious delivery report ignored",
-	KindCreditsLow:      "Provider credits running low",
+	KindQuotaExhausted:     "Provider quota exhausted",
+	KindBreakerOpened:      "Provider calls paused (breaker open)",
+	KindBreakerClosed:      "Provider calls resumed (breaker closed)",
+	KindCeilingReached:     "Monthly USD ceiling reached",
+	KindAuthFailed:         "Provider rejected the API key",
+	KindMailboxPaused:      "Mailbox paused",
+	KindMailboxDisabled:    "Mailbox disabled",
+	KindInboxSuspicious:    "Suspicious delivery report ignored",
+	KindCreditsLow:         "Provider credits running low",
+	KindMailboxAuthRevoked: "Mailbox OAuth2 grant revoked: run 'rindactl mailbox authorize'",
 }
 
 // Text is the plain-text line: kind, workspace, provider, reason and

@@ -57,10 +57,10 @@ var errSessionEnded = errors.New("IMAP session cut at the tick's deadline")
 // of the connection is bounded by end, whatever deadlines the IMAP library
 // sets itself (it allows 30 s per response and 5 min per literal), and the
 // connection is closed the moment the session ends.
-func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, end time.Time) (*reader, error) {
+func dial(ctx context.Context, ep sequence.IMAPEndpoint, cred credential, tlsConfig *tls.Config, end time.Time) (*reader, error) {
 	session, cancel := context.WithDeadline(ctx, end)
 	r := &reader{session: session, cancel: cancel, stop: func() bool { return false }, end: end}
-	if err := r.open(ep, password, tlsConfig, end); err != nil {
+	if err := r.open(ep, cred, tlsConfig, end); err != nil {
 		err = r.cut(err)
 		r.close()
 		return nil, err
@@ -68,7 +68,7 @@ func dial(ctx context.Context, ep sequence.IMAPEndpoint, password string, tlsCon
 	return r, nil
 }
 
-func (r *reader) open(ep sequence.IMAPEndpoint, password string, tlsConfig *tls.Config, end time.Time) error {
+func (r *reader) open(ep sequence.IMAPEndpoint, cred credential, tlsConfig *tls.Config, end time.Time) error {
 	raw, err := (&net.Dialer{}).DialContext(r.session, "tcp", ep.Addr())
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (r *reader) open(ep sequence.IMAPEndpoint, password string, tlsConfig *tls.
 		r.wire = newMeteredConn(conn, defaultWireLimits)
 		r.c = imapclient.New(r.wire, nil)
 	}
-	if err := r.c.Login(ep.Username, password).Wait(); err != nil {
+	if err := cred.login(r.c, ep.Username); err != nil {
 		return fmt.Errorf("login as %s: %w", ep.Username, r.wired(err))
 	}
 	sel, err := r.c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()

@@ -41,7 +41,7 @@ func TestInboxSTARTTLSReads(t *testing.T) {
 	t.Parallel()
 	msg := junk(1)[0]
 	ep, cfg := starttlsServer(t, imaptest.RawOptions{Messages: [][]byte{msg}})
-	r, err := dial(context.Background(), ep, password, cfg, time.Now().Add(time.Minute))
+	r, err := dial(context.Background(), ep, credential{secret: password}, cfg, time.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatalf("STARTTLS session: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestInboxSTARTTLSReads(t *testing.T) {
 func TestInboxSTARTTLSIsMetered(t *testing.T) {
 	t.Parallel()
 	ep, cfg := starttlsServer(t, imaptest.RawOptions{Messages: junk(1), Hostile: imaptest.HostileEndlessLiteral})
-	r, err := dial(context.Background(), ep, password, cfg, time.Now().Add(time.Minute))
+	r, err := dial(context.Background(), ep, credential{secret: password}, cfg, time.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatalf("STARTTLS session: %v", err)
 	}

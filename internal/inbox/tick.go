@@ -95,6 +95,9 @@ type TickOptions struct {
 	TickID      string
 	// LookupEnv reads the mailbox's password_env.
 	LookupEnv func(string) (string, bool)
+	// Tokens hands out oauth2 mailboxes' access tokens; nil: only
+	// password mailboxes can be read.
+	Tokens sequence.OAuthTokens
 	// TLSConfig overrides the TLS settings (tests trust their own CA); nil
 	// verifies the server against the system roots.
 	TLSConfig *tls.Config
@@ -407,17 +410,31 @@ func (t *inboxTick) resume(r *reader, cp *store.InboxCheckpoint, address string)
 // open logs in to mb's INBOX with its password (from its password_env,
 // hidden from every log and error from here on) and its tls_ca.
 func (t *inboxTick) open(ctx context.Context, mb sequence.Mailbox, end time.Time) (*reader, error) {
-	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
-	if !ok || password == "" {
-		return nil, fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
+	cred, err := t.credential(ctx, mb)
+	if err != nil {
+		return nil, err
 	}
-	redact.Register(password)
+	redact.Register(cred.secret)
 	// The mailbox's tls_ca (a private CA) is trusted for IMAP as for SMTP.
 	tlsConfig, err := mb.TLSConfig(t.opts.TLSConfig, mb.IMAP.Host)
 	if err != nil {
 		return nil, err
 	}
-	return dial(ctx, *mb.IMAP, password, tlsConfig, end)
+	return dial(ctx, *mb.IMAP, cred, tlsConfig, end)
+}
+
+// credential is mb's password (password_env) or, for an oauth2 mailbox,
+// a fresh access token (sequence.Credential).
+func (t *inboxTick) credential(ctx context.Context, mb sequence.Mailbox) (credential, error) {
+	if mb.OAuth2 != nil {
+		token, err := sequence.Credential(ctx, mb, t.opts.LookupEnv, t.opts.Tokens)
+		return credential{secret: token, xoauth2: true}, err
+	}
+	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
+	if !ok || password == "" {
+		return credential{}, fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
+	}
+	return credential{secret: password}, nil
 }
 
 // act ends the sequences a chunk of messages answers, records the ones it

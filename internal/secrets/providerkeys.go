@@ -103,7 +103,7 @@ func sameMasterKey(ctx context.Context, db store.DBTX, mk MasterKey) error {
 				KeyEnv, KeyFileEnv, r.MasterKeyID, mk.ID(), r.Workspace, r.Provider)
 		}
 	}
-	return nil
+	return sameMasterKeyTokens(ctx, db, mk)
 }
 
 // RemoveProviderKey drops workspace's own key for provider, with an audit
@@ -128,7 +128,8 @@ func RemoveProviderKey(ctx context.Context, pool *pgxpool.Pool, workspace, provi
 	return removed, err
 }
 
-// Rotate reseals every stored key from old to next in one transaction, with
+// Rotate reseals every stored key (provider keys and mailboxes' OAuth2
+// tokens) from old to next in one transaction, with
 // one audit row: all keys move, or none does (a row old cannot open is a
 // *ConfigError and changes nothing). It returns how many keys it resealed.
 func Rotate(ctx context.Context, pool *pgxpool.Pool, old, next MasterKey, actor string) (n int, err error) {
@@ -150,7 +151,11 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, old, next MasterKey, actor 
 				return err
 			}
 		}
-		n = len(rows)
+		tokens, err := resealMailboxTokens(ctx, tx, old, next)
+		if err != nil {
+			return err
+		}
+		n = len(rows) + tokens
 		_, err = store.InsertAudit(ctx, tx, actor, "secrets.rotate", map[string]any{"from_master_key_id": old.ID(), "to_master_key_id": next.ID()}, int64(n))
 		return err
 	})

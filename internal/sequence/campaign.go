@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rindactl/rindactl/internal/mailauth"
 )
 
 // CampaignFileMaxBytesDefault bounds a campaign file: a campaign is a handful
@@ -51,6 +53,9 @@ func (c *Campaign) SetUnsubscribeBase(base string) { c.unsubscribeBase = base }
 
 // Mailbox is one sender account of a campaign.
 type Mailbox struct {
+	// ID is the stored mailbox's id (0 before import): its OAuth2 tokens
+	// are kept by it.
+	ID      int64
 	Address string
 	// Name is the optional display name of the From header.
 	Name string
@@ -58,6 +63,9 @@ type Mailbox struct {
 	// PasswordEnv names the environment variable holding the SMTP password;
 	// the password itself is never stored.
 	PasswordEnv string
+	// OAuth2, when set, signs the mailbox in with SASL XOAUTH2 and tokens
+	// from `rindactl mailbox authorize` instead of a password.
+	OAuth2 *mailauth.Settings
 	// DailyCap is the most messages this mailbox sends in a day; 0 = no cap.
 	DailyCap int
 	// IMAP is where `inbox tick` reads replies and bounces; nil: not read.
@@ -116,6 +124,7 @@ type mailboxFile struct {
 	HELO        string    `yaml:"helo"`
 	TLSCA       string    `yaml:"tls_ca"`
 	VERP        bool      `yaml:"verp"`
+	Auth        *authFile `yaml:"auth"`
 }
 
 type windowFile struct {
@@ -268,19 +277,16 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if err != nil {
 		return Mailbox{}, fmt.Errorf("%s.smtp_url: %w", path, err)
 	}
-	if err := f.checkSending(path, ep.Username != ""); err != nil {
+	oauth, ep, err := f.checkAuth(path, ep)
+	if err != nil {
 		return Mailbox{}, err
 	}
-	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
-	if f.IMAPURL != "" {
-		imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
-		if err != nil {
-			return Mailbox{}, fmt.Errorf("%s.imap_url: %w", path, err)
-		}
-		if f.PasswordEnv == "" {
-			return Mailbox{}, fmt.Errorf("%s.password_env: required with imap_url; name the environment variable holding the password", path)
-		}
-		mb.IMAP = &imap
+	if err := f.checkSending(path, ep.Username != "" && oauth == nil); err != nil {
+		return Mailbox{}, err
+	}
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, OAuth2: oauth, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
+	if mb.IMAP, err = f.imap(path, oauth != nil); err != nil {
+		return Mailbox{}, err
 	}
 	if mb.Ramp, err = f.Ramp.validate(path + ".ramp"); err != nil {
 		return Mailbox{}, err
@@ -291,6 +297,21 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 		}
 	}
 	return mb, nil
+}
+
+// imap checks imap_url ("": not read); withOAuth: no password needed.
+func (f mailboxFile) imap(path string, withOAuth bool) (*IMAPEndpoint, error) {
+	if f.IMAPURL == "" {
+		return nil, nil
+	}
+	imap, err := ParseIMAPURL(f.IMAPURL, f.Address)
+	if err != nil {
+		return nil, fmt.Errorf("%s.imap_url: %w", path, err)
+	}
+	if f.PasswordEnv == "" && !withOAuth {
+		return nil, fmt.Errorf("%s.password_env: required with imap_url; name the environment variable holding the password", path)
+	}
+	return &imap, nil
 }
 
 // checkSending checks the mailbox's sending settings beside its SMTP URL

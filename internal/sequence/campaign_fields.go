@@ -16,8 +16,8 @@ type fieldSet struct {
 
 var (
 	mailboxFields = &fieldSet{
-		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap", "verp", "helo", "tls_ca"},
-		child: map[string]*fieldSet{"ramp": rampFields},
+		keys:  []string{"address", "name", "smtp_url", "password_env", "daily_cap", "imap_url", "ramp", "gap", "verp", "helo", "tls_ca", "auth"},
+		child: map[string]*fieldSet{"ramp": rampFields, "auth": authFields},
 	}
 	windowFields = &fieldSet{keys: []string{"timezone", "days", "start", "end"}}
 	stepFields   = &fieldSet{keys: []string{"delay", "subject", "body"}}

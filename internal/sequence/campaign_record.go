@@ -22,7 +22,7 @@ func (c *Campaign) Record() store.CampaignRecord {
 		r := store.MailboxRecord{
 			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
 			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max, VERP: mb.VERP,
-			HELO: mb.HELO, TLSCA: mb.TLSCA,
+			HELO: mb.HELO, TLSCA: mb.TLSCA, Auth: authRecord(mb.OAuth2),
 		}
 		if mb.IMAP != nil {
 			r.IMAPURL = mb.IMAP.String()
@@ -47,7 +47,11 @@ func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
 		f.Steps = append(f.Steps, stepFile{Delay: st.Delay.String(), Subject: st.Subject, Body: st.Body})
 	}
 	for _, mb := range rec.Mailboxes {
-		f.Mailboxes = append(f.Mailboxes, mailboxFromRecordFile(mb))
+		mf, err := mailboxFromRecordFile(mb)
+		if err != nil {
+			return nil, fmt.Errorf("stored campaign %s/%s: mailbox %s: %w (re-import it)", rec.Workspace, rec.Name, mb.Address, err)
+		}
+		f.Mailboxes = append(f.Mailboxes, mf)
 	}
 	c, err := f.validate(false)
 	if err != nil {
@@ -56,22 +60,29 @@ func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
 	return c, nil
 }
 
-func mailboxFromRecordFile(mb store.MailboxRecord) mailboxFile {
+func mailboxFromRecordFile(mb store.MailboxRecord) (mailboxFile, error) {
 	f := mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
 		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String(), VERP: mb.VERP,
 		HELO: mb.HELO, TLSCA: mb.TLSCA}
 	if mb.RampStart > 0 {
 		f.Ramp = (&Ramp{Start: mb.RampStart, Step: mb.RampStep, Every: mb.RampEvery, Max: mb.RampMax}).file()
 	}
-	return f
+	var err error
+	f.Auth, err = authFromRecord(mb.Auth)
+	return f, err
 }
 
 // MailboxFromRecord validates a stored mailbox as import did, with its
 // VERP secret when VERP is on.
 func MailboxFromRecord(rec store.MailboxRecord) (Mailbox, error) {
-	mb, err := mailboxFromRecordFile(rec).validate("mailbox " + strings.ToLower(rec.Address))
+	f, err := mailboxFromRecordFile(rec)
+	if err != nil {
+		return Mailbox{}, fmt.Errorf("mailbox %s: %w", strings.ToLower(rec.Address), err)
+	}
+	mb, err := f.validate("mailbox " + strings.ToLower(rec.Address))
 	if err == nil && mb.VERP {
 		mb.VERPSecret = rec.VERPSecret
 	}
+	mb.ID = rec.ID
 	return mb, err
 }

@@ -97,7 +97,10 @@ type DeliveryError struct {
 	// dot): the server did not fail, so the mailbox's other rows are left
 	// as they were.
 	TickCut bool
-	Err     error
+	// RevokedSince: for DeliveryMailboxAuthRevoked, when the episode of
+	// the revoked grant began (it keys the episode's one event).
+	RevokedSince time.Time
+	Err          error
 }
 
 func (e *DeliveryError) Error() string {
@@ -124,7 +127,7 @@ func (e *DeliveryError) PausesMailbox() (bool, time.Duration) {
 		return true, MailboxQuotaPauseDefault
 	case DeliveryMailboxThrottled:
 		return true, MailboxThrottlePauseDefault
-	case DeliveryMailboxRefused, DeliveryMailboxAuthFailed:
+	case DeliveryMailboxRefused, DeliveryMailboxAuthFailed, DeliveryMailboxAuthRevoked:
 		return true, MailboxRefusedPauseDefault
 	}
 	return false, 0

@@ -57,6 +57,9 @@ type MailerOptions struct {
 	TLSConfig *tls.Config
 	// LookupEnv reads password_env variables; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Tokens hands out oauth2 mailboxes' access tokens; nil: only
+	// password mailboxes can sign in.
+	Tokens OAuthTokens
 	// Now stamps the Date header; nil means time.Now.
 	Now func() time.Time
 }
@@ -250,7 +253,7 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 	if err != nil {
 		return err
 	}
-	opts, err := m.clientOptions(mb, tlsConfig)
+	opts, err := m.clientOptions(ctx, mb, tlsConfig)
 	if err != nil {
 		return err
 	}
@@ -338,7 +341,7 @@ func (m *Mailer) greetingName(mb Mailbox, local net.Addr) string {
 	return addressLiteral(local)
 }
 
-func (m *Mailer) clientOptions(mb Mailbox, tlsConfig *tls.Config) ([]mail.Option, error) {
+func (m *Mailer) clientOptions(ctx context.Context, mb Mailbox, tlsConfig *tls.Config) ([]mail.Option, error) {
 	ep := mb.SMTP
 	opts := []mail.Option{
 		mail.WithPort(ep.Port),
@@ -362,17 +365,20 @@ func (m *Mailer) clientOptions(mb Mailbox, tlsConfig *tls.Config) ([]mail.Option
 	if ep.Username == "" {
 		return opts, nil
 	}
-	password, ok := m.opts.LookupEnv(mb.PasswordEnv)
-	if !ok {
-		return nil, &DeliveryError{Kind: DeliveryMailboxAuthFailed,
-			Err: fmt.Errorf("mailbox %s: environment variable %s is not set; export the SMTP password there", mb.Address, mb.PasswordEnv)}
+	password, err := Credential(ctx, mb, m.opts.LookupEnv, m.opts.Tokens)
+	if err != nil {
+		return nil, err
 	}
 	// Hidden from every log line and stored text from here on.
 	redact.Register(password)
 	// Without TLS only loopback gets here (ParseSMTPURL upgrades the
 	// rest to TLSRequired); PLAIN is what local test servers speak.
 	auth := mail.SMTPAuthAutoDiscover
-	if ep.TLS == TLSOpportunistic {
+	switch {
+	case mb.OAuth2 != nil:
+		// The access token is XOAUTH2's password.
+		auth = mail.SMTPAuthXOAUTH2
+	case ep.TLS == TLSOpportunistic:
 		auth = mail.SMTPAuthPlain
 	}
 	return append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(ep.Username), mail.WithPassword(password)), nil

@@ -255,7 +255,8 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 		// reaches an event.
 		payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced,
 			"reason": redact.Stored(p.reason), "paused_until": p.until, "tick_id": t.opts.TickID}
-		if err := store.InsertEvent(ctx, tx, "mailbox_paused", workspaceID, mbs.id, "mailbox_paused:"+strconv.FormatInt(mbs.id, 10)+":"+p.episode, payload); err != nil {
+		kind, key := pauseEvent(de, mbs.id, p.episode)
+		if err := store.InsertEvent(ctx, tx, kind, workspaceID, mbs.id, key, payload); err != nil {
 			return err
 		}
 		if err := store.Settle(ctx, tx, t.opts.TickID, p.set); err != nil {

@@ -67,6 +67,9 @@ type MailboxRecord struct {
 	// TLSCA is the path of a PEM file of a private CA this mailbox's
 	// servers are trusted by; empty: the system roots only.
 	TLSCA string
+	// Auth is the mailbox's OAuth2 settings as JSON (variable names and
+	// endpoints, never a secret); nil: password auth.
+	Auth []byte
 }
 
 // ErrCampaignNotFound is returned for an unknown workspace/campaign pair.
@@ -131,7 +134,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, PasswordEnv: mb.PasswordEnv,
 			DailyCap: int32(mb.DailyCap), ImapUrl: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
 			RampEvery: mb.RampEvery, RampMax: int32(mb.RampMax), GapMin: mb.GapMin, GapMax: mb.GapMax, Verp: mb.VERP,
-			Helo: mb.HELO, TlsCa: mb.TLSCA,
+			Helo: mb.HELO, TlsCa: mb.TLSCA, Auth: mb.Auth,
 		})
 		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
@@ -210,7 +213,7 @@ func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, erro
 			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
 			GapMin: r.GapMin, GapMax: r.GapMax, VERP: r.Verp, VERPSecret: r.VerpSecret,
-			HELO: r.Helo, TLSCA: r.TlsCa,
+			HELO: r.Helo, TLSCA: r.TlsCa, Auth: r.Auth,
 		}
 		if r.CapToday != nil {
 			mb.CapToday = int(*r.CapToday)

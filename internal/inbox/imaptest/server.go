@@ -26,6 +26,9 @@ type Server struct {
 	tls  bool
 	mu   sync.Mutex
 	user map[string]*imapmemserver.User
+	// password and bearer serve XOAUTH2 (SetBearer).
+	password map[string]string
+	bearer   func(user, token string) bool
 }
 
 // Start listens on a free loopback port, speaking TLS from the first byte
@@ -39,9 +42,12 @@ func Start(cfg *tls.Config) (*Server, error) {
 	if cfg != nil {
 		ln = tls.NewListener(ln, cfg)
 	}
-	s := &Server{mem: imapmemserver.New(), ln: ln, tls: cfg != nil, user: map[string]*imapmemserver.User{}}
+	s := &Server{mem: imapmemserver.New(), ln: ln, tls: cfg != nil, user: map[string]*imapmemserver.User{}, password: map[string]string{}}
 	s.srv = imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			if s.bearerFunc() != nil {
+				return &xoauth2Session{Session: s.mem.NewSession(), server: s}, nil, nil
+			}
 			return s.mem.NewSession(), nil, nil
 		},
 		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}},
@@ -75,6 +81,7 @@ func (s *Server) AddAccount(address, password string) error {
 	s.mem.AddUser(u)
 	s.mu.Lock()
 	s.user[address] = u
+	s.password[address] = password
 	s.mu.Unlock()
 	return nil
 }

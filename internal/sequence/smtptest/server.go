@@ -89,6 +89,10 @@ type Options struct {
 	OnAccept func(n int)
 	// SMTPUTF8 offers SMTPUTF8 (RFC 6531): addresses with UTF-8 local parts.
 	SMTPUTF8 bool
+	// Bearer, when set, offers AUTH XOAUTH2 and accepts a login only when
+	// Bearer(user, token) says the access token is the user's (tests ask
+	// the OAuth stand-in); AUTH becomes mandatory and PLAIN is refused.
+	Bearer func(user, token string) bool
 }
 
 // Server is a running SMTP server on 127.0.0.1.
@@ -258,9 +262,20 @@ func (ss *session) reply(stage Stage, from, to string) error {
 	return r.smtpError()
 }
 
-func (ss *session) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (ss *session) AuthMechanisms() []string {
+	if ss.server.opts.Bearer != nil {
+		return []string{xoauth2}
+	}
+	return []string{sasl.Plain}
+}
 
 func (ss *session) Auth(mech string) (sasl.Server, error) {
+	if ss.server.opts.Bearer != nil {
+		if mech != xoauth2 {
+			return nil, smtp.ErrAuthUnknownMechanism
+		}
+		return &xoauth2Server{session: ss}, nil
+	}
 	return sasl.NewPlainServer(func(_, username, password string) error {
 		if err := ss.reply(StageAuth, username, ""); err != nil {
 			return err
@@ -278,7 +293,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 	ss.server.mu.Lock()
 	ss.server.attempts[strings.ToLower(from)]++
 	ss.server.mu.Unlock()
-	if len(ss.server.opts.Users) > 0 && ss.username == "" {
+	if (len(ss.server.opts.Users) > 0 || ss.server.opts.Bearer != nil) && ss.username == "" {
 		return smtp.ErrAuthRequired
 	}
 	if err := ss.reply(StageMail, from, ""); err != nil {

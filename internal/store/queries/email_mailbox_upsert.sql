@@ -7,11 +7,11 @@
 -- first gets one; re-importing the same ramp keeps its progress.
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
                        imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp,
-                       helo, tls_ca)
+                       helo, tls_ca, auth)
 VALUES (sqlc.arg(workspace_id), sqlc.arg(address), sqlc.arg(display_name), sqlc.arg(smtp_url), NULLIF(sqlc.arg(password_env)::text, ''), sqlc.arg(daily_cap),
         NULLIF(sqlc.arg(imap_url)::text, ''), sqlc.arg(ramp_start), sqlc.arg(ramp_step), sqlc.arg(ramp_every)::interval, sqlc.arg(ramp_max),
         CASE WHEN sqlc.arg(ramp_start) > 0 THEN now() + sqlc.arg(ramp_every)::interval END, sqlc.arg(gap_min)::interval, sqlc.arg(gap_max)::interval, sqlc.arg(verp),
-        NULLIF(sqlc.arg(helo)::text, ''), NULLIF(sqlc.arg(tls_ca)::text, ''))
+        NULLIF(sqlc.arg(helo)::text, ''), NULLIF(sqlc.arg(tls_ca)::text, ''), sqlc.narg(auth)::jsonb)
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
@@ -31,5 +31,6 @@ SET display_name = EXCLUDED.display_name,
     verp         = EXCLUDED.verp,
     helo         = EXCLUDED.helo,
     tls_ca       = EXCLUDED.tls_ca,
+    auth         = EXCLUDED.auth,
     updated_at   = now()
 RETURNING id;

@@ -14,11 +14,11 @@ import (
 const emailMailboxUpsert = `-- name: EmailMailboxUpsert :one
 INSERT INTO mailboxes (workspace_id, address, display_name, smtp_url, password_env, daily_cap,
                        imap_url, ramp_start, ramp_step, ramp_every, ramp_max, ramp_next_at, gap_min, gap_max, verp,
-                       helo, tls_ca)
+                       helo, tls_ca, auth)
 VALUES ($1, $2, $3, $4, NULLIF($5::text, ''), $6,
         NULLIF($7::text, ''), $8, $9, $10::interval, $11,
         CASE WHEN $8 > 0 THEN now() + $10::interval END, $12::interval, $13::interval, $14,
-        NULLIF($15::text, ''), NULLIF($16::text, ''))
+        NULLIF($15::text, ''), NULLIF($16::text, ''), $17::jsonb)
 ON CONFLICT (workspace_id, address) DO UPDATE
 SET display_name = EXCLUDED.display_name,
     smtp_url     = EXCLUDED.smtp_url,
@@ -38,6 +38,7 @@ SET display_name = EXCLUDED.display_name,
     verp         = EXCLUDED.verp,
     helo         = EXCLUDED.helo,
     tls_ca       = EXCLUDED.tls_ca,
+    auth         = EXCLUDED.auth,
     updated_at   = now()
 RETURNING id
 `
@@ -59,6 +60,7 @@ type EmailMailboxUpsertParams struct {
 	Verp        bool
 	Helo        string
 	TlsCa       string
+	Auth        []byte
 }
 
 // Creates or updates a workspace mailbox by address. Pause and disable state
@@ -85,6 +87,7 @@ func (q *Queries) EmailMailboxUpsert(ctx context.Context, arg EmailMailboxUpsert
 		arg.Verp,
 		arg.Helo,
 		arg.TlsCa,
+		arg.Auth,
 	)
 	var id int64
 	err := row.Scan(&id)

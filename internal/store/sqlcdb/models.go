@@ -198,6 +198,19 @@ type Mailbox struct {
 	VerpSecret        []byte
 	Helo              *string
 	TlsCa             *string
+	Auth              []byte
+}
+
+type MailboxOauthToken struct {
+	MailboxID     int64
+	RefreshSealed []byte
+	AccessSealed  []byte
+	AccessExpiry  *time.Time
+	MasterKeyID   string
+	Refreshes     int64
+	RevokedAt     *time.Time
+	AuthorizedAt  time.Time
+	UpdatedAt     time.Time
 }
 
 type MetricTotal struct {

@@ -1,0 +1,72 @@
+package imaptest
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-sasl"
+)
+
+// SetBearer makes the server take AUTHENTICATE XOAUTH2 and refuse LOGIN:
+// a login passes only when bearer(user, token) says the access token is
+// the user's (tests ask the OAuth stand-in). Call it before the first
+// connection.
+func (s *Server) SetBearer(bearer func(user, token string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bearer = bearer
+}
+
+func (s *Server) bearerFunc() func(user, token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bearer
+}
+
+// xoauth2Session is the in-memory session with XOAUTH2 in front of it:
+// a verified token logs the session in as its account.
+type xoauth2Session struct {
+	imapserver.Session
+	server *Server
+}
+
+var errNoPasswords = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "this server takes AUTHENTICATE XOAUTH2 only"}
+
+func (x *xoauth2Session) Login(string, string) error { return errNoPasswords }
+
+func (x *xoauth2Session) AuthenticateMechanisms() []string { return []string{"XOAUTH2"} }
+
+func (x *xoauth2Session) Authenticate(mech string) (sasl.Server, error) {
+	if mech != "XOAUTH2" {
+		return nil, errors.New("unsupported mechanism")
+	}
+	return &xoauth2Server{x: x}, nil
+}
+
+type xoauth2Server struct{ x *xoauth2Session }
+
+func (a *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
+	if response == nil {
+		return []byte{}, false, nil
+	}
+	var user, token string
+	for _, f := range bytes.Split(response, []byte{1}) {
+		k, v, _ := strings.Cut(string(f), "=")
+		switch k {
+		case "user":
+			user = v
+		case "auth":
+			token, _ = strings.CutPrefix(v, "Bearer ")
+		}
+	}
+	a.x.server.mu.Lock()
+	password, known := a.x.server.password[user]
+	a.x.server.mu.Unlock()
+	if !known || !a.x.server.bearerFunc()(user, token) {
+		return nil, true, &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "Invalid credentials (XOAUTH2)"}
+	}
+	return nil, true, a.x.Session.Login(user, password)
+}

@@ -1,0 +1,67 @@
+package inbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rindactl/rindactl/internal/mailauth"
+	"github.com/rindactl/rindactl/internal/mailauth/oauthtest"
+	"github.com/rindactl/rindactl/internal/secrets"
+	"github.com/rindactl/rindactl/internal/sequence"
+)
+
+// oauth2 mailboxes are read over IMAP with AUTHENTICATE XOAUTH2 against a
+// server that refuses LOGIN and checks each token at the OAuth stand-in.
+func TestInboxTickReadsOAuthMailboxesWithXOAUTH2(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newInboxFixture(t)
+	idp := oauthtest.New(t)
+	f.imap.SetBearer(idp.Valid)
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	key, err := secrets.ParseMasterKey("test", base64.StdEncoding.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same campaign, its mailboxes now on oauth2.
+	var doc strings.Builder
+	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
+	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {
+		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    auth: {method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, scopes: [mail]}\n",
+			mb, f.smtp.URL(""), f.imap.URL(mb), idp.AuthURL(), idp.TokenURL())
+		var id int64
+		if err := f.pool.QueryRow(ctx, `SELECT id FROM mailboxes WHERE address = $1`, mb).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if err := secrets.StoreMailboxGrant(ctx, f.pool, key, id, mb, idp.Grant(mb, "mail"), "", time.Time{}, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n  - delay: 72h\n    body: \"Following up\"\n")
+	c, err := sequence.ParseCampaign(strings.NewReader(doc.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sequence.ImportCampaign(ctx, f.pool, c); err != nil {
+		t.Fatal(err)
+	}
+	f.deliver("gmail-reply.eml", 1)
+
+	lookup := func(k string) (string, bool) { return idp.ClientID, k == "CLIENT_ID" }
+	rep, err := RunTick(ctx, f.tickPool, TickOptions{LookupEnv: lookup, Tokens: mailauth.NewTokens(f.tickPool, key, mailauth.Options{LookupEnv: lookup})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mailboxes != 2 || rep.Outcomes[OutcomeReplied] != 1 || rep.Outcomes[OutcomeMailboxError] != 0 {
+		t.Fatalf("report = %+v, want both mailboxes read over XOAUTH2 and the reply found", rep)
+	}
+	if got := f.status(1); got != "replied" {
+		t.Fatalf("lead 1: %s, want replied", got)
+	}
+}
