@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -58,6 +59,9 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 // met; false when the tick stopped first (the lead goes back untouched).
 func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, person Lead) (leadResult, bool) {
 	lr := leadResult{missed: slices.Clone(l.MissedBy), doubted: l.DoubtedBy}
+	if faults.On(faults.BoughtTwice) {
+		l.FoundEmail, lr.doubted = "", nil
+	}
 	if l.FoundEmail != "" {
 		// Bought earlier, not verified yet: verify it, ask no finder for it.
 		if done, ok := r.verify(ctx, stop, l, &lr, l.FoundEmail, l.FoundBy); !ok || done {
@@ -76,6 +80,9 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 			return lr, false
 		case s.kind != stepAnswered || s.outcome != CallFound:
 			lr.add(f.Name(), s)
+			if s.kind == stepQuota && faults.On(faults.ParkedWhileServable) {
+				return lr, true
+			}
 			continue
 		}
 		if done, ok := r.verify(ctx, stop, l, &lr, found.Email, f.Name()); !ok || done {

@@ -113,6 +113,7 @@ func newWorld(t *testing.T, seed int64) *world {
 		w.tickEnv["RINDA_"+name+"_BILL_MISSES"] = "true"
 		p.SetRetryAfter("2")
 	}
+	w.finderConditions(seed)
 
 	w.must("import-campaign", w.ownerEnv, "import", "campaign", w.write("campaign.yaml", w.campaignYAML()))
 	w.must("import-leads", w.ownerEnv, "import", "leads", "--workspace", "acme", w.write("leads.csv", w.leadsCSV("a", 10+w.rng.IntN(30))))
@@ -126,6 +127,21 @@ func newWorld(t *testing.T, seed int64) *world {
 		}
 	}
 	return w
+}
+
+// finderConditions draws how the finders start: each with a latency (so a
+// kill often lands while calls are in flight, and the next claim settles
+// them in doubt), and maybe one out of credits (so leads go down the
+// waterfall to the other). Drawn from a source of their own: the schedules
+// of the seeds drawn before them stay as they were.
+func (w *world) finderConditions(seed int64) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x39))
+	for _, p := range w.finder {
+		p.SetLatency([]time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}[rng.IntN(4)])
+	}
+	if out := rng.IntN(4); out < len(w.finder) {
+		w.setProviderMode(w.finder[out], providertest.ModeQuotaExhausted)
+	}
 }
 
 // campaignYAML draws the run's campaign: 2 to 5 mailboxes with caps of 0
