@@ -80,7 +80,8 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 			return lr, false
 		case s.kind != stepAnswered || s.outcome != CallFound:
 			lr.add(f.Name(), s)
-			if s.kind == stepQuota && faults.On(faults.ParkedWhileServable) {
+			if (s.kind == stepQuota || s.kind == stepBlocked) && faults.On(faults.ParkedWhileServable) {
+				lr.quota = &ProviderError{Provider: f.Name(), Kind: KindQuota, Message: "fault: parked"}
 				return lr, true
 			}
 			continue

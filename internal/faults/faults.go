@@ -39,9 +39,10 @@ const (
 	// bought (an address kept unrecorded) or may have bought (a finder in
 	// doubt), and asks those finders again (enrich waterfall).
 	BoughtTwice Fault = "paid_find_twice"
-	// ParkedWhileServable: a finder's quota answer ends the lead's
-	// waterfall, so the lead is parked unreachable without asking the
-	// finders after it (enrich waterfall).
+	// ParkedWhileServable: a finder that is out or blocked (its quota
+	// answer, or a guard's refusal) ends the lead's waterfall and parks
+	// the lead unreachable, the finders after it unasked (enrich
+	// waterfall).
 	ParkedWhileServable Fault = "parked_while_servable"
 )
 
