@@ -25,7 +25,7 @@ const (
 	Window Fault = "window"
 	// Once: a connection lost after the message's final dot is a
 	// transient failure, retried, instead of delivery_unknown
-	// (sequence.DeliveryKindOf).
+	// (sequence noReplyKind).
 	Once Fault = "once"
 	// Stops: the claim takes the follow-ups of replied and unsubscribed
 	// enrollments (email_claim.sql, $7).

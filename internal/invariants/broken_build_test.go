@@ -24,7 +24,7 @@ import (
 const brokenEnv = "RINDA_INVARIANTS_BROKEN"
 
 // brokenRunsMax is how many seeded runs a broken build gets to be caught.
-const brokenRunsMax = 30
+const brokenRunsMax = 40
 
 // brokenBuilds are deliberately broken builds of rindactl, one per
 // invariant: the build with the rindafaults tag, with the fault switch
