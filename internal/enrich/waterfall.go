@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/lead"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -61,6 +62,7 @@ func (r *tickRun) work(ctx, stop context.Context, l store.ClaimedLead) {
 // met; false when the tick stopped first (the lead goes back untouched).
 func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, person Lead) (leadResult, bool) {
 	lr := leadResult{missed: slices.Clone(l.MissedBy), doubted: slices.Clone(l.DoubtedBy)}
+	forgetBoughtFault(&l, &lr)
 	if l.FoundEmail != "" {
 		// Bought earlier, not verified yet: verify it, ask no finder for it.
 		if done, ok := r.verify(ctx, stop, l, &lr, l.FoundEmail, l.FoundBy); !ok || done {
@@ -87,6 +89,9 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 			return lr, true
 		case s.kind != stepAnswered || s.outcome != CallFound:
 			lr.add(f.Name(), s)
+			if parkFault(&lr, f.Name(), s) {
+				return lr, true
+			}
 			continue
 		}
 		if done, ok := r.verify(ctx, stop, l, &lr, found.Email, f.Name()); !ok || done {
@@ -107,6 +112,26 @@ func (r *tickRun) asks(l store.ClaimedLead, lr *leadResult, finder string) (ask,
 		return r.retryDoubt(l, finder), true
 	}
 	return true, false
+}
+
+// forgetBoughtFault is the invariant harness's broken build BoughtTwice
+// (internal/faults; a no-op elsewhere): the lead's waterfall forgets the
+// address an earlier attempt bought and the finders in doubt.
+func forgetBoughtFault(l *store.ClaimedLead, lr *leadResult) {
+	if faults.On(faults.BoughtTwice) {
+		l.FoundEmail, lr.doubted = "", nil
+	}
+}
+
+// parkFault is the invariant harness's broken build ParkedWhileServable
+// (internal/faults; false elsewhere): a finder out or blocked ends the
+// waterfall and parks the lead, the finders after it unasked.
+func parkFault(lr *leadResult, provider string, s step) bool {
+	if (s.kind == stepQuota || s.kind == stepBlocked) && faults.On(faults.ParkedWhileServable) {
+		lr.quota = &ProviderError{Provider: provider, Kind: KindQuota, Message: "fault: parked"}
+		return true
+	}
+	return false
 }
 
 // verify judges address, found by foundBy, with the verifier, if any. done

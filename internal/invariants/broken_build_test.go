@@ -1,103 +1,98 @@
 package invariants
 
 import (
-	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rindactl/rindactl/internal/faults"
 )
 
 // brokenEnv turns TestHarnessFindsBrokenBuilds on (make invariants-broken):
-// it builds rindactl once per invariant and runs schedules until the
-// harness finds each break, minutes on a busy machine, too long for
-// make test.
+// it runs schedules against rindactl's broken builds until the harness
+// finds each break, minutes on a busy machine, too long for make test.
 const brokenEnv = "RINDA_INVARIANTS_BROKEN"
 
 // brokenRunsMax is how many seeded runs a broken build gets to be caught.
-const brokenRunsMax = 20
-
-// edit replaces old (which must occur exactly once) by new in file, a path
-// from the module root.
-type edit struct{ file, old, new string }
+const brokenRunsMax = 40
 
 // brokenBuilds are deliberately broken builds of rindactl, one per
-// invariant: each undoes what keeps that invariant (compiled with go build
-// -overlay, so the tree is not touched). An edit that no longer applies
-// fails the test, so a refactoring cannot quietly make a case vacuous.
+// invariant: the build with the rindafaults tag, with the fault switch
+// that undoes what keeps that invariant turned on (internal/faults says
+// where each one acts). A switch is Go at the guard it breaks, not a text
+// patch, so it moves with the code; TestEveryFaultIsWired fails when one
+// is listed here but called nowhere, or not listed.
 var brokenBuilds = []struct {
 	check string // the invariant that must catch it (checks, checkName)
-	why   string
-	edits []edit
+	fault faults.Fault
 }{
-	{"cap", "the claim counts none of a mailbox's taken slots", []edit{{
-		"internal/store/queries/byhand/email_claim.sql",
-		"FROM mailbox_cap_slots(o.id, now()) c)",
-		"FROM mailbox_cap_slots(o.id, now()) c WHERE false)",
-	}}},
-	{"window", "no window is ever shut when a row is claimed or sent", []edit{{
-		"internal/sequence/dispatch.go",
-		"opens := w.Next(now, r.Timezone)",
-		"opens := now",
-	}}},
-	{"once", "a connection dropped after the final dot is a transient failure, retried", []edit{{
-		"internal/sequence/delivery_error.go",
-		"case phase == PhaseDataEnd:\n\t\treturn DeliveryUnknown",
-		"case phase == PhaseDataEnd:\n\t\treturn DeliveryTransient",
-	}}},
-	{"stops", "follow-ups of replied and unsubscribed enrollments are claimed", []edit{{
-		"internal/store/queries/byhand/email_claim.sql",
-		"          AND e.status = 'active'\n          AND e.current_step > 1\n",
-		"          AND e.status IN ('active', 'replied', 'unsubscribed')\n          AND e.current_step > 1\n",
-	}}},
-	{"recorded", "the settle never moves a send off 'sending'", []edit{{
-		"internal/store/queries/byhand/email_settle.sql",
-		"WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'",
-		"WHERE s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'never'",
-	}}},
-	{"spend", "the guard admits and bills calls whatever the ceiling", []edit{
-		{"internal/store/queries/byhand/guard_admit.sql",
-			"w.monthly_usd_ceiling AS ceiling,",
-			"NULL::numeric AS ceiling,"},
-		{"internal/store/queries/byhand/guard_admit.sql",
-			"    WHERE (SELECT monthly_usd_ceiling FROM workspaces WHERE id = $1::bigint) IS NULL\n",
-			"    WHERE true OR (SELECT monthly_usd_ceiling FROM workspaces WHERE id = $1::bigint) IS NULL\n"},
-	}},
+	{"cap", faults.Cap},
+	{"window", faults.Window},
+	{"once", faults.Once},
+	{"stops", faults.Stops},
+	{"recorded", faults.Recorded},
+	{"spend", faults.Spend},
+	{"paid_find_twice", faults.BoughtTwice},
+	{"parked_while_servable", faults.ParkedWhileServable},
 }
 
 // Each invariant the harness checks is found broken on a build that
-// breaks it: the harness runs seeded schedules against that build until
-// the invariant's check fails (within brokenRunsMax runs). The seeds are
-// the same each time (1, 2, ...); the schedules' timing is not, so a case
-// may need a different number of runs from one time to the next.
+// breaks it: the harness runs seeded schedules with its fault switched on
+// until the invariant's check fails (within brokenRunsMax runs), and the
+// switch must have been reached (the faulty code ran). The seeds are the
+// same each time (1, 2, ...); the schedules' timing is not, so a case may
+// need a different number of runs from one time to the next.
 func TestHarnessFindsBrokenBuilds(t *testing.T) {
 	if os.Getenv(brokenEnv) == "" {
 		t.Skipf("set %s=1 (make invariants-broken) to build and run the broken builds", brokenEnv)
 	}
-	root := moduleRoot(t)
+	bin := buildFaulty(t, moduleRoot(t))
 	for _, bb := range brokenBuilds {
 		t.Run(bb.check, func(t *testing.T) {
-			bin := buildBroken(t, root, bb.edits)
+			reachedFile := filepath.Join(t.TempDir(), "reached")
 			for seed := int64(1); seed <= brokenRunsMax; seed++ {
 				var found []string
 				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 					w := newWorld(t, seed)
 					w.bin = bin
+					for _, env := range []map[string]string{w.tickEnv, w.ownerEnv} {
+						env[faults.Env], env[faults.ReachedEnv] = string(bb.fault), reachedFile
+					}
 					w.schedule()
 					found = checkNamed(t, bb.check).run(w.collect())
 				})
 				if len(found) > 0 {
-					t.Logf("%s (%s): found at seed %d: %s", bb.check, bb.why, seed, found[0])
+					if !reached(reachedFile, bb.fault) {
+						t.Fatalf("%s found at seed %d but its fault switch %q was never reached: the check fails on a build that breaks nothing: %s", bb.check, seed, bb.fault, found[0])
+					}
+					t.Logf("%s (fault %s): found at seed %d: %s", bb.check, bb.fault, seed, found[0])
 					fmt.Printf("invariants-broken: %s found at seed %d\n", bb.check, seed)
 					return
 				}
 			}
-			t.Errorf("the harness did not find %q broken in %d runs of a build where %s", bb.check, brokenRunsMax, bb.why)
+			if !reached(reachedFile, bb.fault) {
+				t.Errorf("the fault switch %q was never reached in %d runs: the schedules never run the code it breaks", bb.fault, brokenRunsMax)
+				return
+			}
+			t.Errorf("the harness did not find %q broken in %d runs with the fault %q on", bb.check, brokenRunsMax, bb.fault)
 		})
 	}
+}
+
+// reached reports whether a faulty build's process noted fault as reached.
+func reached(file string, fault faults.Fault) bool {
+	b, _ := os.ReadFile(file)
+	return slices.Contains(strings.Fields(string(b)), string(fault))
 }
 
 func checkNamed(t *testing.T, name string) check {
@@ -110,46 +105,14 @@ func checkNamed(t *testing.T, name string) check {
 	return check{}
 }
 
-// buildBroken builds rindactl with edits applied through an overlay.
-func buildBroken(t *testing.T, root string, edits []edit) string {
+// buildFaulty builds rindactl with its fault switches (the rindafaults tag).
+func buildFaulty(t *testing.T, root string) string {
 	t.Helper()
-	dir := t.TempDir()
-	replaced := map[string]string{}
-	for _, e := range edits {
-		src := filepath.Join(root, e.file)
-		text, ok := replaced[src]
-		if !ok {
-			b, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text = string(b)
-		}
-		if n := strings.Count(text, e.old); n != 1 {
-			t.Fatalf("%s: %q occurs %d times, want once: update the broken build", e.file, e.old, n)
-		}
-		replaced[src] = strings.Replace(text, e.old, e.new, 1)
-	}
-	overlay := map[string]map[string]string{"Replace": {}}
-	i := 0
-	for src, text := range replaced {
-		i++
-		p := filepath.Join(dir, fmt.Sprintf("%d-%s", i, filepath.Base(src)))
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		overlay["Replace"][src] = p
-	}
-	js, _ := json.Marshal(overlay)
-	op := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(op, js, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "rindactl-broken")
-	cmd := exec.Command("go", "build", "-overlay", op, "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl")
+	bin := filepath.Join(t.TempDir(), "rindactl-faulty")
+	cmd := exec.Command("go", "build", "-tags", "rindafaults", "-o", bin, "github.com/rindactl/rindactl/cmd/rindactl")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the broken rindactl: %v\n%s", err, out)
+		t.Fatalf("building the faulty rindactl: %v\n%s", err, out)
 	}
 	return bin
 }
@@ -161,4 +124,115 @@ func moduleRoot(t *testing.T) string {
 		t.Fatal("no caller")
 	}
 	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Every fault switch is a broken build of the harness, caught by a check
+// it has, and called (faults.On(faults.X)) somewhere in rindactl's code
+// outside tests and the faults package: a switch whose guard was removed
+// or moved without it fails here, in make test, not in a broken-build run.
+// That the call changes behaviour is TestHarnessFindsBrokenBuilds' to show.
+func TestEveryFaultIsWired(t *testing.T) {
+	t.Parallel()
+	listed := map[faults.Fault]int{}
+	for _, bb := range brokenBuilds {
+		listed[bb.fault]++
+		checkNamed(t, bb.check)
+	}
+	for _, f := range faults.All {
+		if listed[f] != 1 {
+			t.Errorf("fault %q is listed %d times in brokenBuilds, want once", f, listed[f])
+		}
+	}
+	if len(listed) != len(faults.All) {
+		t.Errorf("brokenBuilds lists %d faults, internal/faults has %d", len(listed), len(faults.All))
+	}
+	root := moduleRoot(t)
+	names := faultConstants(t, filepath.Join(root, "internal", "faults", "faults.go"))
+	called := map[faults.Fault][]string{}
+	for _, dir := range []string{"internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+				strings.Contains(path, string(filepath.Separator)+"faults"+string(filepath.Separator)) {
+				return err
+			}
+			for _, f := range faultCalls(t, path, names) {
+				rel, _ := filepath.Rel(root, path)
+				called[f] = append(called[f], rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range faults.All {
+		if len(called[f]) == 0 {
+			t.Errorf("fault %q is called nowhere: its broken build would break nothing (put faults.On(faults.X) back at the guard it undoes)", f)
+		} else {
+			t.Logf("%s: %s", f, strings.Join(called[f], ", "))
+		}
+	}
+}
+
+// faultConstants maps the names of the Fault constants in file to their
+// values.
+func faultConstants(t *testing.T, file string) map[string]faults.Fault {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]faults.Fault{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Values) != len(vs.Names) {
+			return true
+		}
+		if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Fault" {
+			return true
+		}
+		for i, v := range vs.Values {
+			if lit, ok := v.(*ast.BasicLit); ok {
+				s, _ := strconv.Unquote(lit.Value)
+				out[vs.Names[i].Name] = faults.Fault(s)
+			}
+		}
+		return true
+	})
+	if len(out) != len(faults.All) {
+		t.Fatalf("%s declares %d Fault constants, faults.All has %d", file, len(out), len(faults.All))
+	}
+	return out
+}
+
+// faultCalls lists the faults file switches on: faults.On(faults.X).
+func faultCalls(t *testing.T, file string, names map[string]faults.Fault) []faults.Fault {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []faults.Fault
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 || !isSelector(call.Fun, "faults", "On") {
+			return true
+		}
+		if arg, ok := call.Args[0].(*ast.SelectorExpr); ok && isSelector(arg, "faults", arg.Sel.Name) {
+			if fault, ok := names[arg.Sel.Name]; ok {
+				out = append(out, fault)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func isSelector(e ast.Expr, pkg, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == pkg
 }

@@ -139,6 +139,10 @@ func TestChecksFailOnBrokenWorlds(t *testing.T) {
 			`INSERT INTO provider_calls (workspace_id, lead_id, provider, state, cost_usd, outcome) SELECT workspace_id, lead_id, provider, state, 0.01, outcome FROM provider_calls`, nil},
 		{"enrichment: a find bought again after a call whose answer was lost", checkPaidFindTwice,
 			`INSERT INTO provider_calls (workspace_id, lead_id, provider, state, cost_usd, outcome) SELECT workspace_id, lead_id, provider, 'reserved', 0.01, NULL FROM provider_calls`, nil},
+		{"enrichment: a finder in doubt asked again, and missing", checkPaidFindTwice,
+			`INSERT INTO provider_calls (workspace_id, lead_id, provider, state, cost_usd, outcome)
+			 SELECT l.workspace_id, l.id, 'findymail', 'settled', 0.01, o FROM leads l, unnest(ARRAY['in_doubt', 'not_found']) o
+			 WHERE l.email = 'lead3@example.test'`, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,8 +157,13 @@ func TestChecksFailOnBrokenWorlds(t *testing.T) {
 	}
 	t.Run("a world that keeps them all", func(t *testing.T) {
 		t.Parallel()
-		// lead 3 parked while both providers were out of credits.
+		// lead 3 parked while both providers were out of credits; its
+		// hunter miss bought twice (a kill between the miss's settle and
+		// the lead's record), then a call in doubt.
 		ev := brokenFixture(t, recordSend("lead2@example.test", "m2@acme.test", 1, "delivery_unknown")+`;
+			INSERT INTO provider_calls (workspace_id, lead_id, provider, state, cost_usd, outcome)
+			SELECT l.workspace_id, l.id, 'hunter', 'settled', 0.01, o FROM leads l, unnest(ARRAY['not_found', 'not_found', 'in_doubt']) o
+			WHERE l.email = 'lead3@example.test';
 			INSERT INTO lead_enrichment (lead_id, workspace_id, status, negative_cache_until, provider)
 			SELECT l.id, l.workspace_id, 'unreachable', now() + interval '1 day', 'findymail' FROM leads l WHERE l.email = 'lead3@example.test'`,
 			sent(16*time.Hour, "lead2@example.test", "m2@acme.test", 1))

@@ -236,12 +236,14 @@ func checkParkedWhileServable(ev *evidence) []string {
 
 // checkPaidFindTwice (issue 24): no lead's find paid twice at a provider,
 // counting a call whose answer was lost (admitted, never settled, or
-// settled in doubt) as a find: the provider may have billed it.
+// settled in doubt) as a find: the provider may have billed it. Once a
+// find is (maybe) paid, any billed call of that lead at that provider,
+// a miss too, buys it again.
 func checkPaidFindTwice(ev *evidence) []string {
 	var out []string
 	for k, n := range ev.paidFinds {
 		if n > 1 {
-			out = append(out, fmt.Sprintf("find %s paid %d times (found or in doubt)", k, n))
+			out = append(out, fmt.Sprintf("find %s paid %d times (a find or a call in doubt, then billed calls)", k, n))
 		}
 	}
 	slices.Sort(out)

@@ -33,7 +33,7 @@ type evidence struct {
 	// For the enrichment checks (issue 24).
 	providerModes []providerModeChange
 	unreachable   []parkedLead
-	paidFinds     map[string]int // "lead/provider" → found answers paid, or maybe paid (in doubt)
+	paidFinds     map[string]int // "lead/provider" → billed calls from its first find paid, or maybe paid (in doubt), on
 }
 
 type sendRow struct {
@@ -228,9 +228,20 @@ func (ev *evidence) read(ctx context.Context, db *pgxpool.Pool, c *clock) error 
 	}
 	// A find is paid when the provider answered it, or may have: a call
 	// admitted and never settled (its answer lost to a kill or a lost
-	// database) or settled in doubt by a later claim.
-	rows, err = db.Query(ctx, `SELECT lead_id::text || '/' || provider, count(*) FROM provider_calls
-		WHERE (outcome IS NULL OR outcome IN ('found', 'in_doubt')) AND state <> 'refunded' AND cost_usd > 0 AND lead_id IS NOT NULL
+	// database) or settled in doubt by a later claim. From the first such
+	// call of a lead at a provider on, every billed call (a find, a billed
+	// miss, another in doubt) buys it again; billed misses before it do
+	// not (a tick killed between a miss's settle and the lead's record
+	// asks again, by design). A call the ledger marks as a second charge
+	// is the in-doubt retry (RINDA_IN_DOUBT_RETRY_AFTER, issue 39), which
+	// the harness reaches when it moves the clock past the wait: bought
+	// again knowingly, recorded as such, not counted here.
+	rows, err = db.Query(ctx, `SELECT lead_id::text || '/' || provider, count(*) FILTER (WHERE id >= first_find AND NOT second_charge)
+		FROM (SELECT c.lead_id, c.provider, c.id, c.second_charge,
+				min(c.id) FILTER (WHERE c.outcome IS NULL OR c.outcome IN ('found', 'in_doubt')) OVER (PARTITION BY c.lead_id, c.provider) AS first_find
+			FROM provider_calls c
+			WHERE (c.outcome IS NULL OR c.outcome IN ('found', 'not_found', 'in_doubt')) AND c.state <> 'refunded' AND c.cost_usd > 0 AND c.lead_id IS NOT NULL) x
+		WHERE first_find IS NOT NULL
 		GROUP BY 1`)
 	if err != nil {
 		return err

@@ -80,11 +80,13 @@ const (
 	// suppressed) a message may still go out: a tick that claimed it before
 	// sends it within its --max-duration plus the SMTP grace.
 	stopSlack = 4 * time.Second
-	// ceilingUSD is the workspace's monthly ceiling; each call costs
-	// callCostUSD, so a run reaches it.
-	ceilingUSD  = "0.10"
-	callCostUSD = "0.01"
-	callCost    = 0.01
+	// ceilingUSD is the workspace's monthly ceiling in one run of two
+	// (roomyCeilingUSD in the other, so that enrichment goes on after the
+	// first ten calls); each call costs callCostUSD, so a run reaches it.
+	ceilingUSD      = "0.10"
+	roomyCeilingUSD = "1.00"
+	callCostUSD     = "0.01"
+	callCost        = 0.01
 )
 
 // newWorld sets up one run: a database, the fake servers, a campaign over
@@ -113,10 +115,11 @@ func newWorld(t *testing.T, seed int64) *world {
 		w.tickEnv["RINDA_"+name+"_BILL_MISSES"] = "true"
 		p.SetRetryAfter("2")
 	}
+	ceiling := w.finderConditions(seed)
 
 	w.must("import-campaign", w.ownerEnv, "import", "campaign", w.write("campaign.yaml", w.campaignYAML()))
 	w.must("import-leads", w.ownerEnv, "import", "leads", "--workspace", "acme", w.write("leads.csv", w.leadsCSV("a", 10+w.rng.IntN(30))))
-	w.must("workspace-set", w.ownerEnv, "workspace", "set", "acme", "--monthly-usd-ceiling", ceilingUSD)
+	w.must("workspace-set", w.ownerEnv, "workspace", "set", "acme", "--monthly-usd-ceiling", ceiling)
 	w.must("enroll", w.ownerEnv, "enroll", "--workspace", "acme", "--campaign", "c1", "--all-leads")
 	// A backlog, as after an outage: due now whatever the window said.
 	w.sql(`UPDATE enrollments SET next_send_at = now() - interval '2 hours', step_due_at = now() - interval '2 hours'`)
@@ -126,6 +129,23 @@ func newWorld(t *testing.T, seed int64) *world {
 		}
 	}
 	return w
+}
+
+// finderConditions draws how the finders start: each with a latency (so a
+// kill often lands while calls are in flight, and the next claim settles
+// them in doubt), maybe one out of credits (so leads go down the waterfall
+// to the other), and the workspace's monthly ceiling. Drawn from a source
+// of their own: the schedules of the seeds drawn before them stay as they
+// were.
+func (w *world) finderConditions(seed int64) (ceiling string) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x39))
+	for _, p := range w.finder {
+		p.SetLatency([]time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}[rng.IntN(4)])
+	}
+	if out := rng.IntN(4); out < len(w.finder) {
+		w.setProviderMode(w.finder[out], providertest.ModeQuotaExhausted)
+	}
+	return []string{ceilingUSD, roomyCeilingUSD}[rng.IntN(2)]
 }
 
 // campaignYAML draws the run's campaign: 2 to 5 mailboxes with caps of 0

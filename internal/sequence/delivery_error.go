@@ -14,6 +14,7 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -202,7 +203,7 @@ func noReplyKind(phase Phase, untrusted bool) DeliveryKind {
 		// Retrying changes nothing until the mailbox's tls_ca (or the
 		// server's certificate) is fixed: the mailbox's problem, not a lead's.
 		return DeliveryMailboxRefused
-	case phase == PhaseDataEnd:
+	case phase == PhaseDataEnd && !faults.On(faults.Once):
 		return DeliveryUnknown
 	}
 	return DeliveryTransient

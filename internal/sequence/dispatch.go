@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/tick"
 )
@@ -170,7 +171,7 @@ func presendOutcome(r store.ClaimedEnrollment, c *Campaign, now time.Time) (outc
 // already written for it. False while the window is open.
 func windowOutcome(w *Window, r store.ClaimedEnrollment, now time.Time, sends func() []store.SendResult) (outcome, bool) {
 	opens := w.Next(now, r.Timezone)
-	if !opens.After(now) {
+	if !opens.After(now) || faults.On(faults.Window) {
 		return outcome{}, false
 	}
 	o := outcome{kind: OutcomeOutsideWindow, n: 1, set: store.Settlement{Enrollments: []store.EnrollmentUpdate{{

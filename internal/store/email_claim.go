@@ -4,11 +4,14 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
+	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -96,6 +99,8 @@ type emailClaimParams struct {
 	Locked []int64
 	Served []int64
 	Rooms  []int64
+	// StoppedFollowUps is the harness's fault switch Stops: false.
+	StoppedFollowUps bool
 }
 
 // ClaimEnrollments leases up to batch due enrollments to tickID for lease,
@@ -136,6 +141,9 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 			if err != nil {
 				return err
 			}
+			if faults.On(faults.Cap) {
+				room.Rooms = slices.Repeat([]int64{math.MaxInt32}, len(room.Rooms))
+			}
 			// Planned per run: its plan must fit the served mailboxes (see
 			// servedByMailbox), and its RETURNING reads sends and
 			// campaign_recipients, which grow a row per message during a
@@ -148,7 +156,7 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 				rule = planByMailbox
 			}
 			rows, err := rule.on(tx).Query(ctx, emailClaimSQL, params(emailClaimParams{Batch: batch - len(claim.Rows), Lease: lease, TickID: tickID,
-				Locked: lock.Locked, Served: room.Ids, Rooms: room.Rooms})...)
+				Locked: lock.Locked, Served: room.Ids, Rooms: room.Rooms, StoppedFollowUps: faults.On(faults.Stops)})...)
 			if err != nil {
 				return err
 			}

@@ -104,7 +104,7 @@ func explainClaim(t *testing.T, db *storetest.DB, batch int) (read, claimed int)
 	}
 	var plan []byte
 	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+store.EmailClaimSQL,
-		pgx.QueryExecModeExec, batch, time.Minute, "claim-test", []int64{}, served, rooms).Scan(&plan); err != nil {
+		pgx.QueryExecModeExec, batch, time.Minute, "claim-test", []int64{}, served, rooms, false).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	var doc []struct{ Plan planNode }

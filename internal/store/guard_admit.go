@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -77,7 +78,7 @@ type GuardAdmitRow struct {
 func GuardAdmit(ctx context.Context, db DBTX, p GuardAdmitParams, calls []GuardAdmitCall) ([]GuardAdmitRow, error) {
 	a := guardAdmitParams{WorkspaceID: p.WorkspaceID, Provider: p.Provider, LeadIDs: make([]int64, len(calls)), TickID: p.TickID,
 		ProbeOwners: make([]string, len(calls)), ProbeLease: p.ProbeLease, BucketKey: p.BucketKey, Interval: p.Interval,
-		Horizons: make([]time.Duration, len(calls)), CostUSD: p.CostUSD, Tolerance: p.Tolerance}
+		Horizons: make([]time.Duration, len(calls)), CostUSD: p.CostUSD, Tolerance: p.Tolerance, Ceiling: !faults.On(faults.Spend)}
 	for i, c := range calls {
 		a.LeadIDs[i], a.ProbeOwners[i], a.Horizons[i] = c.LeadID, c.ProbeOwner, c.Horizon
 	}
@@ -114,6 +115,9 @@ type guardAdmitParams struct {
 	Horizons    []time.Duration
 	CostUSD     float64
 	Tolerance   time.Duration
+	// Ceiling: the workspace's ceiling holds (the harness's fault switch
+	// Spend turns it off).
+	Ceiling bool
 }
 
 func guardAdmit(ctx context.Context, db DBTX, p guardAdmitParams) ([]GuardAdmitRow, bool, error) {

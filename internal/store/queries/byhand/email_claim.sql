@@ -31,6 +31,9 @@
 -- (has_address leaves their first steps out of the claim's index).
 -- Besides the batch, it takes up to $1 rows a dead tick left 'sending'
 -- (crashed, below) to record them.
+-- $7 is false but in the invariant harness's broken build that takes the
+-- follow-ups of stopped enrollments (internal/faults, Stops): planned per
+-- run, false folds away and the predicate is the partial index's own.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
 -- Rows are locked FOR NO KEY UPDATE: it keeps claims apart as FOR UPDATE
@@ -72,7 +75,7 @@ follow_ups AS (
         SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
         FROM enrollments e
         WHERE e.campaign_id = c.id
-          AND e.status = 'active'
+          AND (e.status = 'active' OR $7::boolean AND e.status IN ('replied', 'unsubscribed'))
           AND e.current_step > 1
           AND e.next_send_at <= now()
           AND e.mailbox_id = ANY ($5::bigint[])
