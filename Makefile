@@ -100,7 +100,7 @@ invariants:
 # invariant: the build with the rindafaults tag, one fault switch on at a
 # time (internal/faults); each must be caught within a few seeded runs.
 # CI runs it; BROKEN_TIMEOUT bounds it (docs/reliability.md has its times).
-BROKEN_TIMEOUT ?= 90m
+BROKEN_TIMEOUT ?= 45m
 invariants-broken:
 	RINDA_INVARIANTS_BROKEN=1 $(GO) test -count=1 -v -timeout $(BROKEN_TIMEOUT) -run '^TestHarnessFindsBrokenBuilds$$' ./internal/invariants/
 
