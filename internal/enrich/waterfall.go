@@ -77,9 +77,7 @@ func (r *tickRun) waterfall(ctx, stop context.Context, l store.ClaimedLead, pers
 		}
 		var found Finding
 		s := r.call(ctx, stop, l, f.Name(), own, again, findCall(f, person, &found))
-		if again && s.answered() {
-			lr.doubted = slices.DeleteFunc(lr.doubted, func(p string) bool { return p == f.Name() })
-		}
+		lr.answeredAgain(f.Name(), again, s)
 		switch {
 		case s.kind == stepStopped:
 			return lr, false
@@ -112,6 +110,14 @@ func (r *tickRun) asks(l store.ClaimedLead, lr *leadResult, finder string) (ask,
 		return r.retryDoubt(l, finder), true
 	}
 	return true, false
+}
+
+// answeredAgain takes finder out of the lead's finders in doubt when it was
+// asked again (again) and this time answered.
+func (lr *leadResult) answeredAgain(finder string, again bool, s step) {
+	if again && s.answered() {
+		lr.doubted = slices.DeleteFunc(lr.doubted, func(p string) bool { return p == finder })
+	}
 }
 
 // forgetBoughtFault is the invariant harness's broken build BoughtTwice
