@@ -306,8 +306,11 @@ func TestEnrichKillInDoubtRecoversByItself(t *testing.T) {
 	for k, v := range hunter.Env("d") {
 		tickEnv[k] = v
 	}
+	// --max-duration long enough that the kill lands mid-tick however
+	// loaded the machine (a 3 s tick ended before 100 calls under CI's
+	// stress runs), and a lease that covers it plus the call timeout.
 	args := []string{"enrich", "tick", "--providers", "hunter", "--batch", "50", "--concurrency", fmt.Sprint(concurrency),
-		"--lease", killLease.String(), "--max-duration", "3s", "--nice", "0"}
+		"--lease", (killHTTPTimeout + time.Minute).String(), "--max-duration", "30s", "--nice", "0"}
 	// Mid-tick: a hundred answers in, calls in flight.
 	killWhen(t, db, tickEnv, args, func() {
 		testkit.Eventually(t, "100 Hunter calls", func() bool { return hunter.Count() >= 100 })
@@ -318,7 +321,10 @@ func TestEnrichKillInDoubtRecoversByItself(t *testing.T) {
 		next_attempt_at = now() - interval '1 second', updated_at = now() - interval '1 second'
 		WHERE status = 'in_progress'`)
 
-	recoverEnrichment(t, db, tickEnv, args)
+	// Recovery ticks end as soon as their work is: short ones.
+	recovery := slices.Clone(args)
+	recovery[slices.Index(recovery, "--max-duration")+1] = "3s"
+	recoverEnrichment(t, db, tickEnv, recovery)
 
 	if got := statusCounts(t, db); got["enriched"] != leads {
 		t.Errorf("leads %v, want all %d enriched", got, leads)
