@@ -61,7 +61,14 @@ func TestHostileProviders(t *testing.T) {
 			t.Run(string(tc.mode)+"/"+s.Provider(), func(t *testing.T) {
 				t.Parallel()
 				s.SetMode(tc.mode)
-				err := call(t, s, 200*time.Millisecond)
+				// Only the slow server needs the timeout to fire (it holds
+				// a request 30 s); 200 ms for every mode timed out before a
+				// malformed answer arrived under CI's stress runs (0 calls).
+				timeout := 10 * time.Second
+				if tc.mode == providertest.ModeSlow {
+					timeout = 2 * time.Second
+				}
+				err := call(t, s, timeout)
 				pe, ok := enrich.AsProviderError(err)
 				if !ok || pe.Kind != tc.kind {
 					t.Fatalf("err = %v; want %s", err, tc.kind)
