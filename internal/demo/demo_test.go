@@ -38,7 +38,10 @@ func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 	work := t.TempDir()
 	cfg := demo.Config{
 		Binary: binary, ServerURL: os.Getenv("DATABASE_URL"),
-		Leads: 300, Overdue: 100, Mailboxes: 4, Rounds: 3, Interval: 2 * time.Second,
+		// 6 s rounds: a 2 s email tick. With 2 s rounds a CI stress run's
+		// email ticks spent 330-540 ms on the first claim and ran out of
+		// their 667 ms with 9 of 300 steps sent.
+		Leads: 300, Overdue: 100, Mailboxes: 4, Rounds: 3, Interval: 6 * time.Second,
 		TempDir: work, Log: t.Logf,
 	}
 	rep, err := demo.Run(context.Background(), cfg)
@@ -49,7 +52,7 @@ func TestDemoKeepsEmailGoingWhileFindymailIsExhausted(t *testing.T) {
 		t.Fatalf("%d rounds reported, want 3", len(rep.Rounds))
 	}
 	// Email must keep going while Findymail is out (the incident's loader
-	// never ran). A round's email tick has a third of the 2 s round; on a
+	// never ran). A round's email tick has a third of the round; on a
 	// starved machine its first claim can come back past that deadline,
 	// and it releases the rows unsent, or a late previous round's
 	// follow-ups are not yet due when it claims: its own budget or an

@@ -341,9 +341,13 @@ func TestEnrichKillInDoubtRecoversByItself(t *testing.T) {
 	}
 	second := queryInt(t, db, `SELECT count(*) FROM provider_calls WHERE second_charge AND state = 'settled'`)
 	doubtedCalls := queryInt(t, db, `SELECT count(*) FROM provider_calls WHERE outcome = 'in_doubt'`)
-	// At most --concurrency calls were in flight at the kill.
-	if twice > concurrency || second != doubtedCalls || second > twice {
-		t.Errorf("%d leads asked twice, %d second charges in the ledger, %d calls in doubt (%d leads claimed at the kill, --concurrency %d): want the second asks (each a second charge, one per call in doubt) within the calls in flight",
+	// At most --concurrency calls were in flight at the kill. Each call in
+	// doubt is asked again as a possible second charge; on a loaded
+	// machine some of them had not reached Hunter when the kill landed
+	// (a CI stress run: 8 in doubt, 1 seen twice), so a lead Hunter saw
+	// twice is one of them, never more.
+	if twice > concurrency || second != doubtedCalls || twice > second {
+		t.Errorf("%d leads asked twice, %d second charges in the ledger, %d calls in doubt (%d leads claimed at the kill, --concurrency %d): want every second ask marked a second charge, one per call in doubt, within the calls in flight",
 			twice, second, doubtedCalls, inFlight, concurrency)
 	}
 	t.Logf("kill with %d leads claimed: %d calls in doubt, %d leads asked twice", inFlight, doubtedCalls, twice)
