@@ -96,12 +96,41 @@ func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) +
 // healthy mailboxes, in one transaction of its own. A mailbox already
 // paused or disabled is left alone. It returns the pause's end, or nil.
 func GuardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (*time.Time, error) {
-	var paused *time.Time
+	halt, err := guardBounces(ctx, pool, mailboxID, now, tickID)
+	if err != nil || !halt.PausedHere {
+		return nil, err
+	}
+	return &halt.Until, nil
+}
+
+// BounceHalt is what a sender learns from the guard after its bounces.
+type BounceHalt struct {
+	// Halt: the mailbox sends nothing until Until, paused by this call
+	// (PausedHere) or before it by anyone.
+	Halt, PausedHere bool
+	Until            time.Time
+}
+
+// HaltOnBounces is GuardBounces for a tick still holding the mailbox's
+// claimed rows: it halts as well when another tick (or an operator) paused
+// the mailbox after this tick's claim. Two ticks claim an unlocked mailbox
+// at once; the first to see the limit pauses it, and without this the
+// other sent its whole batch into the bounces (issue 39).
+func HaltOnBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (BounceHalt, error) {
+	return guardBounces(ctx, pool, mailboxID, now, tickID)
+}
+
+func guardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (BounceHalt, error) {
+	var halt BounceHalt
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		paused = nil
+		halt = BounceHalt{}
 		b, err := store.MailboxBounceStats(ctx, tx, mailboxID, store.BounceLimits{Window: BounceWindow, RateMax: BounceRateMaxDefault, StreakMax: BounceStreakMaxDefault})
-		if err != nil || b.Paused {
+		if err != nil {
 			return err
+		}
+		if b.Paused {
+			halt = BounceHalt{Halt: true, Until: b.PausedUntil}
+			return nil
 		}
 		pause, reason := bounceVerdict(b)
 		if !pause {
@@ -111,13 +140,13 @@ func GuardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now 
 		if err := pauseForBounces(ctx, tx, mailboxID, b, reason, until, tickID); err != nil {
 			return err
 		}
-		paused = &until
+		halt = BounceHalt{Halt: true, PausedHere: true, Until: until}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bounce-rate guard of mailbox %d: %w", mailboxID, err)
+		return BounceHalt{}, fmt.Errorf("bounce-rate guard of mailbox %d: %w", mailboxID, err)
 	}
-	return paused, nil
+	return halt, nil
 }
 
 func pauseForBounces(ctx context.Context, tx pgx.Tx, mailboxID int64, b store.MailboxBounces, reason string, until time.Time, tickID string) error {

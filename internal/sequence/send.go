@@ -228,8 +228,14 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 	}
 	if o := failedOutcome(r, de, t.opts.Now()); o.bounced != 0 {
 		// The bounce guard reads the mailbox's bounces once this is
-		// written: the settle writer runs it.
+		// written: the settle writer runs it. The lane's next message
+		// waits for its verdict, so a bouncing mailbox sends at most one
+		// message past its limit per tick, however fast the server
+		// refuses (issue 39: four ticks claiming one mailbox together
+		// sent 19-53 of 100 into a limit of 3).
+		o.written = make(chan struct{})
 		t.settleLater(s, o)
+		<-o.written
 	} else {
 		mbs.pending = append(mbs.pending, o)
 	}

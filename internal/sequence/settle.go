@@ -32,15 +32,19 @@ func merge(group []outcome) store.Settlement {
 
 // settle writes a group of outcomes in one transaction, then counts them
 // and runs the bounce guard for the mailboxes with a hard bounce among them.
+// An outcome's written channel closes after the guard: a lane waiting on
+// its bounce sends its next message only once the guard has judged it.
 func (t *emailTick) settle(ctx context.Context, group []outcome) error {
+	defer func() {
+		for _, o := range group {
+			if o.written != nil {
+				close(o.written)
+			}
+		}
+	}()
 	began := time.Now()
 	err := store.Settle(ctx, t.pool, t.opts.TickID, merge(group))
 	t.clock.since(phaseSettle, began)
-	for _, o := range group {
-		if o.written != nil {
-			close(o.written)
-		}
-	}
 	if err != nil {
 		return err
 	}
@@ -76,14 +80,16 @@ func (t *emailTick) count(group []outcome) (bounced []int64) {
 // (GuardBounces); the rest of its queue in this tick is then released
 // (bouncePaused).
 func (t *emailTick) guardBounces(ctx context.Context, mailboxID int64) error {
-	until, err := GuardBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
-	if err != nil || until == nil {
+	halt, err := HaltOnBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
+	if err != nil || !halt.Halt {
 		return err
 	}
 	t.mu.Lock()
-	t.bounceHalts[mailboxID] = *until
+	t.bounceHalts[mailboxID] = halt.Until
 	t.mu.Unlock()
-	t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox_id", mailboxID, "paused_until", *until, "tick_id", t.opts.TickID)
+	if halt.PausedHere {
+		t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox_id", mailboxID, "paused_until", halt.Until, "tick_id", t.opts.TickID)
+	}
 	return nil
 }
 

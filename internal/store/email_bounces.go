@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
@@ -12,8 +13,10 @@ import (
 type MailboxBounces struct {
 	WorkspaceID int64
 	Address     string
-	// Paused: the mailbox sends nothing now (paused or disabled).
-	Paused bool
+	// Paused: the mailbox sends nothing now (paused or disabled), until
+	// PausedUntil (now for a disabled one).
+	Paused      bool
+	PausedUntil time.Time
 	// Sends counts its last sends that reached a server (at most the
 	// window), Bounces the hard bounces among them, Streak the newest of
 	// them that bounced in a row.
@@ -40,6 +43,6 @@ func MailboxBounceStats(ctx context.Context, db DBTX, mailboxID int64, lim Bounc
 	if err != nil {
 		return MailboxBounces{}, fmt.Errorf("mailbox %d bounces: %w", mailboxID, err)
 	}
-	return MailboxBounces{WorkspaceID: r.WorkspaceID, Address: r.Address, Paused: r.Paused, Sends: r.Sends, Bounces: r.Bounces,
+	return MailboxBounces{WorkspaceID: r.WorkspaceID, Address: r.Address, Paused: r.Paused, PausedUntil: r.PausedUntil, Sends: r.Sends, Bounces: r.Bounces,
 		Streak: r.Streak, RateMax: r.RateMax, StreakMax: int(r.StreakMax)}, nil
 }

@@ -7,6 +7,7 @@ package sqlcdb
 
 import (
 	"context"
+	"time"
 )
 
 const emailMailboxBounces = `-- name: EmailMailboxBounces :one
@@ -30,6 +31,9 @@ limits AS (
 )
 SELECT m.workspace_id, m.address,
        (m.status <> 'active' OR coalesce(m.paused_until > now(), false))::boolean AS paused,
+       -- Until when a paused mailbox sends nothing (now for a disabled one):
+       -- a tick whose claim came before another tick paused it stops too.
+       greatest(coalesce(m.paused_until, now()), now())::timestamptz AS paused_until,
        (SELECT count(*) FROM recent) AS sends,
        (SELECT count(*) FILTER (WHERE bounced) FROM recent) AS bounces,
        (SELECT coalesce(min(n) FILTER (WHERE NOT bounced) - 1, count(*)) FROM recent)::bigint AS streak,
@@ -49,6 +53,7 @@ type EmailMailboxBouncesRow struct {
 	WorkspaceID int64
 	Address     string
 	Paused      bool
+	PausedUntil time.Time
 	Sends       int64
 	Bounces     int64
 	Streak      int64
@@ -61,7 +66,7 @@ type EmailMailboxBouncesRow struct {
 // as a hard bounce; not the ones in flight), how many hard-bounced and how
 // many of the newest did in a row; the strictest limits of its campaigns
 // (0 turns one off; the defaults when it belongs to none); and whether it
-// already sends nothing (paused or disabled). The newest sends are read
+// already sends nothing (paused or disabled), and until when. The newest sends are read
 // backwards on sends_mailbox_created_idx, window rows at most.
 func (q *Queries) EmailMailboxBounces(ctx context.Context, arg EmailMailboxBouncesParams) (EmailMailboxBouncesRow, error) {
 	row := q.db.QueryRow(ctx, emailMailboxBounces,
@@ -75,6 +80,7 @@ func (q *Queries) EmailMailboxBounces(ctx context.Context, arg EmailMailboxBounc
 		&i.WorkspaceID,
 		&i.Address,
 		&i.Paused,
+		&i.PausedUntil,
 		&i.Sends,
 		&i.Bounces,
 		&i.Streak,
