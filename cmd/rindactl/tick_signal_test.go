@@ -469,12 +469,12 @@ func sigtermWhileRecordingStart(t *testing.T, kind tickkind.Kind) {
 	ctx := context.Background()
 	tx := lockTable(t, db, "tick_runs")
 	cmd, stdout, stderr := startRindactl(t, tickTestEnv(db), append(kind.Args(), "--output", "json")...)
-	testkit.Eventually(t, "the tick to wait to record its start", waitingOn(db, "INSERT INTO tick_runs"))
+	testkit.Eventually(t, "the tick to wait to record its start", waitingOn(db, "TickStart"))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// The start was cancelled; the tick now records that it stopped.
-	testkit.Eventually(t, "the tick to record its stop", waitingOn(db, "ON CONFLICT (tick_id)"))
+	testkit.Eventually(t, "the tick to record its stop", waitingOn(db, "TickStopped"))
 	_ = tx.Rollback(ctx)
 	if code := waitExit(t, cmd); code != exitOK {
 		t.Fatalf("exit %d after SIGTERM while recording its start, want 0\n%s%s", code, stdout, stderr)
@@ -493,7 +493,7 @@ func TestEnrichTickSIGTERMWhileReadingStoredKeysIsACleanStop(t *testing.T) {
 	ctx := context.Background()
 	tx := lockTable(t, db, "workspace_provider_keys")
 	cmd, stdout, stderr := startRindactl(t, tickTestEnv(db), "enrich", "tick", "--output", "json")
-	testkit.Eventually(t, "the tick to wait to read the stored keys", waitingOn(db, "workspace_provider_keys"))
+	testkit.Eventually(t, "the tick to wait to read the stored keys", waitingOn(db, "ProviderKeysList"))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -520,14 +520,16 @@ func tickTestEnv(db *storetest.DB) map[string]string {
 		"RINDA_HUNTER_API_KEY": "unused", "RINDA_FINDYMAIL_API_KEY": "unused"}
 }
 
-// waitingOn reports whether another session of db waits on a lock in a
-// statement that contains sql ("": in any statement).
-func waitingOn(db *storetest.DB, sql string) func() bool {
+// waitingOn reports whether another session of db waits on a lock in the
+// store query named query ("": in any statement). It matches the name
+// sqlc sends at the head of each statement ("-- name: TickStart :one"),
+// the query's identity, so rewording a query's SQL breaks no test here.
+func waitingOn(db *storetest.DB, query string) func() bool {
 	return func() bool {
 		var n int
 		err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'
-			AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, sql).Scan(&n)
+			AND pid <> pg_backend_pid() AND ($1 = '' OR query LIKE '-- name: ' || $1 || ' :%')`, query).Scan(&n)
 		return err == nil && n > 0
 	}
 }

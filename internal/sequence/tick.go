@@ -83,8 +83,8 @@ type TickReport struct {
 	Outcomes   map[string]int `json:"outcomes"`
 	ByMailbox  map[string]int `json:"by_mailbox"`
 	DurationMS int64          `json:"duration_ms"`
-	// Timing: where the time went (docs/benchmarks.md, "Where an email's
-	// time goes").
+	// Timing: where the time went (bench/results/
+	// 2026-12-03-2130-where-an-emails-time-goes.md).
 	Timing TickTiming `json:"timing"`
 }
 

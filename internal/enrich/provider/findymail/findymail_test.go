@@ -8,7 +8,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
-	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 )
 
@@ -31,18 +30,6 @@ func standIn(t *testing.T) *providertest.Server {
 	s := providertest.NewFindymail()
 	t.Cleanup(s.Close)
 	return s
-}
-
-func requireKind(t *testing.T, err error, kind enrich.ErrorKind, status int) *enrich.ProviderError {
-	t.Helper()
-	pe, ok := enrich.AsProviderError(err)
-	if !ok || pe.Kind != kind || pe.Status != status || pe.Provider != findymail.Name {
-		t.Fatalf("err = %v; want %s %s (HTTP %d)", err, findymail.Name, kind, status)
-	}
-	if providerhttp.LeaksSecret(err, key) {
-		t.Fatalf("API key leaked: %v", err)
-	}
-	return pe
 }
 
 func TestFindEmailFound(t *testing.T) {
@@ -75,7 +62,7 @@ func TestFindEmailQuota402(t *testing.T) {
 	s := standIn(t)
 	s.SetMode(providertest.ModeQuotaExhausted)
 	_, err := newFinder(t, s.URL()).FindEmail(t.Context(), lead)
-	pe := requireKind(t, err, enrich.KindQuota, http.StatusPaymentRequired)
+	pe := providertest.RequireKind(t, err, findymail.Name, enrich.KindQuota, http.StatusPaymentRequired, key)
 	if pe.Message != "Not enough credits" || s.Count() != 1 {
 		t.Fatalf("message %q after %d calls; want Findymail's text after 1", pe.Message, s.Count())
 	}
@@ -87,7 +74,7 @@ func TestFindEmailIncident429IsQuota(t *testing.T) {
 	s := standIn(t)
 	s.SetMode(providertest.ModeQuota429)
 	_, err := newFinder(t, s.URL()).FindEmail(t.Context(), lead)
-	requireKind(t, err, enrich.KindQuota, http.StatusTooManyRequests)
+	providertest.RequireKind(t, err, findymail.Name, enrich.KindQuota, http.StatusTooManyRequests, key)
 	if s.Count() != 1 {
 		t.Fatalf("stand-in saw %d calls; want 1", s.Count())
 	}
@@ -111,7 +98,7 @@ func TestFindEmailThrottle429(t *testing.T) {
 			s := standIn(t)
 			s.RateLimit(tc.retryAfter)
 			_, err := newFinder(t, s.URL()).FindEmail(t.Context(), lead)
-			requireKind(t, err, tc.kind, http.StatusTooManyRequests)
+			providertest.RequireKind(t, err, findymail.Name, tc.kind, http.StatusTooManyRequests, key)
 			if s.Count() != 1 {
 				t.Fatalf("stand-in saw %d calls; want 1 (wait too long to retry in-call)", s.Count())
 			}
@@ -124,14 +111,14 @@ func TestFindEmailAuth401(t *testing.T) {
 	s := standIn(t)
 	s.SetKeys("someone-else")
 	_, err := newFinder(t, s.URL()).FindEmail(t.Context(), lead)
-	requireKind(t, err, enrich.KindAuth, http.StatusUnauthorized)
+	providertest.RequireKind(t, err, findymail.Name, enrich.KindAuth, http.StatusUnauthorized, key)
 }
 
 func TestFindEmailInvalidLead422(t *testing.T) {
 	t.Parallel()
 	s := standIn(t)
 	_, err := newFinder(t, s.URL()).FindEmail(t.Context(), enrich.Lead{FirstName: "Ada"})
-	pe := requireKind(t, err, enrich.KindInvalidLead, http.StatusUnprocessableEntity)
+	pe := providertest.RequireKind(t, err, findymail.Name, enrich.KindInvalidLead, http.StatusUnprocessableEntity, key)
 	if pe.Message != "The domain field is required." {
 		t.Fatalf("message = %q", pe.Message)
 	}
@@ -194,7 +181,7 @@ func TestFindEmailClassification(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := newFinder(t, answer(t, tc.status, tc.contentType, tc.body)).FindEmail(t.Context(), lead)
-			requireKind(t, err, tc.kind, tc.status)
+			providertest.RequireKind(t, err, findymail.Name, tc.kind, tc.status, key)
 		})
 	}
 }

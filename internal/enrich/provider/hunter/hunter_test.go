@@ -33,18 +33,6 @@ func standIn(t *testing.T) *providertest.Server {
 	return s
 }
 
-func requireKind(t *testing.T, err error, kind enrich.ErrorKind, status int) *enrich.ProviderError {
-	t.Helper()
-	pe, ok := enrich.AsProviderError(err)
-	if !ok || pe.Kind != kind || pe.Status != status || pe.Provider != hunter.Name {
-		t.Fatalf("err = %v; want %s %s (HTTP %d)", err, hunter.Name, kind, status)
-	}
-	if providerhttp.LeaksSecret(err, key) {
-		t.Fatalf("API key leaked: %v", err)
-	}
-	return pe
-}
-
 func TestFindEmailFound(t *testing.T) {
 	t.Parallel()
 	s := standIn(t)
@@ -81,7 +69,7 @@ func TestFindEmailQuota429(t *testing.T) {
 		t.Fatalf("first call: %v", err)
 	}
 	_, err := f.FindEmail(t.Context(), lead)
-	requireKind(t, err, enrich.KindQuota, http.StatusTooManyRequests)
+	providertest.RequireKind(t, err, hunter.Name, enrich.KindQuota, http.StatusTooManyRequests, key)
 	if s.Count() != 2 {
 		t.Fatalf("stand-in saw %d calls; want 2 (quota is never retried)", s.Count())
 	}
@@ -103,7 +91,7 @@ func TestFindEmailRateLimit403(t *testing.T) {
 			s := standIn(t)
 			s.RateLimit(tc.retryAfter)
 			_, err := newFinder(t, s.URL()).FindEmail(t.Context(), lead)
-			pe := requireKind(t, err, tc.kind, http.StatusForbidden)
+			pe := providertest.RequireKind(t, err, hunter.Name, tc.kind, http.StatusForbidden, key)
 			if pe.RetryAfter != tc.wait || s.Count() != 1 {
 				t.Fatalf("RetryAfter = %s after %d calls; want %s after 1", pe.RetryAfter, s.Count(), tc.wait)
 			}
@@ -116,7 +104,7 @@ func TestFindEmailAuth(t *testing.T) {
 	s := standIn(t)
 	s.SetKeys("another-key")
 	_, err := newFinder(t, s.URL()).FindEmail(t.Context(), lead)
-	requireKind(t, err, enrich.KindAuth, http.StatusUnauthorized)
+	providertest.RequireKind(t, err, hunter.Name, enrich.KindAuth, http.StatusUnauthorized, key)
 }
 
 func TestFindEmailMissingKeyMakesNoCall(t *testing.T) {
@@ -127,7 +115,7 @@ func TestFindEmailMissingKeyMakesNoCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.FindEmail(t.Context(), lead)
-	requireKind(t, err, enrich.KindAuth, 0)
+	providertest.RequireKind(t, err, hunter.Name, enrich.KindAuth, 0, key)
 	if s.Count() != 0 {
 		t.Fatalf("stand-in saw %d calls; want 0", s.Count())
 	}
@@ -137,7 +125,7 @@ func TestFindEmailInvalidLead400(t *testing.T) {
 	t.Parallel()
 	s := standIn(t)
 	_, err := newFinder(t, s.URL()).FindEmail(t.Context(), enrich.Lead{FirstName: "Ada"})
-	pe := requireKind(t, err, enrich.KindInvalidLead, http.StatusBadRequest)
+	pe := providertest.RequireKind(t, err, hunter.Name, enrich.KindInvalidLead, http.StatusBadRequest, key)
 	if pe.Message != "wrong_params: You are missing the domain parameter" {
 		t.Fatalf("message = %q; want Hunter's error id and details", pe.Message)
 	}
@@ -179,7 +167,7 @@ func TestFindEmailClassification(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := newFinder(t, answer(t, tc.status, tc.contentType, tc.body)).FindEmail(t.Context(), lead)
-			requireKind(t, err, tc.kind, tc.wantStatus)
+			providertest.RequireKind(t, err, hunter.Name, tc.kind, tc.wantStatus, key)
 		})
 	}
 }
@@ -211,5 +199,5 @@ func TestNewForcesName(t *testing.T) {
 	}
 	f := hunter.New(providerhttp.Config{Provider: "other", APIKey: key, BaseURL: base})
 	_, err = f.FindEmail(t.Context(), enrich.Lead{FirstName: "Ada"})
-	requireKind(t, err, enrich.KindInvalidLead, http.StatusBadRequest)
+	providertest.RequireKind(t, err, hunter.Name, enrich.KindInvalidLead, http.StatusBadRequest, key)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/millionverifier"
-	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 )
 
@@ -28,18 +27,6 @@ func standIn(t *testing.T) *providertest.Server {
 	s := providertest.NewMillionVerifier()
 	t.Cleanup(s.Close)
 	return s
-}
-
-func requireKind(t *testing.T, err error, kind enrich.ErrorKind, status int) *enrich.ProviderError {
-	t.Helper()
-	pe, ok := enrich.AsProviderError(err)
-	if !ok || pe.Kind != kind || pe.Status != status || pe.Provider != millionverifier.Name {
-		t.Fatalf("err = %v; want %s %s (HTTP %d)", err, millionverifier.Name, kind, status)
-	}
-	if providerhttp.LeaksSecret(err, key) {
-		t.Fatalf("API key leaked: %v", err)
-	}
-	return pe
 }
 
 func TestVerifyVerdicts(t *testing.T) {
@@ -68,7 +55,7 @@ func TestVerifyErrorIn200(t *testing.T) {
 		s := standIn(t)
 		s.QuotaAfter(0)
 		_, err := newVerifier(t, s.URL()).Verify(t.Context(), "ada@example.com")
-		pe := requireKind(t, err, enrich.KindQuota, http.StatusOK)
+		pe := providertest.RequireKind(t, err, millionverifier.Name, enrich.KindQuota, http.StatusOK, key)
 		if pe.Message != "Insufficient credits" {
 			t.Fatalf("message = %q", pe.Message)
 		}
@@ -78,7 +65,7 @@ func TestVerifyErrorIn200(t *testing.T) {
 		s := standIn(t)
 		s.SetKeys("another")
 		_, err := newVerifier(t, s.URL()).Verify(t.Context(), "ada@example.com")
-		requireKind(t, err, enrich.KindAuth, http.StatusOK)
+		providertest.RequireKind(t, err, millionverifier.Name, enrich.KindAuth, http.StatusOK, key)
 	})
 	for _, tc := range []struct {
 		name, body string
@@ -95,7 +82,7 @@ func TestVerifyErrorIn200(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := newVerifier(t, answer(t, 200, tc.body)).Verify(t.Context(), "ada@example.com")
-			requireKind(t, err, tc.kind, http.StatusOK)
+			providertest.RequireKind(t, err, millionverifier.Name, tc.kind, http.StatusOK, key)
 		})
 	}
 }
@@ -116,7 +103,7 @@ func TestVerifyRateLimited(t *testing.T) {
 	s := standIn(t)
 	s.RateLimit("45")
 	_, err := newVerifier(t, s.URL()).Verify(t.Context(), "ada@example.com")
-	pe := requireKind(t, err, enrich.KindRateLimited, http.StatusTooManyRequests)
+	pe := providertest.RequireKind(t, err, millionverifier.Name, enrich.KindRateLimited, http.StatusTooManyRequests, key)
 	if pe.RetryAfter.Seconds() != 45 {
 		t.Fatalf("RetryAfter = %s; want 45s", pe.RetryAfter)
 	}
@@ -126,7 +113,7 @@ func TestVerifyNotAnAddressMakesNoCall(t *testing.T) {
 	t.Parallel()
 	s := standIn(t)
 	_, err := newVerifier(t, s.URL()).Verify(t.Context(), "no-at-sign")
-	requireKind(t, err, enrich.KindInvalidLead, 0)
+	providertest.RequireKind(t, err, millionverifier.Name, enrich.KindInvalidLead, 0, key)
 	if s.Count() != 0 {
 		t.Fatalf("stand-in saw %d calls; want 0", s.Count())
 	}

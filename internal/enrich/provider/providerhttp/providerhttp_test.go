@@ -17,6 +17,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
+	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/testkit"
 )
 
@@ -57,25 +58,6 @@ func get(ctx context.Context, c *providerhttp.Client) (string, error) {
 	})
 }
 
-// requireKind asserts err is a ProviderError of kind and that no text
-// reachable from it carries the key.
-func requireKind(t *testing.T, err error, kind enrich.ErrorKind) *enrich.ProviderError {
-	t.Helper()
-	pe, ok := enrich.AsProviderError(err)
-	if !ok {
-		t.Fatalf("error %v (%T) is not a *enrich.ProviderError", err, err)
-	}
-	if pe.Kind != kind {
-		t.Fatalf("kind = %s, want %s (error: %v)", pe.Kind, kind, err)
-	}
-	for e := error(pe); e != nil; e = errors.Unwrap(e) {
-		if strings.Contains(e.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", e), secret) {
-			t.Fatalf("API key leaked in error text %q", e.Error())
-		}
-	}
-	return pe
-}
-
 func TestDoSuccess(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +80,7 @@ func TestDoMissingKeySendsNothing(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	t.Cleanup(srv.Close)
 	_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.APIKey = "" }))
-	pe := requireKind(t, err, enrich.KindAuth)
+	pe := providertest.RequireError(t, err, enrich.KindAuth, secret)
 	if !strings.Contains(pe.Message, "RINDA_TEST_API_KEY") {
 		t.Errorf("message %q should name the variable to set", pe.Message)
 	}
@@ -115,7 +97,7 @@ func TestDoTimeoutIsUnavailable(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv, func(c *providerhttp.Config) { c.Timeout = 50 * time.Millisecond })
 	_, err := get(t.Context(), c)
-	pe := requireKind(t, err, enrich.KindUnavailable)
+	pe := providertest.RequireError(t, err, enrich.KindUnavailable, secret)
 	if !errors.Is(err, context.DeadlineExceeded) || !pe.Transient() {
 		t.Errorf("err = %v; want a transient deadline error", err)
 	}
@@ -132,7 +114,7 @@ func TestDoSlowBodyPastTimeout(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv, func(c *providerhttp.Config) { c.Timeout = 50 * time.Millisecond })
 	_, err := get(t.Context(), c)
-	pe := requireKind(t, err, enrich.KindUnavailable)
+	pe := providertest.RequireError(t, err, enrich.KindUnavailable, secret)
 	if pe.Status != http.StatusOK || !strings.Contains(pe.Message, "reading response body") {
 		t.Errorf("error = %v; want a body-read failure after a 200", pe)
 	}
@@ -145,7 +127,7 @@ func TestDoCallerCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	cancel(errors.New("terminated signal received"))
 	_, err := get(ctx, newClient(t, srv, nil))
-	pe := requireKind(t, err, enrich.KindCancelled)
+	pe := providertest.RequireError(t, err, enrich.KindCancelled, secret)
 	if pe.Transient() || pe.Error() != "test: cancelled: call cancelled by the tick: terminated signal received" {
 		t.Errorf("err = %v; want the tick's cancellation naming its cause, not transient", err)
 	}
@@ -196,7 +178,7 @@ func TestDoBodyLimit(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.MaxBody = 1024 }))
-	pe := requireKind(t, err, enrich.KindUnavailable)
+	pe := providertest.RequireError(t, err, enrich.KindUnavailable, secret)
 	if !strings.Contains(pe.Message, "larger than 1024 bytes") {
 		t.Errorf("message = %q; want it to name the limit", pe.Message)
 	}
@@ -212,7 +194,7 @@ func TestDoRefusesRedirectToAnotherHost(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	_, err := get(t.Context(), newClient(t, srv, nil))
-	requireKind(t, err, enrich.KindAuth)
+	providertest.RequireError(t, err, enrich.KindAuth, secret)
 	if elsewhere.Load() != 0 {
 		t.Fatalf("the other host received %d requests carrying the key", elsewhere.Load())
 	}
@@ -240,7 +222,7 @@ func TestDoConnectionRefusedDoesNotLeakKey(t *testing.T) {
 	c := newClient(t, srv, nil)
 	srv.Close()
 	_, err := get(t.Context(), c)
-	requireKind(t, err, enrich.KindUnavailable)
+	providertest.RequireError(t, err, enrich.KindUnavailable, secret)
 }
 
 func TestDoRetriesShortRetryAfter(t *testing.T) {
@@ -271,7 +253,7 @@ func TestDoRetryIsBounded(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	_, err := get(t.Context(), newClient(t, srv, func(c *providerhttp.Config) { c.MaxRetries = 1 }))
-	pe := requireKind(t, err, enrich.KindRateLimited)
+	pe := providertest.RequireError(t, err, enrich.KindRateLimited, secret)
 	if pe.RetryAfter != time.Second || hits.Load() != 2 {
 		t.Fatalf("RetryAfter %s after %d requests; want 1s after 2 (one retry)", pe.RetryAfter, hits.Load())
 	}
@@ -301,7 +283,7 @@ func TestDoDoesNotRetryLongRetryAfter(t *testing.T) {
 				c.MaxRetries = 2
 				c.Now = func() time.Time { return now }
 			}))
-			requireKind(t, err, tc.kind)
+			providertest.RequireError(t, err, tc.kind, secret)
 			if hits.Load() != 1 {
 				t.Fatalf("%d requests; want 1 (no in-call retry)", hits.Load())
 			}
@@ -323,7 +305,7 @@ func TestDoRetryHonoursContext(t *testing.T) {
 	t.Cleanup(srv.Close)
 	_, err := get(ctx, newClient(t, srv, func(c *providerhttp.Config) { c.MaxRetries = 2 }))
 	// The retry was due: the tick cut the call, the provider did not fail it.
-	requireKind(t, err, enrich.KindCancelled)
+	providertest.RequireError(t, err, enrich.KindCancelled, secret)
 	if hits.Load() != 1 || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%d requests, error %v; want 1 and the tick's deadline as cause", hits.Load(), err)
 	}
@@ -362,7 +344,7 @@ func TestMalformedNamesHTML(t *testing.T) {
 			return v, nil
 		},
 	})
-	pe := requireKind(t, err, enrich.KindUnavailable)
+	pe := providertest.RequireError(t, err, enrich.KindUnavailable, secret)
 	if !strings.Contains(pe.Message, "text/html") {
 		t.Errorf("message %q should name the content type", pe.Message)
 	}
