@@ -38,7 +38,8 @@ const (
 // StormConfig sets up an enrichment storm.
 type StormConfig struct {
 	URL string
-	// Binary is the rindactl the tick processes run ("": this one).
+	// Binary is the rindactl the tick processes run (required: rindabench
+	// is not one).
 	Binary        string
 	Leads         int
 	Batch         int
@@ -80,9 +81,7 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 		return res, fmt.Errorf("invalid --leads %d: use 1 or more", cfg.Leads)
 	}
 	if cfg.Binary == "" {
-		if cfg.Binary, err = os.Executable(); err != nil {
-			return res, err
-		}
+		return res, errors.New("bench storm: no rindactl binary to run the ticks")
 	}
 	cfg.Batch = cmp.Or(cfg.Batch, StormBatchDefault)
 	cfg.Concurrency = cmp.Or(cfg.Concurrency, StormConcurrencyDefault)

@@ -40,7 +40,7 @@ var WidthsDefault = []int{1, 2, 4, 8, 16}
 // WidthConfig sets up a width run.
 type WidthConfig struct {
 	URL string
-	// Binary is the rindactl the tick processes run (this one by default).
+	// Binary is the rindactl the tick processes run (required).
 	Binary string
 	Widths []int
 	Kinds  []tickkind.Kind // Email and/or Enrich
@@ -107,11 +107,7 @@ type WidthRow struct {
 // throughput, Postgres CPU per row and lock waits.
 func Width(ctx context.Context, cfg WidthConfig) ([]WidthRow, error) {
 	if cfg.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Binary = exe
+		return nil, errors.New("bench width: no rindactl binary to run the ticks")
 	}
 	var rows []WidthRow
 	for _, kind := range cfg.Kinds {

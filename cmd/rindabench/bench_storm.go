@@ -13,7 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/sequence"
 )
 
-// BenchStormOptions holds the flags of `rindactl bench storm`.
+// BenchStormOptions holds the flags of `rindabench bench storm`.
 type BenchStormOptions struct {
 	f             *Factory
 	Leads         int
@@ -45,9 +45,9 @@ own start and finish).
 
 Run it beside an email tick to see what enrichment costs email on a shared
 database; "rindactl bench incident" does that as interleaved pairs.`,
-		Example: `  rindactl bench storm --duration 20s --output json
+		Example: `  rindabench bench storm --duration 20s --output json
   # the same storm ticking another build's enrich tick (before/after)
-  rindactl bench storm --duration 20s --tick-binary /tmp/rindactl-main --output json`,
+  rindabench bench storm --duration 20s --tick-binary /tmp/rindactl-main --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchStormRun(cmd.Context(), opts) },
 	}
@@ -58,7 +58,7 @@ database; "rindactl bench incident" does that as interleaved pairs.`,
 	fl.DurationVar(&opts.HunterLatency, "hunter-latency", bench.StormHunterLatencyDefault, "how long the Hunter stand-in takes to answer")
 	fl.DurationVar(&opts.Duration, "duration", 0, "stop after this long (default: run until SIGTERM or SIGINT)")
 	fl.StringVar(&opts.Schema, "schema", "", "tick in this existing migrated schema (another bench's scratch schema) instead of a new one")
-	fl.StringVar(&opts.TickBinary, "tick-binary", "", "the rindactl whose enrich tick the storm runs, e.g. another commit's build for a before/after pair (default: this one)")
+	fl.StringVar(&opts.TickBinary, "tick-binary", "", "the rindactl whose enrich tick the storm runs, e.g. another commit's build for a before/after pair (default: the rindactl beside rindabench)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -104,24 +104,27 @@ func (opts *BenchStormOptions) check() error {
 	case opts.Duration < 0:
 		return usageError("invalid --duration %s: use a positive duration like 20s", opts.Duration)
 	}
-	if err := checkTickBinary(opts.TickBinary); err != nil {
+	if err := checkTickBinary(&opts.TickBinary); err != nil {
 		return err
 	}
 	return opts.f.CheckDatabaseURL()
 }
 
-// checkTickBinary: a --tick-binary given is a program that runs.
-func checkTickBinary(path string) error {
-	if path == "" {
-		return nil
+// checkTickBinary: a --tick-binary given is a program that runs; none
+// given is the rindactl beside rindabench (or on PATH).
+func checkTickBinary(path *string) error {
+	if *path == "" {
+		bin, err := rindactlBinary()
+		*path = bin
+		return err
 	}
-	if _, err := exec.LookPath(path); err != nil {
-		return usageError("invalid --tick-binary %q: %v (give the path of a built rindactl)", path, err)
+	if _, err := exec.LookPath(*path); err != nil {
+		return usageError("invalid --tick-binary %q: %v (give the path of a built rindactl)", *path, err)
 	}
 	return nil
 }
 
-// BenchIncidentOptions holds the flags of `rindactl bench incident`.
+// BenchIncidentOptions holds the flags of `rindabench bench incident`.
 type BenchIncidentOptions struct {
 	f         *Factory
 	Pairs     int
@@ -147,8 +150,8 @@ bench email" does, a fresh scratch schema each run): first alone, then
 while "rindactl bench storm" runs beside it as its own process (started
 --warmup before the email run). It prints each pair's sends per second and
 their ratio, and the median, min and max of the ratios.`,
-		Example: `  rindactl bench incident --smtp-delay 20ms --pairs 3
-  rindactl bench incident --smtp-delay 0 --output json`,
+		Example: `  rindabench bench incident --smtp-delay 20ms --pairs 3
+  rindabench bench incident --smtp-delay 0 --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchIncidentRun(cmd.Context(), opts) },
 	}
@@ -159,7 +162,7 @@ their ratio, and the median, min and max of the ratios.`,
 	fl.DurationVar(&opts.SMTPDelay, "smtp-delay", bench.IncidentSMTPDelayDefault, "time the SMTP server takes to accept each message (0: at once)")
 	fl.DurationVar(&opts.Warmup, "warmup", bench.IncidentWarmupDefault, "how long the storm runs before email starts")
 	fl.IntVar(&opts.Leads, "leads", bench.StormLeadsDefault, "due leads each storm loads")
-	fl.StringVar(&opts.TickBinary, "tick-binary", "", "the rindactl whose enrich tick the storm runs, e.g. another commit's build for a before/after comparison (default: this one)")
+	fl.StringVar(&opts.TickBinary, "tick-binary", "", "the rindactl whose enrich tick the storm runs, e.g. another commit's build for a before/after comparison (default: the rindactl beside rindabench)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -180,7 +183,7 @@ func (opts *BenchIncidentOptions) check() error {
 	case opts.Leads < 1:
 		return usageError("invalid --leads %d: use 1 or more", opts.Leads)
 	}
-	if err := checkTickBinary(opts.TickBinary); err != nil {
+	if err := checkTickBinary(&opts.TickBinary); err != nil {
 		return err
 	}
 	return opts.f.CheckDatabaseURL()

@@ -15,7 +15,7 @@ import (
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
-// BenchWidthOptions holds the flags of `rindactl bench width`.
+// BenchWidthOptions holds the flags of `rindabench bench width`.
 type BenchWidthOptions struct {
 	f *Factory
 	bench.WidthConfig
@@ -29,7 +29,7 @@ func newCmdBenchWidth(f *Factory) *cobra.Command {
 		Use:   "width",
 		Short: "Run 1, 2, 4, 8 and 16 tick processes at once: throughput, Postgres CPU per row, lock waits",
 		Long: `For each kind (--kinds) and each width (--widths), load a backlog into a fresh
-scratch schema and run that many tick processes of this binary at once for
+scratch schema and run that many tick processes of rindactl at once for
 --window, each starting its next tick as soon as its last ends, as several
 hosts' schedulers would. Email sends over --mailboxes mailboxes to an
 in-process SMTP server taking --smtp-delay per message; enrichment calls a
@@ -42,8 +42,8 @@ spent waiting for a heavyweight lock, with the lock kinds. After each
 width the guarantees are checked: every message the server accepted is
 recorded (sent, or delivery_unknown when a process was stopped after the
 dot), every provider answer is in the ledger; a breach fails the run.`,
-		Example: `  rindactl bench width
-  rindactl bench width --kinds email --widths 1,4,16 --window 30s --output json`,
+		Example: `  rindabench bench width
+  rindabench bench width --kinds email --widths 1,4,16 --window 30s --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchWidthRun(cmd.Context(), opts) },
 	}
@@ -73,6 +73,9 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 		return err
 	}
 	opts.URL = opts.f.DatabaseURL
+	if opts.WidthConfig.Binary, err = rindactlBinary(); err != nil {
+		return err
+	}
 	rows, err := bench.Width(ctx, opts.WidthConfig)
 	if err != nil {
 		return err

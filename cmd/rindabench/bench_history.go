@@ -10,7 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 )
 
-// BenchHistoryOptions holds the flags of `rindactl bench history`.
+// BenchHistoryOptions holds the flags of `rindabench bench history`.
 type BenchHistoryOptions struct {
 	f *Factory
 	bench.HistoryConfig
@@ -37,8 +37,8 @@ at most 1.10 once pruned) and the slowest status build (target: under 1 s).
 The defaults are a short form (minutes); the issue's year is
 --sequences 5000000 --calls 10000000 --events 1000000 --tick-runs 2000000
 (20M sends; BENCH_HISTORY_LONG=1 make bench).`,
-		Example: `  rindactl bench history
-  rindactl bench history --sequences 5000000 --calls 10000000 --events 1000000 --tick-runs 2000000 --output json`,
+		Example: `  rindabench bench history
+  rindabench bench history --sequences 5000000 --calls 10000000 --events 1000000 --tick-runs 2000000 --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchHistoryRun(cmd.Context(), opts) },
 	}

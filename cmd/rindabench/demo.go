@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/rindactl/rindactl/internal/demo"
 )
 
-// DemoOptions holds the flags of `rindactl demo`.
+// DemoOptions holds the flags of `rindabench demo`.
 type DemoOptions struct {
 	f         *Factory
 	Leads     int
@@ -45,8 +44,8 @@ Slack alerts, and how evenly the mailboxes shared the sends. Nothing is
 left behind unless --keep is given. Real provider keys, Slack webhooks and
 DATABASE_URL credentials are never passed to the ticks it runs.`,
 		Example: `  make demo
-  rindactl demo --leads 86000 --overdue 30339 --rounds 10
-  rindactl demo --output json`,
+  rindabench demo --leads 86000 --overdue 30339 --rounds 10
+  rindabench demo --output json`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return orTestHook(runF, demoRun)(cmd.Context(), opts)
@@ -67,10 +66,10 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	// The ticks run as separate processes of this same executable.
-	bin, err := os.Executable()
+	// The ticks run as separate processes of the rindactl beside this one.
+	bin, err := rindactlBinary()
 	if err != nil {
-		return fmt.Errorf("finding the rindactl executable to run the ticks: %w", err)
+		return err
 	}
 	ios := opts.f.IO
 	cfg := demo.Config{
