@@ -18,7 +18,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -210,7 +210,7 @@ func stormTick(ctx context.Context, binary string, args, env []string) error {
 
 // loadStormLeads queues n leads for enrichment in workspace storm.
 func loadStormLeads(ctx context.Context, s *scratch, n int) error {
-	if err := store.BenchSeedStormLeads(ctx, s.Pool, n); err != nil {
+	if err := benchstore.BenchSeedStormLeads(ctx, s.Pool, n); err != nil {
 		return fmt.Errorf("loading the storm's leads: %w", err)
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")
@@ -218,7 +218,7 @@ func loadStormLeads(ctx context.Context, s *scratch, n int) error {
 
 // dueLeads counts the leads an enrich tick could still claim.
 func (s *scratch) dueLeads(ctx context.Context) (int64, error) {
-	n, err := store.BenchLeadsLeft(ctx, s.Pool)
+	n, err := benchstore.BenchLeadsLeft(ctx, s.Pool)
 	if err != nil {
 		return 0, fmt.Errorf("counting due leads: %w", err)
 	}
