@@ -48,6 +48,9 @@ func Rindabench(dir string) (string, error) {
 		}
 		return bin, nil
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	ctl, err := Rindactl(dir)
 	if err != nil {
 		return "", err
