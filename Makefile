@@ -1,12 +1,16 @@
 # The README's two commands: `make demo` and `make test`.
 GO ?= go
 BIN := bin/rindactl
+# The demo and the benchmarks (cmd/rindabench, with the test servers they
+# start): not part of rindactl, built beside it; `rindactl demo|bench` run it.
+BENCH_BIN := bin/rindabench
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: build demo test test-stress cyclo vet fmt-check ci bench reliability invariants invariants-broken clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/rindactl
+	$(GO) build -o $(BENCH_BIN) ./cmd/rindabench
 
 # Replays the incident end to end on a throwaway Postgres.
 demo: build
@@ -39,9 +43,11 @@ TEST_FLAGS ?=
 # every goroutine's stack, well inside CI's 90 minutes.
 TEST_TIMEOUT ?= 25m
 TEST_BINARY := $(CURDIR)/bin/test/rindactl
+TEST_BENCH_BINARY := $(CURDIR)/bin/test/rindabench
 test:
 	$(GO) build -o $(TEST_BINARY) ./cmd/rindactl
-	RINDA_TEST_BINARY=$(TEST_BINARY) scripts/pg run -- sh -c '\
+	$(GO) build -o $(TEST_BENCH_BINARY) ./cmd/rindabench
+	RINDA_TEST_BINARY=$(TEST_BINARY) RINDA_TEST_BENCH_BINARY=$(TEST_BENCH_BINARY) scripts/pg run -- sh -c '\
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PARALLEL) $(TEST_FLAGS) $(TEST_FIRST) ./...; main=$$?; \
 		cd bench && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PARALLEL) $(TEST_FLAGS) ./... && exit $$main'
 

@@ -1,10 +1,10 @@
-// Command rindabench runs the peers `make bench` compares rindactl with
+// Command rindapeers runs the peers `make bench` compares rindactl with
 // that need code the product must not depend on: River
 // (github.com/riverqueue/river), and the summary of interleaved pairs.
 // It is its own module so the product's go.mod never requires River.
 //
-//	rindabench river --jobs 200000 --workers 4
-//	printf '0.8 1\n0.9 1\n' | rindabench pairs
+//	rindapeers river --jobs 200000 --workers 4
+//	printf '0.8 1\n0.9 1\n' | rindapeers pairs
 package main
 
 import (
@@ -32,8 +32,8 @@ func main() {
 }
 
 const usage = `usage:
-  rindabench river --jobs N [--workers C]   time River working N no-op jobs (DATABASE_URL)
-  rindabench pairs                          median/min/max of "subject reference" lines on stdin`
+  rindapeers river --jobs N [--workers C]   time River working N no-op jobs (DATABASE_URL)
+  rindapeers pairs                          median/min/max of "subject reference" lines on stdin`
 
 // run returns the exit code: 2 for bad usage or input, 1 for a failed run.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "pairs":
 		return pairsCmd(stdin, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "rindabench: unknown command %q\n%s\n", args[0], usage)
+		fmt.Fprintf(stderr, "rindapeers: unknown command %q\n%s\n", args[0], usage)
 		return 2
 	}
 }
@@ -65,21 +65,21 @@ func riverCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch {
 	case cfg.Jobs < 1:
-		fmt.Fprintln(stderr, "rindabench river: --jobs is required: the number of jobs to work, e.g. --jobs 200000")
+		fmt.Fprintln(stderr, "rindapeers river: --jobs is required: the number of jobs to work, e.g. --jobs 200000")
 		return 2
 	case cfg.Workers < 1 || cfg.Workers > 10000:
-		fmt.Fprintf(stderr, "rindabench river: invalid --workers %d: use 1 to 10000\n", cfg.Workers)
+		fmt.Fprintf(stderr, "rindapeers river: invalid --workers %d: use 1 to 10000\n", cfg.Workers)
 		return 2
 	case cfg.FetchCooldown < time.Millisecond || cfg.FetchPollInterval < cfg.FetchCooldown:
-		fmt.Fprintln(stderr, "rindabench river: --fetch-cooldown must be at least 1ms and --fetch-poll-interval at least the cooldown")
+		fmt.Fprintln(stderr, "rindapeers river: --fetch-cooldown must be at least 1ms and --fetch-poll-interval at least the cooldown")
 		return 2
 	case cfg.URL == "":
-		fmt.Fprintln(stderr, "rindabench river: DATABASE_URL is not set: export it, or run under scripts/pg run --")
+		fmt.Fprintln(stderr, "rindapeers river: DATABASE_URL is not set: export it, or run under scripts/pg run --")
 		return 2
 	}
 	res, err := runRiver(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "rindabench river: %v\n", err)
+		fmt.Fprintf(stderr, "rindapeers river: %v\n", err)
 		return 1
 	}
 	if err := json.NewEncoder(stdout).Encode(res); err != nil {
@@ -99,24 +99,24 @@ func pairsCmd(stdin io.Reader, stdout, stderr io.Writer) int {
 			continue
 		}
 		if len(f) != 2 {
-			fmt.Fprintf(stderr, "rindabench pairs: line %d: %q: want two numbers, \"subject reference\"\n", line, sc.Text())
+			fmt.Fprintf(stderr, "rindapeers pairs: line %d: %q: want two numbers, \"subject reference\"\n", line, sc.Text())
 			return 2
 		}
 		s, err1 := strconv.ParseFloat(f[0], 64)
 		r, err2 := strconv.ParseFloat(f[1], 64)
 		if err1 != nil || err2 != nil {
-			fmt.Fprintf(stderr, "rindabench pairs: line %d: %q: want two numbers, \"subject reference\"\n", line, sc.Text())
+			fmt.Fprintf(stderr, "rindapeers pairs: line %d: %q: want two numbers, \"subject reference\"\n", line, sc.Text())
 			return 2
 		}
 		sub, ref = append(sub, s), append(ref, r)
 	}
 	if err := sc.Err(); err != nil {
-		fmt.Fprintf(stderr, "rindabench pairs: reading stdin: %v\n", err)
+		fmt.Fprintf(stderr, "rindapeers pairs: reading stdin: %v\n", err)
 		return 1
 	}
 	s, err := bench.SummarizePairs(sub, ref)
 	if err != nil {
-		fmt.Fprintf(stderr, "rindabench %v\n", err)
+		fmt.Fprintf(stderr, "rindapeers %v\n", err)
 		return 2
 	}
 	if err := json.NewEncoder(stdout).Encode(s); err != nil {

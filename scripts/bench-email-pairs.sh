@@ -5,7 +5,10 @@
 #   scripts/pg run -- scripts/bench-email-pairs.sh OLD_BINARY NEW_BINARY [PAIRS] [-- bench email flags]
 #
 # Build OLD with e.g. `git archive <commit> | tar -x -C /tmp/old && (cd
-# /tmp/old && go build -o /tmp/rindactl-old ./cmd/rindactl)`.
+# /tmp/old && go build -o /tmp/old/bin/rindactl ./cmd/rindactl)`. Since
+# issue 41 `rindactl bench` runs the rindabench beside it: build
+# ./cmd/rindabench into the same directory (make build does), or pass the
+# rindabench binaries themselves.
 set -euo pipefail
 old=${1:?usage: bench-email-pairs.sh OLD_BINARY NEW_BINARY [PAIRS] [-- flags]}
 new=${2:?usage: bench-email-pairs.sh OLD_BINARY NEW_BINARY [PAIRS] [-- flags]}

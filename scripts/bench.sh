@@ -5,7 +5,7 @@
 # A shared 2-core machine drifts by tens of percent within minutes, so every
 # comparison runs as BENCH_PAIRS interleaved pairs — the reference, then the
 # subject, back to back — and reports the median of the per-pair ratios with
-# their min and max (bin/rindabench pairs). Each pair runs, in order:
+# their min and max (bin/rindapeers pairs). Each pair runs, in order:
 #   claim:  the raw-SQL floor (1 and 4 clients; the better one is the
 #           reference), rindactl's claim pipeline, then River (bench/, its
 #           own module) at each BENCH_RIVER_PEERS entry, WORKERS:JOBS;
@@ -61,9 +61,9 @@ done
 for p in $storm; do
 	[[ $p =~ ^[0-9]+(ms|s):[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_STORM entry '$p': use SMTP_DELAY:STEPS, e.g. 20ms:5000" >&2; exit 2; }
 done
-bin=bin/rindactl
+bin=bin/rindabench # demo and bench (cmd/rindabench); make build builds it beside rindactl
 make -s --no-print-directory build # cached: cheap, and never a stale binary
-(cd bench && go build -o ../bin/rindabench .)
+(cd bench && go build -o ../bin/rindapeers .)
 
 if [ ! -x /usr/bin/time ]; then
 	if [ "$(id -u)" = 0 ]; then
@@ -89,7 +89,7 @@ pair() { [ "$2" = "?" ] || [ "$3" = "?" ] || echo "$2 $3" >>"$work/$1"; }
 summary() {
 	local s med lo hi met=""
 	[ -s "$work/$2" ] || { printf '%-44s (no pairs: figure not available here)\n' "$1"; return; }
-	s=$(bin/rindabench pairs <"$work/$2" 2>&1) || { printf '%-44s %s\n' "$1" "$s"; return; }
+	s=$(bin/rindapeers pairs <"$work/$2" 2>&1) || { printf '%-44s %s\n' "$1" "$s"; return; }
 	med=$(fieldf median <<<"$s") lo=$(fieldf min <<<"$s") hi=$(fieldf max <<<"$s")
 	if [ -n "$3" ]; then
 		met=$(awk -v m="$med" -v op="${3%% *}" -v t="${3#* }" 'BEGIN { ok = (op == ">=") ? m >= t : m <= t; print ok ? "met" : "NOT met" }')
@@ -131,7 +131,7 @@ for i in $(seq "$pairs"); do
 	pair claim_busy "$(busy "$out")" "$(busy "$f4")"
 	progress="rindactl $(field rows_per_sec <<<"$out"), floor $(field rows_per_sec <<<"$f1")/$(field rows_per_sec <<<"$f4")"
 	for p in $river_peers; do
-		r=$(bin/rindabench river --workers "${p%%:*}" --jobs "${p#*:}")
+		r=$(bin/rindapeers river --workers "${p%%:*}" --jobs "${p#*:}")
 		pair "claim_river_${p%%:*}" "$P" "$(fieldf rows_per_sec <<<"$r")"
 		pair "river_cpu_${p%%:*}" "$(fieldf cpu_us_per_row <<<"$r")" "$(fieldf postgres_cpu_us_per_row <<<"$r")"
 		progress+=", River ${p%%:*} $(field rows_per_sec <<<"$r")"

@@ -1,161 +1,107 @@
 package main
 
 import (
-	"context"
-	"fmt"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/rindactl/rindactl/internal/bench"
-	"github.com/rindactl/rindactl/internal/cliio"
 )
 
+// The demo and the benchmarks start test servers (a throwaway Postgres,
+// SMTP and IMAP stand-ins, provider stand-ins): they live in their own
+// binary, cmd/rindabench, so rindactl ships without them (issue 41).
+// `rindactl demo` and `rindactl bench ...` run the rindabench beside this
+// executable (make build puts both in bin/), else the one on PATH, with the
+// same arguments, standard streams and exit code.
+
+func newCmdDemo(f *Factory) *cobra.Command {
+	return rindabenchCommand(f, "demo", "Replay the incident end to end on a throwaway Postgres (runs rindabench)")
+}
+
+// benchCommands are rindabench's bench subcommands: named here so that
+// `rindactl bench` without one lists them and exits 2, as every group does
+// (TestExitCodeTable runs each through rindabench).
+var benchCommands = []struct{ name, short string }{
+	{"claim", "Time claim -> no-op provider -> record over N due leads"},
+	{"email", "Time sending N steps into an in-process SMTP server, against a bare go-mail loop"},
+	{"history", "The claims and the email drain beside a year of history, before and after prune"},
+	{"width", "Run 1, 2, 4, 8 and 16 tick processes at once"},
+	{"storm", "The incident's enrichment storm against stand-ins"},
+	{"incident", "Email's rate alone and beside the storm, as interleaved pairs"},
+}
+
 func newCmdBench(f *Factory) *cobra.Command {
-	return groupCommand("bench", "Measure the claim pipeline and email drain on this machine",
-		`Benchmarks in a scratch schema of the database DATABASE_URL names: the
-enrichment claim pipeline, the email drain, and both beside a year of
-history. The schema is created with
-the migrations applied, loaded, measured and dropped; nothing else in the
-database is touched. "make bench" runs both on a throwaway cluster as
-interleaved pairs with their raw-SQL floors (scripts/bench-floor.sh,
-scripts/bench-email-floor.sh) and River (bench/); docs/benchmarks.md has
-figures.`,
-		newCmdBenchClaim(f), newCmdBenchEmail(f), newCmdBenchHistory(f), newCmdBenchWidth(f),
-		newCmdBenchStorm(f), newCmdBenchIncident(f))
-}
-
-// BenchClaimOptions holds the flags of `rindactl bench claim`.
-type BenchClaimOptions struct {
-	f           *Factory
-	Rows        int
-	Batch       int
-	Concurrency int
-	Output      string
-}
-
-func newCmdBenchClaim(f *Factory) *cobra.Command {
-	opts := &BenchClaimOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "claim --rows N",
-		Short: "Time claim -> no-op provider -> record over N due leads",
-		Long: `Load N due leads into a scratch schema and time the enrichment tick's
-whole pipeline over them until the queue is empty: the claim (FOR UPDATE
-SKIP LOCKED with a lease), a provider that answers "not found" at once,
-and the grouped outcome records, through the tick's own code. Also
-printed: CPU per row of this process and of the local postgres processes
-(compare with scripts/bench-floor.sh, the same claim in raw SQL).`,
-		Example: `  rindactl bench claim --rows 200000 --output json`,
-		Args:    exactArgs(0, "none"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return benchClaimRun(cmd.Context(), opts) },
+	var subs []*cobra.Command
+	for _, c := range benchCommands {
+		subs = append(subs, rindabenchCommand(f, c.name, c.short+" (runs rindabench)", "bench"))
 	}
-	cmd.Flags().IntVar(&opts.Rows, "rows", 0, "due leads to load and drain (required)")
-	cmd.Flags().IntVar(&opts.Batch, "batch", bench.ClaimBatchDefault, "leads per claim")
-	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", bench.ClaimConcurrencyDefault, "leads worked at once")
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return groupCommand("bench", "Measure the claim pipeline and email drain on this machine (runs rindabench)",
+		`The benchmarks are the rindabench binary (cmd/rindabench), which "make
+build" builds beside rindactl; "rindactl bench claim ARGS" runs
+"rindabench bench claim ARGS". docs/benchmarks.md has the figures.`, subs...)
 }
 
-func benchClaimRun(ctx context.Context, opts *BenchClaimOptions) error {
-	format, err := parseOutput(opts.Output)
+func rindabenchCommand(f *Factory, name, short string, parents ...string) *cobra.Command {
+	path := strings.Join(append(parents, name), " ")
+	return &cobra.Command{
+		Use:   name,
+		Short: short,
+		Long: short + `
+
+rindactl does not ship the demo and the benchmarks: they are the rindabench
+binary (cmd/rindabench), which "make build" builds beside rindactl.
+"rindactl ` + path + ` ARGS" runs "rindabench ` + path + ` ARGS"; "rindactl ` + path + ` --help"
+shows its help.`,
+		// Every argument, --help included, is rindabench's.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRindabench(cmd, f, append(append(parents, name), args...))
+		},
+	}
+}
+
+// runRindabench runs rindabench with args; its exit code is ours. Only the
+// database URL this process was given reaches it (as DATABASE_URL).
+func runRindabench(cmd *cobra.Command, f *Factory, args []string) error {
+	bin, err := f.rindabench()
 	if err != nil {
 		return err
 	}
-	switch {
-	case opts.Rows < 1:
-		return usageError("--rows is required: the number of due leads to drain, e.g. --rows 200000")
-	case opts.Batch < 1 || opts.Batch > 10000:
-		return usageError("invalid --batch %d: use 1 to 10000", opts.Batch)
-	case opts.Concurrency < 1 || opts.Concurrency > 1000:
-		return usageError("invalid --concurrency %d: use 1 to 1000", opts.Concurrency)
-	case opts.f.CheckDatabaseURL() != nil:
-		return opts.f.CheckDatabaseURL()
+	child := exec.CommandContext(cmd.Context(), bin, args...)
+	child.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "DATABASE_URL=") })
+	if url := f.Getenv("DATABASE_URL"); url != "" {
+		child.Env = append(child.Env, "DATABASE_URL="+url)
 	}
-	res, err := bench.Claim(ctx, bench.ClaimConfig{URL: opts.f.DatabaseURL, Rows: opts.Rows, Batch: opts.Batch, Concurrency: opts.Concurrency})
-	if err != nil {
-		return err
+	child.Stdin, child.Stdout, child.Stderr = f.IO.In, f.IO.Out, f.IO.ErrOut
+	// SIGTERM to rindactl reaches rindabench as SIGTERM: it stops its ticks
+	// and stand-ins and removes what it made.
+	child.Cancel = func() error { return child.Process.Signal(syscall.SIGTERM) }
+	child.WaitDelay = time.Minute
+	err = child.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() > 0 {
+		return &silentError{code: exit.ExitCode()}
 	}
-	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
-	}
-	fmt.Fprintf(opts.f.IO.Out, "claim pipeline: %d rows in %.2fs = %.0f rows/s (batch %d, concurrency %d)\n",
-		res.Rows, res.Seconds, res.RowsPerSec, opts.Batch, opts.Concurrency)
-	fmt.Fprintf(opts.f.IO.Out, "cpu per row:    rindactl %.0f µs + postgres %s\n", res.CPUPerRowUS, postgresCPU(res.PostgresCPUPerRowUS))
-	return nil
+	return err
 }
 
-// postgresCPU prints a measured postgres CPU figure in microseconds.
-func postgresCPU(us *float64) string {
-	if us == nil {
-		return "unknown (the server is not on this machine)"
+// findRindabench is the rindabench beside this executable, else on PATH.
+func findRindabench() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "rindabench")
+		if _, err := os.Stat(beside); err == nil {
+			return beside, nil
+		}
 	}
-	return fmt.Sprintf("%.0f µs", *us)
-}
-
-// BenchEmailOptions holds the flags of `rindactl bench email`.
-type BenchEmailOptions struct {
-	f         *Factory
-	Steps     int
-	Mailboxes int
-	SMTPDelay time.Duration
-	Output    string
-}
-
-func newCmdBenchEmail(f *Factory) *cobra.Command {
-	opts := &BenchEmailOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "email --steps N --mailboxes M",
-		Short: "Time sending N steps into an in-process SMTP server, against a bare go-mail loop",
-		Long: `Enroll N leads in a one-step campaign over M mailboxes on an in-process
-SMTP server (loopback, no TLS), time email ticks until every step is sent,
-then time a bare go-mail loop sending the same messages to the same server
-(one connection per mailbox, no database), and print both and their ratio.
-
-Also printed: CPU per message of this process during each run and of the
-local postgres processes during the tick. With --smtp-delay the server takes
-that long to accept each message, as a real provider does; the default 0
-answers at once, so the database's CPU is all the difference.`,
-		Example: `  rindactl bench email --steps 30339 --mailboxes 18 --output json
-  rindactl bench email --smtp-delay 5ms`,
-		Args: exactArgs(0, "none"),
-		RunE: func(cmd *cobra.Command, args []string) error { return benchEmailRun(cmd.Context(), opts) },
+	if bin, err := exec.LookPath("rindabench"); err == nil {
+		return bin, nil
 	}
-	cmd.Flags().IntVar(&opts.Steps, "steps", bench.EmailStepsDefault, "due step-1 enrollments to send")
-	cmd.Flags().IntVar(&opts.Mailboxes, "mailboxes", bench.EmailMailboxesDefault, "mailboxes sending at once")
-	cmd.Flags().DurationVar(&opts.SMTPDelay, "smtp-delay", 0, "time the SMTP server takes to accept each message, in both runs (e.g. 5ms)")
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
-}
-
-func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
-	format, err := parseOutput(opts.Output)
-	if err != nil {
-		return err
-	}
-	switch {
-	case opts.Steps < 1:
-		return usageError("invalid --steps %d: use 1 or more", opts.Steps)
-	case opts.Mailboxes < 1 || opts.Mailboxes > 1000:
-		return usageError("invalid --mailboxes %d: use 1 to 1000", opts.Mailboxes)
-	case opts.SMTPDelay < 0 || opts.SMTPDelay > time.Minute:
-		return usageError("invalid --smtp-delay %s: use 0 to 1m", opts.SMTPDelay)
-	case opts.f.CheckDatabaseURL() != nil:
-		return opts.f.CheckDatabaseURL()
-	}
-	res, err := bench.Email(ctx, bench.EmailConfig{URL: opts.f.DatabaseURL, Steps: opts.Steps, Mailboxes: opts.Mailboxes, SMTPDelay: opts.SMTPDelay})
-	if err != nil {
-		return err
-	}
-	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
-	}
-	fmt.Fprintf(opts.f.IO.Out, "email tick:    %d sends in %.2fs = %.0f/s over %d mailboxes\n", res.Steps, res.Seconds, res.SendsPerSec, res.Mailboxes)
-	fmt.Fprintf(opts.f.IO.Out, "bare go-mail:  %d sends in %.2fs = %.0f/s\n", res.Steps, res.BareSeconds, res.BareSendsPerSec)
-	fmt.Fprintf(opts.f.IO.Out, "ratio:         %.2f\n", res.Ratio)
-	if res.SMTPDelayMS > 0 {
-		fmt.Fprintf(opts.f.IO.Out, "smtp delay:    %.1f ms per message\n", res.SMTPDelayMS)
-	}
-	fmt.Fprintf(opts.f.IO.Out, "cpu per send:  tick %.0f µs + postgres %s; bare loop %.0f µs\n",
-		res.TickCPUPerSendUS, postgresCPU(res.PostgresCPUPerSendUS), res.BareCPUPerSendUS)
-	return nil
+	return "", usageError("the demo and the benchmarks are the rindabench binary, not found beside rindactl or on PATH: " +
+		"build it with `go build -o bin/rindabench ./cmd/rindabench` (make build builds both)")
 }

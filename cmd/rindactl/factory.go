@@ -29,10 +29,13 @@ type Factory struct {
 	LogLevel    string
 
 	logger *slog.Logger
+	// rindabench finds the binary `demo` and `bench` run (bench.go); tests
+	// give one they built.
+	rindabench func() (string, error)
 }
 
 func newFactory(ios *cliio.IO, getenv func(string) string) *Factory {
-	return &Factory{IO: ios, Getenv: getenv, Now: time.Now}
+	return &Factory{IO: ios, Getenv: getenv, Now: time.Now, rindabench: findRindabench}
 }
 
 // Logger writes JSON lines (or text on a terminal) to stderr.

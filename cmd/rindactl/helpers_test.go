@@ -32,6 +32,7 @@ func runCLIIn(t *testing.T, env map[string]string, stdin string, args ...string)
 	ios, in, out, errOut := cliio.Test()
 	in.WriteString(stdin)
 	f := newFactory(ios, func(k string) string { return env[k] })
+	f.rindabench = builtRindabench
 	code := execute(context.Background(), f, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }

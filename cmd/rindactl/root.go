@@ -147,7 +147,7 @@ breaker instead of looping, and can never delay an email.`,
 		newCmdEvents(f),
 		newCmdSchedule(f),
 		newCmdRun(f, nil),
-		newCmdDemo(f, nil),
+		newCmdDemo(f),
 		newCmdBench(f),
 		newCmdDoctor(f),
 	)

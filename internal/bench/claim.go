@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrich"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // Defaults of `rindactl bench claim`: the batch the raw-SQL floor claims
@@ -108,7 +108,7 @@ func drainEnrichment(ctx context.Context, pool *pgxpool.Pool, cfg enrich.TickCon
 // loadDueLeads inserts n leads, each with a due enrichment row, in two
 // server-side statements.
 func loadDueLeads(ctx context.Context, s *scratch, n int) error {
-	if err := store.BenchSeedDueLeads(ctx, s.Pool, n); err != nil {
+	if err := benchstore.BenchSeedDueLeads(ctx, s.Pool, n); err != nil {
 		return err
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")

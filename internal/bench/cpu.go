@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // CPUSample is CPU time (user + system) used so far by this process and by
@@ -46,7 +46,7 @@ func Postmaster(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, err
 	}
 	defer conn.Release()
-	backend, err := store.BenchBackendPID(ctx, conn)
+	backend, err := benchstore.BenchBackendPID(ctx, conn)
 	if err != nil {
 		return 0, fmt.Errorf("reading the backend's pid: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // Defaults of `rindactl bench email`: the incident's 30,339 overdue steps
@@ -154,13 +154,13 @@ func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConf
 	if err != nil {
 		return nil, err
 	}
-	if err := store.BenchSeedLeadsWithEmail(ctx, s.Pool, cfg.Steps); err != nil {
+	if err := benchstore.BenchSeedLeadsWithEmail(ctx, s.Pool, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("loading leads: %w", err)
 	}
 	if _, err := sequence.Enroll(ctx, s.Pool, sequence.EnrollRequest{Workspace: "bench", Campaign: "bench"}, time.Now()); err != nil {
 		return nil, err
 	}
-	if err := store.BenchStepsDue(ctx, s.Pool); err != nil {
+	if err := benchstore.BenchStepsDue(ctx, s.Pool); err != nil {
 		return nil, fmt.Errorf("making the steps due: %w", err)
 	}
 	return c, s.analyze(ctx, "leads", "enrollments")

@@ -16,6 +16,7 @@ import (
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // Defaults of `rindactl bench history`: the short form, a year at about a
@@ -241,7 +242,7 @@ func newHistorySide(ctx context.Context, s *scratch, smtpURL string, mailboxes i
 	if _, err := store.SetWorkspaceCeiling(ctx, s.Pool, "bench", &ceiling, "bench"); err != nil {
 		return nil, err
 	}
-	if side.mailboxes, err = store.BenchMailboxIDs(ctx, s.Pool); err != nil {
+	if side.mailboxes, err = benchstore.BenchMailboxIDs(ctx, s.Pool); err != nil {
 		return nil, err
 	}
 	side.guard = guard.New(s.Pool, guard.Config{Providers: map[string]providerspec.Limits{
@@ -254,7 +255,7 @@ func newHistorySide(ctx context.Context, s *scratch, smtpURL string, mailboxes i
 // seed writes the year: sequences with their sends and enrichment, the
 // ledger with its monthly counters, events and tick runs.
 func (side *historySide) seed(ctx context.Context, cfg HistoryConfig) error {
-	return store.BenchSeedHistory(ctx, side.s.Pool, store.BenchHistory{
+	return benchstore.BenchSeedHistory(ctx, side.s.Pool, benchstore.BenchHistory{
 		WorkspaceID: side.workspace, CampaignID: side.campaign, MailboxIDs: side.mailboxes,
 		Sequences: cfg.Sequences, Calls: cfg.Calls, Events: cfg.Events, TickRuns: cfg.TickRuns,
 	})
@@ -275,10 +276,10 @@ func (side *historySide) measure(ctx context.Context, cfg HistoryConfig, round i
 	if err != nil {
 		return f, err
 	}
-	if err := store.BenchSeedRoundSteps(ctx, side.s.Pool, side.workspace, campaign, side.mailboxes, cfg.Steps, tag); err != nil {
+	if err := benchstore.BenchSeedRoundSteps(ctx, side.s.Pool, side.workspace, campaign, side.mailboxes, cfg.Steps, tag); err != nil {
 		return f, fmt.Errorf("loading round %d's steps: %w", round, err)
 	}
-	if err := store.BenchSeedRoundLeads(ctx, side.s.Pool, side.workspace, cfg.Leads, tag+"e"); err != nil {
+	if err := benchstore.BenchSeedRoundLeads(ctx, side.s.Pool, side.workspace, cfg.Leads, tag+"e"); err != nil {
 		return f, fmt.Errorf("loading round %d's leads: %w", round, err)
 	}
 	if err := side.s.analyze(ctx, "leads", "enrollments", "lead_enrichment"); err != nil {

@@ -39,7 +39,7 @@ const StormRunning = "bench storm: running"
 // IncidentConfig sets up the replay.
 type IncidentConfig struct {
 	URL string
-	// Binary is the rindactl that runs the storm ("": this one).
+	// Binary is the rindabench that runs `bench storm` ("": this one).
 	Binary    string
 	Pairs     int
 	Steps     int

@@ -18,7 +18,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/findymail"
 	"github.com/rindactl/rindactl/internal/enrich/provider/hunter"
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -38,7 +38,8 @@ const (
 // StormConfig sets up an enrichment storm.
 type StormConfig struct {
 	URL string
-	// Binary is the rindactl the tick processes run ("": this one).
+	// Binary is the rindactl the tick processes run (required: rindabench
+	// is not one).
 	Binary        string
 	Leads         int
 	Batch         int
@@ -80,9 +81,7 @@ func Storm(ctx context.Context, cfg StormConfig) (res StormResult, err error) {
 		return res, fmt.Errorf("invalid --leads %d: use 1 or more", cfg.Leads)
 	}
 	if cfg.Binary == "" {
-		if cfg.Binary, err = os.Executable(); err != nil {
-			return res, err
-		}
+		return res, errors.New("bench storm: no rindactl binary to run the ticks")
 	}
 	cfg.Batch = cmp.Or(cfg.Batch, StormBatchDefault)
 	cfg.Concurrency = cmp.Or(cfg.Concurrency, StormConcurrencyDefault)
@@ -211,7 +210,7 @@ func stormTick(ctx context.Context, binary string, args, env []string) error {
 
 // loadStormLeads queues n leads for enrichment in workspace storm.
 func loadStormLeads(ctx context.Context, s *scratch, n int) error {
-	if err := store.BenchSeedStormLeads(ctx, s.Pool, n); err != nil {
+	if err := benchstore.BenchSeedStormLeads(ctx, s.Pool, n); err != nil {
 		return fmt.Errorf("loading the storm's leads: %w", err)
 	}
 	return s.analyze(ctx, "leads", "lead_enrichment")
@@ -219,7 +218,7 @@ func loadStormLeads(ctx context.Context, s *scratch, n int) error {
 
 // dueLeads counts the leads an enrich tick could still claim.
 func (s *scratch) dueLeads(ctx context.Context) (int64, error) {
-	n, err := store.BenchLeadsLeft(ctx, s.Pool)
+	n, err := benchstore.BenchLeadsLeft(ctx, s.Pool)
 	if err != nil {
 		return 0, fmt.Errorf("counting due leads: %w", err)
 	}

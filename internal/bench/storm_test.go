@@ -22,6 +22,28 @@ var rindactl = sync.OnceValues(func() (string, error) {
 	return testkit.Rindactl(dir)
 })
 
+// rindabench runs `bench storm` for the incident replay, beside a
+// rindactl whose ticks it runs.
+var rindabench = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "rindabench-bench-test-")
+	if err != nil {
+		return "", err
+	}
+	return testkit.Rindabench(dir)
+})
+
+func benchBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds rindabench")
+	}
+	bin, err := rindabench()
+	if err != nil {
+		t.Fatalf("building rindabench: %v", err)
+	}
+	return bin
+}
+
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -64,8 +86,8 @@ func TestIncidentPairsEmailAloneAndBesideTheStorm(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
 	res, err := bench.Incident(context.Background(), bench.IncidentConfig{
-		URL: db.URL, Binary: binary(t), Pairs: 1, Steps: 60, Mailboxes: 3, Warmup: 300 * time.Millisecond,
-		Storm: bench.StormConfig{Leads: 3000, Concurrency: 5, HunterLatency: 20 * time.Millisecond},
+		URL: db.URL, Binary: benchBinary(t), Pairs: 1, Steps: 60, Mailboxes: 3, Warmup: 300 * time.Millisecond,
+		Storm: bench.StormConfig{Leads: 3000, Concurrency: 5, HunterLatency: 20 * time.Millisecond, Binary: binary(t)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -40,7 +41,7 @@ var WidthsDefault = []int{1, 2, 4, 8, 16}
 // WidthConfig sets up a width run.
 type WidthConfig struct {
 	URL string
-	// Binary is the rindactl the tick processes run (this one by default).
+	// Binary is the rindactl the tick processes run (required).
 	Binary string
 	Widths []int
 	Kinds  []tickkind.Kind // Email and/or Enrich
@@ -107,11 +108,7 @@ type WidthRow struct {
 // throughput, Postgres CPU per row and lock waits.
 func Width(ctx context.Context, cfg WidthConfig) ([]WidthRow, error) {
 	if cfg.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Binary = exe
+		return nil, errors.New("bench width: no rindactl binary to run the ticks")
 	}
 	var rows []WidthRow
 	for _, kind := range cfg.Kinds {
@@ -165,7 +162,7 @@ func widthRun(ctx context.Context, cfg WidthConfig, kind tickkind.Kind, processe
 	w.stop()
 	row.TicksCPUPerRowUS = cpu.ChildrenPerItem(SampleCPU(pm), int(max(n, 1)))
 	row.TickErrors = len(tickErrs)
-	if row.Ticks, err = store.BenchTickRuns(ctx, s.Pool); err != nil {
+	if row.Ticks, err = benchstore.BenchTickRuns(ctx, s.Pool); err != nil {
 		return row, err
 	}
 	if len(tickErrs) > 0 {
@@ -209,7 +206,7 @@ func (w *widthBacklog) load(ctx context.Context, cfg WidthConfig) error {
 		if err != nil {
 			return err
 		}
-		mailboxes, err := store.BenchMailboxIDs(ctx, w.s.Pool)
+		mailboxes, err := benchstore.BenchMailboxIDs(ctx, w.s.Pool)
 		if err != nil {
 			return err
 		}
@@ -218,7 +215,7 @@ func (w *widthBacklog) load(ctx context.Context, cfg WidthConfig) error {
 			return err
 		}
 		w.backlog = cfg.Steps
-		return store.BenchSeedRoundSteps(ctx, w.s.Pool, ws, campaign, mailboxes, cfg.Steps, "w")
+		return benchstore.BenchSeedRoundSteps(ctx, w.s.Pool, ws, campaign, mailboxes, cfg.Steps, "w")
 	case tickkind.Enrich:
 		w.finder = providertest.Start(widthProvider)
 		w.finder.SetLatency(cfg.ProviderLatency)
@@ -229,12 +226,12 @@ func (w *widthBacklog) load(ctx context.Context, cfg WidthConfig) error {
 		// write a convoy would queue on) at a rate no width reaches.
 		w.env = append(w.env, "RINDA_"+strings.ToUpper(widthProvider)+"_RATE=100000/s")
 		w.args = append(w.args, "--providers", widthProvider, "--nice", "0")
-		ws, err := store.BenchWorkspace(ctx, w.s.Pool)
+		ws, err := benchstore.BenchWorkspace(ctx, w.s.Pool)
 		if err != nil {
 			return err
 		}
 		w.backlog = cfg.Leads
-		return store.BenchSeedRoundLeads(ctx, w.s.Pool, ws, cfg.Leads, "w")
+		return benchstore.BenchSeedRoundLeads(ctx, w.s.Pool, ws, cfg.Leads, "w")
 	}
 	return fmt.Errorf("no width run for %s ticks", w.kind)
 }
@@ -279,10 +276,10 @@ func (w *widthBacklog) drive(ctx context.Context, cfg WidthConfig, processes int
 // done counts the backlog's rows worked.
 func (w *widthBacklog) done(ctx context.Context) (int64, error) {
 	if w.kind == tickkind.Email {
-		sent, _, err := store.BenchSent(ctx, w.s.Pool)
+		sent, _, err := benchstore.BenchSent(ctx, w.s.Pool)
 		return sent, err
 	}
-	done, _, err := store.BenchEnriched(ctx, w.s.Pool)
+	done, _, err := benchstore.BenchEnriched(ctx, w.s.Pool)
 	return done, err
 }
 
@@ -292,7 +289,7 @@ func (w *widthBacklog) done(ctx context.Context) (int64, error) {
 func (w *widthBacklog) reconcile(ctx context.Context, row *WidthRow) error {
 	switch w.kind {
 	case tickkind.Email:
-		sent, unknown, err := store.BenchSent(ctx, w.s.Pool)
+		sent, unknown, err := benchstore.BenchSent(ctx, w.s.Pool)
 		if err != nil {
 			return err
 		}
@@ -302,7 +299,7 @@ func (w *widthBacklog) reconcile(ctx context.Context, row *WidthRow) error {
 			return fmt.Errorf("the SMTP server accepted %d messages, the ticks recorded %d sent and %d delivery_unknown", row.Accepted, row.Recorded, row.Unknown)
 		}
 	case tickkind.Enrich:
-		_, calls, err := store.BenchEnriched(ctx, w.s.Pool)
+		_, calls, err := benchstore.BenchEnriched(ctx, w.s.Pool)
 		if err != nil {
 			return err
 		}
@@ -364,7 +361,7 @@ func sampleWaits(ctx context.Context, s *scratch, row *WidthRow) <-chan struct{}
 				return
 			case <-t.C:
 			}
-			waits, err := store.BenchWaits(ctx, s.admin)
+			waits, err := benchstore.BenchWaits(ctx, s.admin)
 			if err != nil {
 				continue // the run is ending
 			}

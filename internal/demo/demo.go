@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -85,7 +86,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	// What the rounds sent, before the second act: its email tick is not
 	// scoped to a workspace, so it also sends the incident's steps that
 	// came due meanwhile.
-	inRounds, err := store.DemoSentByMailbox(ctx, pool, workspaceName)
+	inRounds, err := benchstore.DemoSentByMailbox(ctx, pool, workspaceName)
 	if err != nil {
 		return rep, fmt.Errorf("reading the rounds' sends: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/inbox/imaptest"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
@@ -72,7 +72,7 @@ func runInboxAct(ctx context.Context, r *runner, pool *pgxpool.Pool, dir, smtpUR
 		return act, err
 	}
 	act.Outcomes = read.Outcomes
-	out, err := store.DemoInboxOutcome(ctx, pool, act.ReplyLead, act.BounceLead)
+	out, err := benchstore.DemoInboxOutcome(ctx, pool, act.ReplyLead, act.BounceLead)
 	act.ReplyStatus, act.BounceStatus, act.Suppressed = out.ReplyStatus, out.BounceStatus, out.Suppressed
 	return act, err
 }
@@ -114,7 +114,7 @@ steps:
 	if _, err := ar.run(ctx, "inbox-import-campaign", "import", "campaign", path); err != nil {
 		return nil, err
 	}
-	if err := store.DemoSeedInboxLeads(ctx, pool, inboxWorkspace, inboxLeads); err != nil {
+	if err := benchstore.DemoSeedInboxLeads(ctx, pool, inboxWorkspace, inboxLeads); err != nil {
 		return nil, fmt.Errorf("seeding the inbox act's leads: %w", err)
 	}
 	if _, err := ar.run(ctx, "inbox-enroll", "enroll", "--workspace", inboxWorkspace, "--campaign", inboxCampaign, "--all-leads"); err != nil {
@@ -133,7 +133,7 @@ func (act *InboxAct) send(ctx context.Context, ar *runner, pool *pgxpool.Pool) e
 		return err
 	}
 	act.RampSent, act.SeasonedSent = sent.ByMailbox[freshMailbox], sent.ByMailbox[seasonedMailbox]
-	ramp, err := store.DemoMailboxRamp(ctx, pool, freshMailbox)
+	ramp, err := benchstore.DemoMailboxRamp(ctx, pool, freshMailbox)
 	if err == nil && ramp.CapToday == nil {
 		err = fmt.Errorf("mailbox %s has no cap today", freshMailbox)
 	}
@@ -147,7 +147,7 @@ func (act *InboxAct) send(ctx context.Context, ar *runner, pool *pgxpool.Pool) e
 // answer puts a reply and a bounce to two of the seasoned mailbox's
 // messages in its INBOX.
 func (act *InboxAct) answer(ctx context.Context, pool *pgxpool.Pool, imap *imaptest.Server) error {
-	seasoned, err := store.DemoFirstSends(ctx, pool, seasonedMailbox)
+	seasoned, err := benchstore.DemoFirstSends(ctx, pool, seasonedMailbox)
 	if err != nil || len(seasoned) < 2 {
 		return fmt.Errorf("the seasoned mailbox sent %d messages, want 2 or more: %v", len(seasoned), err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/lead"
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // Report is what `rindactl demo` prints (`--output json` prints it as is).
@@ -81,7 +81,7 @@ type MailboxSpread struct {
 // collect reads the final state from the database and the stand-ins.
 func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCredits int, end time.Time) (Report, error) {
 	rep := Report{LeadsByStatus: map[string]int{}, EnrichedBy: map[string]int{}}
-	enrichment, err := store.DemoEnrichmentResults(ctx, pool)
+	enrichment, err := benchstore.DemoEnrichmentResults(ctx, pool)
 	if err != nil {
 		return rep, err
 	}
@@ -92,7 +92,7 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 		}
 	}
 
-	if rep.Spread.ByMailbox, err = store.DemoSentByMailbox(ctx, pool, workspaceName); err != nil {
+	if rep.Spread.ByMailbox, err = benchstore.DemoSentByMailbox(ctx, pool, workspaceName); err != nil {
 		return rep, fmt.Errorf("reading sends per mailbox: %w", err)
 	}
 	for _, n := range rep.Spread.ByMailbox {
@@ -101,7 +101,7 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 	rep.Spread.Min, rep.Spread.Max, rep.Spread.CV = spread(rep.Spread.ByMailbox)
 
 	// Zero when the breaker never opened.
-	breakerOpened, err := store.DemoBreakerOpened(ctx, pool)
+	breakerOpened, err := benchstore.DemoBreakerOpened(ctx, pool)
 	if err != nil {
 		return rep, fmt.Errorf("reading when the breaker opened: %w", err)
 	}
@@ -111,7 +111,7 @@ func collect(ctx context.Context, pool *pgxpool.Pool, s *standIns, findymailCred
 		rep.Findymail.InFlight, rep.Findymail.BeforeBreaker, rep.Findymail.AfterBreaker = q.InFlight, q.BeforeBreaker, q.AfterBreaker
 		if !breakerOpened.IsZero() {
 			rep.Findymail.BreakerWindows = 1 + int(end.Sub(breakerOpened)/guard.QuotaOpenDefault)
-			admitted, err := store.DemoAdmittedBy(ctx, pool, breakerOpened)
+			admitted, err := benchstore.DemoAdmittedBy(ctx, pool, breakerOpened)
 			if err != nil {
 				return rep, fmt.Errorf("reading the calls admitted before the breaker opened: %w", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/demo"
 	"github.com/rindactl/rindactl/internal/pgtmp"
 	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // Every number of the report is what the kept database (--keep) holds at
@@ -88,7 +89,7 @@ func TestDemoReportMatchesTheKeptDatabase(t *testing.T) {
 	}
 
 	byStatus, enrichedBy := map[string]int{}, map[string]int{}
-	rows, err := store.DemoEnrichmentResults(ctx, pool)
+	rows, err := benchstore.DemoEnrichmentResults(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}

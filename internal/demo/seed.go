@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // The seeded incident's names.
@@ -119,7 +119,7 @@ func seed(ctx context.Context, r *runner, pool *pgxpool.Pool, dir string, cfg Co
 			return err
 		}
 	}
-	if err := store.DemoStepsOverdue(ctx, pool); err != nil {
+	if err := benchstore.DemoStepsOverdue(ctx, pool); err != nil {
 		return fmt.Errorf("making the enrolled steps overdue: %w", err)
 	}
 	return nil

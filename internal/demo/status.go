@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // StatusEveryDefault is how often the live status line refreshes.
@@ -26,7 +26,7 @@ func liveStatus(ctx context.Context, w io.Writer, pool *pgxpool.Pool, s *standIn
 			return
 		case <-t.C:
 		}
-		n, err := store.DemoLiveStatus(ctx, pool)
+		n, err := benchstore.DemoLiveStatus(ctx, pool)
 		if err != nil {
 			continue // the next refresh will tell; the run itself reports errors
 		}

@@ -16,3 +16,9 @@ func convertRows[R, T any](rows []R, err error, what string, convert func(R) T) 
 	}
 	return out, nil
 }
+
+// ConvertRows is convertRows for the store packages beside this one
+// (benchstore).
+func ConvertRows[R, T any](rows []R, err error, what string, convert func(R) T) ([]T, error) {
+	return convertRows(rows, err, what, convert)
+}

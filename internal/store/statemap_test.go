@@ -130,7 +130,9 @@ func scanStateWriters(t *testing.T, root string) map[string]stateWriter {
 		t.Fatal(err)
 	}
 	byhand, _ := filepath.Glob(filepath.Join(root, "internal/store/queries/byhand/*.sql"))
-	for _, p := range append(queries, byhand...) {
+	// The demo's and the benchmarks' seeds (issue 41: their own package).
+	benchOnly, _ := filepath.Glob(filepath.Join(root, "internal/store/benchstore/queries/*.sql"))
+	for _, p := range append(append(queries, byhand...), benchOnly...) {
 		rel, _ := filepath.Rel(root, p)
 		add(filepath.ToSlash(rel), statementWrites(sqlComment.ReplaceAllString(readFile(t, p), "")))
 	}
@@ -208,6 +210,8 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	fset := token.NewFileSet()
 	files, _ := filepath.Glob(filepath.Join(root, "internal/store/*.go"))
+	benchFiles, _ := filepath.Glob(filepath.Join(root, "internal/store/benchstore/*.go"))
+	files = append(files, benchFiles...)
 	var parsed []*ast.File
 	// A hand-run query is embedded in a variable (//go:embed
 	// queries/byhand/<name>.sql); a function that uses the variable runs it.
@@ -250,6 +254,7 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 	}
 	out := map[string][]string{}
 	for _, f := range parsed {
+		pkg := f.Name.Name // store, or benchstore
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -284,7 +289,7 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 				return true
 			})
 			for q := range seen {
-				out[q] = append(out[q], "store."+name)
+				out[q] = append(out[q], pkg+"."+name)
 			}
 		}
 	}

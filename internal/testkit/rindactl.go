@@ -33,3 +33,37 @@ func Rindactl(dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// BenchBinaryEnv names a rindabench executable built for this test run
+// (make test builds it beside $RINDA_TEST_BINARY).
+const BenchBinaryEnv = "RINDA_TEST_BENCH_BINARY"
+
+// Rindabench returns the rindabench executable (the demo and benchmarks,
+// cmd/rindabench): $RINDA_TEST_BENCH_BINARY when set, else a fresh build
+// of this tree into dir, beside a rindactl (Rindactl) it runs the ticks of.
+func Rindabench(dir string) (string, error) {
+	if bin := os.Getenv(BenchBinaryEnv); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%s: %w", BenchBinaryEnv, err)
+		}
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	ctl, err := Rindactl(dir)
+	if err != nil {
+		return "", err
+	}
+	if beside := filepath.Join(dir, "rindactl"); ctl != beside {
+		if err := os.Symlink(ctl, beside); err != nil {
+			return "", err
+		}
+	}
+	bin := filepath.Join(dir, "rindabench")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/rindactl/rindactl/cmd/rindabench").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
