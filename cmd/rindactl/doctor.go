@@ -95,8 +95,16 @@ only on a loopback host), or an env file without DATABASE_URL. An email
 unit without RINDA_UNSUBSCRIBE_BASE_URL is a warning: its messages carry
 only the mailto: unsubscribe, no one-click URL.
 
+With the env file read, the database checked is the file's DATABASE_URL
+and the workspaces' keys are opened with the file's RINDA_SECRET_KEY (or
+RINDA_SECRET_KEY_FILE): what the units get, not this shell's. Every
+RINDA_* setting a tick checks at its start is checked by the same code
+the ticks run.
+
 Exits 0 when everything is fine (warnings included), 1 with one line per problem on stderr
-(a stale tick is a problem an operator must see), 2 on bad flags.`,
+(a stale tick, an unreachable database: the next run may succeed), 2 on
+bad flags or a configuration the ticks reject (a unit that would exit 2,
+no or an invalid DATABASE_URL, a wrong master key).`,
 		Example: `  rindactl doctor
   rindactl doctor --interval 5m   # ticks fire every 5 minutes
   rindactl doctor --enrich off    # this host does not run enrichment
