@@ -15,8 +15,6 @@ import (
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/enrich"
 	"github.com/rindactl/rindactl/internal/enrich/provider"
-	"github.com/rindactl/rindactl/internal/enrich/provider/providerhttp"
-	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/store"
@@ -97,8 +95,16 @@ only on a loopback host), or an env file without DATABASE_URL. An email
 unit without RINDA_UNSUBSCRIBE_BASE_URL is a warning: its messages carry
 only the mailto: unsubscribe, no one-click URL.
 
+With the env file read, the database checked is the file's DATABASE_URL
+and the workspaces' keys are opened with the file's RINDA_SECRET_KEY (or
+RINDA_SECRET_KEY_FILE): what the units get, not this shell's. Every
+RINDA_* setting a tick checks at its start is checked by the same code
+the ticks run.
+
 Exits 0 when everything is fine (warnings included), 1 with one line per problem on stderr
-(a stale tick is a problem an operator must see), 2 on bad flags.`,
+(a stale tick, an unreachable database: the next run may succeed), 2 on
+bad flags or a configuration the ticks reject (a unit that would exit 2,
+no or an invalid DATABASE_URL, a wrong master key).`,
 		Example: `  rindactl doctor
   rindactl doctor --interval 5m   # ticks fire every 5 minutes
   rindactl doctor --enrich off    # this host does not run enrichment
@@ -137,6 +143,16 @@ type doctorReport struct {
 	UnsubscribeBaseURL string `json:"unsubscribe_base_url"`
 	// EnvFileRead: the units' environment was read from --env-file.
 	EnvFileRead bool `json:"-"`
+	// exit is the code doctor exits with: 0, 1 (a problem the next run
+	// may not have) or 2 (a configuration every tick would reject).
+	exit int
+}
+
+// problem adds a problem that exits with code (the exit code of the ticks
+// that would meet it: 2 for a configuration they reject).
+func (rep *doctorReport) problem(code int, msg string) {
+	rep.Problems = append(rep.Problems, msg)
+	rep.exit = max(rep.exit, code)
 }
 
 func doctorRun(ctx context.Context, opts *DoctorOptions) error {
@@ -153,11 +169,15 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	}
 	rep := doctorReport{Checks: []string{}, Problems: []string{}, Notes: []string{}, Warnings: []string{}, Providers: map[string]bool{}, Units: map[string]string{}}
 
+	// The units' environment first: the env file they load, when there
+	// is one, names the database and the master key doctor checks.
+	unitEnv := checkEnvFileFor(opts, &rep)
+	unitGetenv := func(k string) string { v, _ := unitEnv(k); return v }
 	// ownKeys are the providers some workspace has its own key for: an
 	// enrich tick uses them whatever this host's keys.
-	ownKeys, configErr := checkDatabase(ctx, opts, ticks, &rep)
+	url, from := databaseOfUnits(opts, unitGetenv, &rep)
+	ownKeys := checkDatabase(ctx, opts, url, from, unitGetenv, ticks, &rep)
 
-	unitEnv := checkEnvFileFor(opts, &rep)
 	for _, p := range providerNames {
 		v, _ := unitEnv("RINDA_" + p + "_API_KEY")
 		rep.Providers[p] = v != ""
@@ -169,50 +189,67 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if err := printDoctor(opts.f.IO, format, rep); err != nil {
 		return err
 	}
-	if configErr != nil {
-		return &silentError{code: configErr.code} // no or an invalid DATABASE_URL: exit 2
-	}
-	if !rep.OK {
-		return &silentError{code: exitError}
+	if rep.exit != exitOK {
+		return &silentError{code: rep.exit}
 	}
 	return nil
+}
+
+// databaseOfUnits is the database URL the units connect to: the env
+// file's DATABASE_URL when the file was read and sets one, else doctor's
+// own (--database-url or DATABASE_URL).
+func databaseOfUnits(opts *DoctorOptions, getenv func(string) string, rep *doctorReport) (url, from string) {
+	if !rep.EnvFileRead {
+		return opts.f.DatabaseURL, "DATABASE_URL"
+	}
+	fileURL := getenv("DATABASE_URL")
+	if fileURL == "" {
+		return opts.f.DatabaseURL, "DATABASE_URL"
+	}
+	registerSecrets(fileURL, getenv)
+	if opts.f.DatabaseURL != "" && opts.f.DatabaseURL != fileURL {
+		rep.Notes = append(rep.Notes, "doctor's own DATABASE_URL differs from the one in "+opts.EnvFile+"; checked the env file's, which the units use")
+	}
+	return fileURL, "DATABASE_URL of " + opts.EnvFile
 }
 
 // checkDatabase adds what the database says to rep: reachable, migrated,
 // the tick history and the workspaces' own keys. It returns the providers
 // some workspace has its own key for, and the configuration error (no or
 // an invalid DATABASE_URL) that decides the exit code.
-func checkDatabase(ctx context.Context, opts *DoctorOptions, ticks []schedule.Tick, rep *doctorReport) (map[string]bool, *codedError) {
+func checkDatabase(ctx context.Context, opts *DoctorOptions, url, from string, getenv func(string) string, ticks []schedule.Tick, rep *doctorReport) map[string]bool {
 	ownKeys := map[string]bool{}
-	pool, err := opts.f.OpenDB(ctx)
-	var configErr *codedError
-	errors.As(err, &configErr)
+	pool, err := store.Open(ctx, store.Config{URL: url})
 	if err != nil {
-		rep.Problems = append(rep.Problems, "database: "+err.Error())
-		return ownKeys, configErr
+		code := exitError // unreachable: the next run may succeed
+		if errors.Is(err, store.ErrNoDatabaseURL) || !errors.As(err, new(*store.ConnError)) {
+			code = exitUsage // no or an invalid URL: every tick exits 2
+		}
+		rep.problem(code, "database ("+from+"): "+err.Error())
+		return ownKeys
 	}
 	defer pool.Close()
-	rep.Checks = append(rep.Checks, "database reachable")
+	rep.Checks = append(rep.Checks, "database reachable ("+from+")")
 	pending, err := store.Pending(ctx, pool)
 	switch {
 	case err != nil:
-		rep.Problems = append(rep.Problems, "schema: "+err.Error())
-		return ownKeys, nil
+		rep.problem(exitError, "schema: "+err.Error())
+		return ownKeys
 	case pending > 0:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
-		return ownKeys, nil
+		rep.problem(exitError, fmt.Sprintf("schema: %d migration(s) pending; run 'rindactl migrate'", pending))
+		return ownKeys
 	}
 	rep.Checks = append(rep.Checks, "schema up to date")
 	if err := checkTicks(ctx, pool, opts, ticks, rep); err != nil {
-		rep.Problems = append(rep.Problems, "tick history: "+err.Error())
+		rep.problem(exitError, "tick history: "+err.Error())
 	}
-	checkOwnKeys(ctx, opts.f, pool, rep)
+	checkOwnKeys(ctx, pool, getenv, rep)
 	if sealed, err := store.SealedProviderKeys(ctx, pool); err == nil {
 		for _, k := range sealed {
 			ownKeys[k.Provider] = true
 		}
 	}
-	return ownKeys, nil
+	return ownKeys
 }
 
 // printDoctor prints rep: JSON, or a line per check, note and provider on
@@ -258,15 +295,15 @@ func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, sc
 			case tick.NeverRan:
 				rep.Notes = append(rep.Notes, string(h.Kind)+" tick never ran to the end (no finished tick_runs rows); fine if this deployment does not schedule it or its first run is under way")
 			case tick.NeverSucceeded:
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
+				rep.problem(exitError, fmt.Sprintf("%s tick: none of its %d run(s) succeeded%s; see 'rindactl status'", h.Kind, h.Runs, newestError(h)))
 			case tick.Stale:
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: last success %s ago, more than %d × %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
+				rep.problem(exitError, fmt.Sprintf("%s tick: last success %s ago, more than %d × %s%s; check its schedule (cron, systemd timer, CronJob) and logs",
 					h.Kind, *h.SinceSuccess, tick.StaleIntervals, cadence, newestError(h)))
 			case tick.Healthy:
 				rep.Checks = append(rep.Checks, fmt.Sprintf("%s tick last succeeded %s ago", h.Kind, *h.SinceSuccess))
 			}
 			if v.Crashed {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
+				rep.problem(exitError, fmt.Sprintf("%s tick: %d run(s) in the last %.0f hours never finished (newest %s); the process crashed or was killed before recording its run",
 					h.Kind, h.Crashed, crashWindow.Hours(), h.NewestCrashed))
 			}
 		}
@@ -292,7 +329,9 @@ func (opts *DoctorOptions) cadence(kind tickkind.Kind, scheduled []schedule.Tick
 			return opts.specCadence(t, changed("lease"))
 		}
 	}
-	if spec, err := schedule.Parse(schedule.DefaultSpec(kind)); err == nil && !changed(string(kind)) {
+	// Not scheduled here (--prune off): another host's prune runs on the
+	// default spec; the every-minute --interval would call it stale.
+	if spec, err := schedule.Parse(schedule.DefaultSpec(kind)); err == nil && kind == tickkind.Prune {
 		return opts.specCadence(schedule.Tick{Kind: kind, Spec: spec}, changed("lease"))
 	}
 	return interval, lease, name
@@ -334,10 +373,10 @@ func checkEnvFileFor(opts *DoctorOptions, rep *doctorReport) func(string) (strin
 	case err != nil && !opts.EnvFileSet && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)):
 		rep.Notes = append(rep.Notes, fmt.Sprintf("env file %s not checked: %v (pass --env-file to check another)", opts.EnvFile, errors.Unwrap(err)))
 	case err != nil:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("env file %s: %v", opts.EnvFile, errors.Unwrap(err)))
+		rep.problem(exitError, fmt.Sprintf("env file %s: %v", opts.EnvFile, errors.Unwrap(err)))
 	case len(problems) > 0:
 		for _, p := range problems {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("env file %s: %v; sh (crontab) and systemd would read it differently", opts.EnvFile, p))
+			rep.problem(exitError, fmt.Sprintf("env file %s: %v; sh (crontab) and systemd would read it differently", opts.EnvFile, p))
 		}
 	default:
 		rep.Checks = append(rep.Checks, "env file "+opts.EnvFile+" reads the same in sh and systemd")
@@ -363,7 +402,7 @@ func checkUnits(scheduled []schedule.Tick, env func(string) (string, bool), ownK
 			continue
 		}
 		rep.Units[string(t.Kind)] = why
-		rep.Problems = append(rep.Problems, fmt.Sprintf("rindactl-%s unit (%s) would fail on this host with %s: %s; fix it there, or leave the unit out (--%s off)",
+		rep.problem(exitUsage, fmt.Sprintf("rindactl-%s unit (%s) would fail on this host with %s: %s; fix it there, or leave the unit out (--%s off)",
 			t.Kind, strings.Join(t.Kind.Args(), " "), where, why, t.Kind))
 	}
 }
@@ -376,16 +415,15 @@ func unitCannotStart(kind tickkind.Kind, lookup func(string) (string, bool), own
 	if fromFile && env("DATABASE_URL") == "" {
 		return "no DATABASE_URL"
 	}
-	switch kind {
-	case tickkind.Email:
-		if raw, ok := lookup(unsubscribe.BaseURLEnv); ok {
-			if _, err := unsubscribe.ParseBaseURL(raw); err != nil {
-				return err.Error()
-			}
-		}
-		return ""
-	case tickkind.Enrich:
-	default:
+	var providers []string
+	if kind == tickkind.Enrich {
+		providers = enrichProvidersDefault
+	}
+	// The settings every tick of kind reads at its start, as it reads them.
+	if _, err := readTickSettings(kind, providers, env); err != nil {
+		return err.Error()
+	}
+	if kind != tickkind.Enrich {
 		return ""
 	}
 	var finders []enrich.Finder
@@ -394,18 +432,9 @@ func unitCannotStart(kind tickkind.Kind, lookup func(string) (string, bool), own
 		if err != nil {
 			return err.Error()
 		}
-		if _, err := providerhttp.TimeoutFromEnv(name, env); err != nil {
-			return err.Error()
-		}
 		finders = append(finders, fd)
 	}
 	if _, _, err := enrich.UsableFinders(finders, func(p string) bool { return ownKeys[p] }); err != nil {
-		return err.Error()
-	}
-	if _, err := guard.ConfigFromEnv(env, provider.DefaultLimits(enrichProvidersDefault...)); err != nil {
-		return err.Error()
-	}
-	if _, err := enrich.InDoubtRetryFromEnv(env); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -421,8 +450,9 @@ func checkUnsubscribeBase(scheduled []schedule.Tick, lookup func(string) (string
 	if !slices.ContainsFunc(scheduled, func(t schedule.Tick) bool { return t.Kind == tickkind.Email }) {
 		return
 	}
-	raw, ok := lookup(unsubscribe.BaseURLEnv)
-	if !ok {
+	// Set but empty is unset, as every tick reads it.
+	raw, _ := lookup(unsubscribe.BaseURLEnv)
+	if raw == "" {
 		rep.UnsubscribeBaseURL = "unset"
 		rep.Warnings = append(rep.Warnings, unsubscribe.BaseURLEnv+" is not set for the email unit: messages carry only the mailto: unsubscribe (or the campaign's unsubscribe_url), no one-click URL; run 'rindactl unsubscribe serve' and set it to its https address (docs/email.md, \"Unsubscribe\")")
 		return
@@ -438,11 +468,15 @@ func checkUnsubscribeBase(scheduled []schedule.Tick, lookup func(string) (string
 
 // checkOwnKeys reports whether the master key on this host opens the
 // workspaces' own provider keys (never a key itself).
-func checkOwnKeys(ctx context.Context, f *Factory, pool *pgxpool.Pool, rep *doctorReport) {
-	keys, err := secrets.Load(ctx, pool, f.Getenv)
+func checkOwnKeys(ctx context.Context, pool *pgxpool.Pool, getenv func(string) string, rep *doctorReport) {
+	keys, err := secrets.Load(ctx, pool, getenv)
+	var kerr *secrets.ConfigError
 	switch {
+	case errors.As(err, &kerr):
+		// The enrich tick exits 2 on it.
+		rep.problem(exitUsage, "workspace provider keys: "+err.Error())
 	case err != nil:
-		rep.Problems = append(rep.Problems, "workspace provider keys: "+err.Error())
+		rep.problem(exitError, "workspace provider keys: "+err.Error())
 	case len(keys) > 0:
 		n := 0
 		for _, byProvider := range keys {

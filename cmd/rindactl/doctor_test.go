@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rindactl/rindactl/internal/schedule"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -98,7 +99,7 @@ func TestDoctorTickHistory(t *testing.T) {
 				}
 			}
 			env := map[string]string{"DATABASE_URL": db.URL}
-			tc.args = append(tc.args, "--env-file", goodEnvFile(t))
+			tc.args = append(tc.args, "--env-file", goodEnvFile(t, db.URL))
 			res := runCLI(t, env, append([]string{"doctor"}, tc.args...)...)
 			want := exitOK
 			if len(tc.problems) > 0 {
@@ -144,10 +145,15 @@ func TestDoctorTickHistory(t *testing.T) {
 }
 
 // goodEnvFile is an env file in the format sh and systemd read alike, with
-// what every unit needs to start (a database and a finder's key).
-func goodEnvFile(t *testing.T) string {
+// what every unit needs to start (the database at dbURL and a finder's
+// key).
+func goodEnvFile(t *testing.T, dbURL string) string {
 	t.Helper()
-	return envFile(t, "# test\nDATABASE_URL=\"postgres://u@h/db?a=1&b=2\"\nRINDA_HUNTER_API_KEY=hk-test\n")
+	line, err := schedule.EnvLine("DATABASE_URL", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envFile(t, "# test\n"+line+"\nRINDA_HUNTER_API_KEY=hk-test\n")
 }
 
 func envFile(t *testing.T, content string) string {
@@ -172,7 +178,11 @@ func TestDoctorNamesTheUnitThatWouldFail(t *testing.T) {
 	if _, err := db.Pool.Exec(context.Background(), recent); err != nil {
 		t.Fatal(err)
 	}
-	keyless := envFile(t, "DATABASE_URL=\"postgres://u@h/db\"\n")
+	dbLine, err := schedule.EnvLine("DATABASE_URL", db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyless := envFile(t, dbLine+"\n")
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -182,7 +192,7 @@ func TestDoctorNamesTheUnitThatWouldFail(t *testing.T) {
 		units   map[string]string
 	}{
 		{name: "no key in the env file", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_HUNTER_API_KEY": "only-in-this-shell"},
-			args: []string{"--env-file", keyless}, code: exitError,
+			args: []string{"--env-file", keyless}, code: exitUsage,
 			problem: "rindactl-enrich unit (enrich tick) would fail on this host with " + keyless + ": no finder is usable on this host: RINDA_FINDYMAIL_API_KEY is not set",
 			units:   map[string]string{"email": "ok", "events": "ok", "inbox": "ok"}},
 		{name: "enrichment not scheduled here", env: map[string]string{"DATABASE_URL": db.URL},
@@ -190,15 +200,15 @@ func TestDoctorNamesTheUnitThatWouldFail(t *testing.T) {
 			units: map[string]string{"enrich": "off", "email": "ok"}},
 		// No --env-file: the default path is absent here (Kubernetes,
 		// rindactl run), so the units get this environment.
-		{name: "no env file: this environment", env: map[string]string{"DATABASE_URL": db.URL}, code: exitError,
+		{name: "no env file: this environment", env: map[string]string{"DATABASE_URL": db.URL}, code: exitUsage,
 			problem: "rindactl-enrich unit (enrich tick) would fail on this host with this host's environment: no finder is usable"},
 		{name: "a key in this environment and no env file", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_FINDYMAIL_API_KEY": "fm"},
 			code: exitOK, units: map[string]string{"enrich": "ok"}},
 		{name: "a bad in-doubt retry", env: map[string]string{"DATABASE_URL": db.URL, "RINDA_FINDYMAIL_API_KEY": "fm", "RINDA_IN_DOUBT_RETRY_AFTER": "soon"},
-			code: exitError, problem: `rindactl-enrich unit (enrich tick) would fail on this host with this host's environment: invalid RINDA_IN_DOUBT_RETRY_AFTER "soon": use a duration such as 24h, or off`,
+			code: exitUsage, problem: `rindactl-enrich unit (enrich tick) would fail on this host with this host's environment: invalid RINDA_IN_DOUBT_RETRY_AFTER "soon": use a duration such as 24h, or off`,
 			units: map[string]string{"email": "ok"}},
 		{name: "env file without DATABASE_URL", env: map[string]string{"DATABASE_URL": db.URL},
-			args: []string{"--env-file", envFile(t, "RINDA_HUNTER_API_KEY=hk\n")}, code: exitError,
+			args: []string{"--env-file", envFile(t, "RINDA_HUNTER_API_KEY=hk\n")}, code: exitUsage,
 			problem: "rindactl-email unit (email tick) would fail on this host with", units: map[string]string{"email": "no DATABASE_URL"}},
 	} {
 		args := tc.args
@@ -231,13 +241,13 @@ func TestDoctorNamesTheUnitThatWouldFail(t *testing.T) {
 func TestDoctorChecksTheEnvFile(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
-	env := map[string]string{"DATABASE_URL": db.URL}
+	env := map[string]string{"DATABASE_URL": db.URL, "RINDA_HUNTER_API_KEY": "hk-test"}
 	bad := filepath.Join(t.TempDir(), "env")
 	if err := os.WriteFile(bad, []byte("# ok\nDATABASE_URL=postgres://u:s3cr3t@h/db?sslmode=disable&application_name=x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	res := runCLI(t, env, "doctor", "--env-file", bad)
-	if res.code != exitError || !strings.Contains(res.stderr, "problem  env file "+bad+": line 2: DATABASE_URL: an unquoted value") || strings.Contains(res.stderr+res.stdout, "s3cr3t") {
+	if res.code != exitUsage || !strings.Contains(res.stderr, "problem  env file "+bad+": line 2: DATABASE_URL: an unquoted value") || strings.Contains(res.stderr+res.stdout, "s3cr3t") {
 		t.Errorf("bad env file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	missing := filepath.Join(t.TempDir(), "absent")
@@ -245,7 +255,7 @@ func TestDoctorChecksTheEnvFile(t *testing.T) {
 	if res.code != exitError || !strings.Contains(res.stderr, "problem  env file "+missing+": no such file") {
 		t.Errorf("missing named env file: exit %d\n%s", res.code, res.stderr)
 	}
-	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t))
+	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t, db.URL))
 	if res.code != exitOK || !strings.Contains(res.stdout, "reads the same in sh and systemd") || strings.Contains(res.stderr, "env file") {
 		t.Errorf("good env file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -278,11 +288,11 @@ func TestDoctorJudgesAKindByItsSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"DATABASE_URL": db.URL}
-	res := runCLI(t, env, "doctor", "--env-file", goodEnvFile(t))
+	res := runCLI(t, env, "doctor", "--env-file", goodEnvFile(t, db.URL))
 	if res.code != exitError || !strings.Contains(res.stderr, "email tick: last success 19m") || !strings.Contains(res.stderr, "newest m-running") {
 		t.Fatalf("by the every-minute defaults: exit %d\n%s", res.code, res.stderr)
 	}
-	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t), "--email", "*/10 * * * *")
+	res = runCLI(t, env, "doctor", "--env-file", goodEnvFile(t, db.URL), "--email", "*/10 * * * *")
 	if res.code != exitOK || strings.Contains(res.stderr, "problem") {
 		t.Errorf("by the email spec */10 (30 minutes stale, lease 651s): exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -297,7 +307,11 @@ func TestDoctorJudgesAKindByItsSpec(t *testing.T) {
 func TestDoctorChecksTheUnsubscribeBaseURL(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
-	base := "DATABASE_URL=\"postgres://u@h/db\"\nRINDA_HUNTER_API_KEY=hk-test\n"
+	dbLine, err := schedule.EnvLine("DATABASE_URL", db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := dbLine + "\nRINDA_HUNTER_API_KEY=hk-test\n"
 	for _, tc := range []struct {
 		name, line string
 		args       []string
@@ -311,14 +325,15 @@ func TestDoctorChecksTheUnsubscribeBaseURL(t *testing.T) {
 		{name: "https", line: "RINDA_UNSUBSCRIBE_BASE_URL=https://unsubscribe.acme.example/u/\n", code: exitOK, state: "ok",
 			stdout: "ok       unsubscribe one-click URL https://unsubscribe.acme.example/u/TOKEN"},
 		{name: "http on loopback", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://127.0.0.1:8080\n", code: exitOK, state: "ok"},
-		{name: "http elsewhere", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://unsubscribe.acme.example\n", code: exitError,
+		{name: "http elsewhere", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://unsubscribe.acme.example\n", code: exitUsage,
 			state:   `RINDA_UNSUBSCRIBE_BASE_URL="http://unsubscribe.acme.example": use https (one-click unsubscribe requires it; http is accepted only on a loopback host)`,
 			problem: "rindactl-email unit (email tick) would fail on this host with"},
-		{name: "not absolute", line: "RINDA_UNSUBSCRIBE_BASE_URL=unsubscribe.acme.example\n", code: exitError,
+		{name: "not absolute", line: "RINDA_UNSUBSCRIBE_BASE_URL=unsubscribe.acme.example\n", code: exitUsage,
 			state: `RINDA_UNSUBSCRIBE_BASE_URL="unsubscribe.acme.example" is not a URL like https://unsubscribe.example.com`, problem: "is not a URL like https://unsubscribe.example.com"},
-		{name: "set but empty", line: "RINDA_UNSUBSCRIBE_BASE_URL=\n", code: exitError,
-			state: `RINDA_UNSUBSCRIBE_BASE_URL="" is not a URL like https://unsubscribe.example.com`, problem: "is not a URL like"},
-		{name: "a password in it is never shown", line: "RINDA_UNSUBSCRIBE_BASE_URL=https://ops:pw-s3cr3t@unsubscribe.acme.example\n", code: exitError,
+		// Set but empty is unset to every tick (the factory's LookupEnv),
+		// so to doctor too: doctor and the ticks read it alike.
+		{name: "set but empty", line: "RINDA_UNSUBSCRIBE_BASE_URL=\n", code: exitOK, state: "unset"},
+		{name: "a password in it is never shown", line: "RINDA_UNSUBSCRIBE_BASE_URL=https://ops:pw-s3cr3t@unsubscribe.acme.example\n", code: exitUsage,
 			problem: "use a URL without user, query or fragment"},
 		{name: "email not scheduled here", line: "RINDA_UNSUBSCRIBE_BASE_URL=http://unsubscribe.acme.example\n", args: []string{"--email", "off"}, code: exitOK, state: "off"},
 	} {

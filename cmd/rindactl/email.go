@@ -15,7 +15,6 @@ import (
 	"github.com/rindactl/rindactl/internal/status"
 	"github.com/rindactl/rindactl/internal/tick"
 	"github.com/rindactl/rindactl/internal/tickkind"
-	"github.com/rindactl/rindactl/internal/unsubscribe"
 )
 
 func newCmdEmail(f *Factory) *cobra.Command {
@@ -26,8 +25,6 @@ func newCmdEmail(f *Factory) *cobra.Command {
 // emailTick is the sending tick kind: due sequence steps over each
 // mailbox's SMTP connection.
 func emailTick() tickCommand {
-	// unsubscribeBase is RINDA_UNSUBSCRIBE_BASE_URL, checked ("": unset).
-	var unsubscribeBase string
 	return &tickSpec[sequence.TickReport]{
 		kind: tickkind.Email,
 		cmd: &cobra.Command{
@@ -80,19 +77,6 @@ docs/email.md.`,
 			Lease: &leaseBound{Default: sequence.TickLeaseDefault, Grace: tick.Grace{
 				Duration: sequence.TickSMTPGraceDefault, What: "the " + sequence.TickSMTPGraceDefault.String() + " SMTP grace"}},
 		},
-		prepare: func(t *tickEnv) error {
-			if helo := t.f.Getenv(sequence.HELOEnv); helo != "" && !sequence.ValidGreetingName(helo) {
-				return fmt.Errorf("%s=%q is not a fully qualified host name (mail.example.com) or an address literal ([192.0.2.1]); mail servers refuse a bare name", sequence.HELOEnv, helo)
-			}
-			if raw, ok := t.f.LookupEnv(unsubscribe.BaseURLEnv); ok {
-				base, err := unsubscribe.ParseBaseURL(raw)
-				if err != nil {
-					return err
-				}
-				unsubscribeBase = base
-			}
-			return nil
-		},
 		work: func(ctx context.Context, t *tickEnv) (*sequence.TickReport, error) {
 			// oauth2 mailboxes' tokens: refreshed once per expiry for all
 			// processes (the master key is needed only when one is used).
@@ -101,7 +85,7 @@ docs/email.md.`,
 			defer mailer.Close()
 			return sequence.RunTick(ctx, t.Pool, sequence.TickOptions{
 				Batch: t.Batch, Concurrency: t.Concurrency, MaxDuration: t.MaxDuration, Lease: t.Lease,
-				Mailer: mailer, UnsubscribeBaseURL: unsubscribeBase, Logger: t.f.Logger(),
+				Mailer: mailer, UnsubscribeBaseURL: t.Settings.UnsubscribeBase, Logger: t.f.Logger(),
 			})
 		},
 		counts: func(rep *sequence.TickReport) map[string]int { return rep.Outcomes },

@@ -108,10 +108,11 @@ See docs/enrichment.md for the state machine.`,
 			fl.IntVar(&opts.MaxAttempts, "max-attempts", enrich.MaxAttemptsDefault, "transient failures before a lead is enrichment_failed")
 			fl.StringVarP(&opts.Workspace, "workspace", "w", "", "work only this workspace's leads (default: all)")
 		},
-		prepare: opts.prepare,
-		work:    opts.work,
-		counts:  func(rep *enrich.Report) map[string]int { return rep.Outcomes.Map() },
-		text:    printEnrichReport,
+		prepare:   opts.prepare,
+		providers: opts.providerNames,
+		work:      opts.work,
+		counts:    func(rep *enrich.Report) map[string]int { return rep.Outcomes.Map() },
+		text:      printEnrichReport,
 	}
 }
 
@@ -137,23 +138,23 @@ func (opts *EnrichTickOptions) prepare(t *tickEnv) error {
 	if err := opts.adapters(t.f); err != nil {
 		return err
 	}
-	for _, name := range opts.names {
-		timeout, err := providerhttp.TimeoutFromEnv(name, t.f.Getenv)
-		if err != nil {
-			return err
-		}
-		opts.cfg.CallTimeout = max(opts.cfg.CallTimeout, timeout)
-	}
+	opts.cfg.CallTimeout = t.Settings.CallTimeout
 	t.Grace = providerGrace(opts.cfg.CallTimeout)
-	var err error
-	if opts.cfg.InDoubtRetryAfter, err = enrich.InDoubtRetryFromEnv(t.f.Getenv); err != nil {
-		return err
+	opts.cfg.InDoubtRetryAfter = t.Settings.InDoubtRetry
+	opts.credits, opts.guard = t.Settings.Credits, t.Settings.Guard
+	return nil
+}
+
+// providerNames are the providers the tick's settings are read for: the
+// --providers finders, then the --verify verifier.
+func (opts *EnrichTickOptions) providerNames() []string {
+	var names []string
+	for _, name := range append(slices.Clone(opts.Providers), opts.Verify) {
+		if name = strings.ToLower(strings.TrimSpace(name)); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
 	}
-	if opts.credits, err = credits.ConfigFromEnv(t.f.Getenv, opts.names...); err != nil {
-		return err
-	}
-	opts.guard, err = guard.ConfigFromEnv(t.f.Getenv, provider.DefaultLimits(opts.names...))
-	return err
+	return names
 }
 
 // adapters builds the --providers finders, in order, and the --verify

@@ -40,6 +40,9 @@ type tickSpec[R any] struct {
 	// database is opened, and may size the lease's grace from the
 	// environment (t.Grace). Its errors are usage errors (exit 2).
 	prepare func(t *tickEnv) error
+	// providers names the providers whose settings the kind reads (the
+	// enrich tick's --providers and --verify); nil: none.
+	providers func() []string
 	// work runs one tick on t.Pool, counting into t.Metrics. A report it
 	// returns is printed even with an error: what the tick did before it
 	// failed. Without a report the tick never started; a usage error
@@ -195,9 +198,12 @@ type tickEnv struct {
 	f *Factory
 	tickBounds
 	tickOutputs
-	Grace   tick.Grace
-	Pool    *pgxpool.Pool
-	Metrics *metrics.Metrics
+	Grace tick.Grace
+	// Settings are the RINDA_* settings of the kind, read and checked
+	// before prepare by readTickSettings, as doctor reads them.
+	Settings tickSettings
+	Pool     *pgxpool.Pool
+	Metrics  *metrics.Metrics
 }
 
 func (s *tickSpec[R]) Kind() tickkind.Kind { return s.kind }
@@ -284,6 +290,13 @@ func (s *tickSpec[R]) check(t *tickEnv) (cliio.Format, error) {
 		return "", err
 	}
 	t.Grace = s.Grace()
+	var providers []string
+	if s.providers != nil {
+		providers = s.providers()
+	}
+	if t.Settings, err = readTickSettings(s.kind, providers, t.f.Getenv); err != nil {
+		return "", asUsage(err)
+	}
 	if s.prepare != nil {
 		if err := s.prepare(t); err != nil {
 			return "", asUsage(err)

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -189,8 +190,29 @@ func describeConnError(cc *pgx.ConnConfig, err error) error {
 		if errors.As(err, &dnsErr) {
 			ce.Reason = "host not found"
 		}
+		if r := tlsReason(err); r != "" {
+			ce.Reason = r
+		}
 	}
 	return ce
+}
+
+// tlsReason names a TLS failure of the connection ("" when it is none):
+// the sslmode that asked for TLS and what the server or its certificate
+// did, not only "connection failed".
+func tlsReason(err error) string {
+	var verr *tls.CertificateVerificationError
+	switch {
+	// pgx has no sentinel for the server's "N" to SSLRequest.
+	case strings.Contains(err.Error(), "server refused TLS connection"):
+		return "the server does not accept TLS, which sslmode=require (or verify-ca, verify-full) in DATABASE_URL asks for: enable ssl on the server, or set sslmode=prefer or disable on a trusted network"
+	case errors.As(err, &verr) && len(verr.UnverifiedCertificates) > 0:
+		c := verr.UnverifiedCertificates[0]
+		return fmt.Sprintf("TLS: the server's certificate (subject %q, issuer %q) is not trusted: %v (set sslrootcert in DATABASE_URL to its CA)", c.Subject.CommonName, c.Issuer.CommonName, verr.Err)
+	case errors.As(err, &verr):
+		return fmt.Sprintf("TLS: the server's certificate is not trusted: %v", verr.Err)
+	}
+	return ""
 }
 
 func sysReason(err error) string {
