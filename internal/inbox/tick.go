@@ -79,7 +79,7 @@ const (
 	// its UID and reason, and the checkpoint moved past it.
 	OutcomeSkipped = "skipped"
 	// OutcomeMailboxPaused: the bounces read paused the mailbox
-	// (sequence.GuardBounces).
+	// (sequence.GuardBounces), or its OAuth2 grant was revoked.
 	OutcomeMailboxPaused = "mailbox_paused"
 	// OutcomeSessionCut: a session reached the tick's deadline (or its
 	// lease) before the mailbox was read; the rest waits for the next tick.
@@ -235,7 +235,19 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 		err = nil
 	}
 	lastError := ""
-	if err != nil {
+	if de := (*sequence.DeliveryError)(nil); errors.As(err, &de) && de.Kind == sequence.DeliveryMailboxAuthRevoked {
+		// A revoked OAuth2 grant: the mailbox pauses as the email tick
+		// pauses it (one mailbox_auth_revoked event per episode, its
+		// reason naming `rindactl mailbox authorize`), a deliberate block
+		// that fails no tick; the other mailboxes are read on.
+		lastError = redact.Error(fmt.Errorf("inbox of %s: %s: %w", address, de.Kind, de.Err)).Error()
+		until, perr := sequence.PauseMailboxFor(saveCtx, t.pool, cp.MailboxID, de, t.opts.Now(), t.opts.TickID)
+		if err = perr; err == nil {
+			t.report.Outcomes[OutcomeMailboxPaused]++
+			t.opts.Logger.Warn("mailbox paused: its OAuth2 grant was revoked", "mailbox", address, "paused_until", until, "tick_id", t.opts.TickID)
+		}
+	}
+	if err != nil && lastError == "" {
 		// A server's NO may repeat the password: hidden in every form.
 		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, err))
 		lastError = err.Error()
