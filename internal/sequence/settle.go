@@ -81,7 +81,7 @@ func (t *emailTick) count(group []outcome) (bounced []int64) {
 // (GuardBounces); the rest of its queue in this tick is then released
 // (bouncePaused).
 func (t *emailTick) guardBounces(ctx context.Context, mailboxID int64) error {
-	halt, err := HaltOnBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
+	halt, err := GuardBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
 	if err != nil || !halt.Halt {
 		return err
 	}
