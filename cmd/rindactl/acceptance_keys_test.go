@@ -85,8 +85,10 @@ func TestAcceptancePerWorkspaceKeys(t *testing.T) {
 	}
 	wrongOwner := maps.Clone(env)
 	wrongOwner["RINDA_SECRET_KEY"] = wrong["RINDA_SECRET_KEY"]
-	if res := runCLI(t, wrongOwner, "doctor"); res.code != exitError || !strings.Contains(res.stdout+res.stderr, "workspace provider keys:") {
-		t.Errorf("doctor with the wrong master key: exit %d, want 1 reporting the keys\n%s%s", res.code, res.stdout, res.stderr)
+	// Exit 2, as the enrich tick exits with the wrong key (issue 38: doctor's
+	// exit codes are the ticks').
+	if res := runCLI(t, wrongOwner, "doctor"); res.code != exitUsage || !strings.Contains(res.stdout+res.stderr, "workspace provider keys:") {
+		t.Errorf("doctor with the wrong master key: exit %d, want 2 reporting the keys\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if res := runCLI(t, env, "doctor"); !strings.Contains(res.stdout, "2 workspace provider key(s) open with the master key") {
 		t.Errorf("doctor does not confirm the keys open:\n%s%s", res.stdout, res.stderr)
