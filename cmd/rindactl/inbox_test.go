@@ -34,7 +34,7 @@ mailboxes:
 steps:
   - subject: "Hi {{.FirstName}}"
     body: "Hello"
-  - delay: 1s
+  - delay: 1h
     body: "Following up"
 `, smtp.URL(""), imap.URL("sdr01@acme.test"))
 	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
