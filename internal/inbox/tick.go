@@ -432,7 +432,7 @@ func (t *inboxTick) credential(ctx context.Context, mb sequence.Mailbox) (creden
 	}
 	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
 	if !ok || password == "" {
-		return credential{}, fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
+		return credential{}, &sequence.MissingCredentialError{Address: mb.Address, Env: mb.PasswordEnv}
 	}
 	return credential{secret: password}, nil
 }
