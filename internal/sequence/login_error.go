@@ -83,8 +83,6 @@ func loginStage(err error, authRefused bool) string {
 		missing *MissingCredentialError
 		ca      *TLSCAError
 		dns     *net.DNSError
-		op      *net.OpError
-		de      *DeliveryError
 	)
 	switch {
 	case errors.As(err, &missing):
@@ -93,18 +91,31 @@ func loginStage(err error, authRefused bool) string {
 		return LoginStageTLS
 	case authRefused:
 		return LoginStageAuth
-	case errors.As(err, &de) && (de.Code == 535 || de.Enhanced == "5.7.8"):
-		return LoginStageAuth
-	case errors.As(err, &de) && de.Code == 0 && (de.Kind == DeliveryMailboxAuthRevoked || de.Kind == DeliveryMailboxAuthFailed):
-		return LoginStageOAuth
-	case errors.As(err, &dns):
+	}
+	if stage := deliveryStage(err); stage != "" {
+		return stage
+	}
+	if errors.As(err, &dns) {
 		return LoginStageDNS
-	case errors.As(err, &op) && op.Op == "dial":
-		return LoginStageTCP
-	case errors.As(err, &de) && de.Code != 0:
-		return LoginStageSession
 	}
 	return LoginStageTCP
+}
+
+// deliveryStage is the stage of an SMTP reply or a credential failure, ""
+// when err is neither.
+func deliveryStage(err error) string {
+	var de *DeliveryError
+	switch {
+	case !errors.As(err, &de):
+		return ""
+	case de.Code == 535 || de.Enhanced == "5.7.8":
+		return LoginStageAuth
+	case de.Code == 0 && (de.Kind == DeliveryMailboxAuthRevoked || de.Kind == DeliveryMailboxAuthFailed):
+		return LoginStageOAuth
+	case de.Code != 0:
+		return LoginStageSession
+	}
+	return ""
 }
 
 // tlsFailure: the handshake failed, or the server offered no STARTTLS
