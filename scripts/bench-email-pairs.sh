@@ -22,6 +22,6 @@ for i in $(seq 1 "$pairs"); do
 	for b in "${order[@]}"; do
 		bin=$old
 		[ "$b" = new ] && bin=$new
-		echo "$i $b $("$bin" bench email "${flags[@]}" --output json 2>/dev/null | tr -d '\n')"
+		echo "$i $b $("$bin" bench email --max-load 0 "${flags[@]}" --output json 2>/dev/null | tr -d '\n')"
 	done
 done

@@ -61,6 +61,18 @@ done
 for p in $storm; do
 	[[ $p =~ ^[0-9]+(ms|s):[1-9][0-9]*$ ]] || { echo "bench: invalid BENCH_STORM entry '$p': use SMTP_DELAY:STEPS, e.g. 20ms:5000" >&2; exit 2; }
 done
+# Figures count only from a quiet machine (docs/benchmarks.md): the run
+# refuses to start over BENCH_MAX_LOAD (1.5; 0 to run anyway, the figures
+# then void) and says its load before and after. Its own commands run at
+# --max-load 0: each starts right after the last, busy with the run itself.
+max_load=${BENCH_MAX_LOAD:-1.5}
+[[ $max_load =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench: invalid BENCH_MAX_LOAD '$max_load': use a load average such as 1.5, or 0 to run at any load" >&2; exit 2; }
+read -r load_before _ </proc/loadavg
+if awk -v l="$load_before" -v m="$max_load" 'BEGIN { exit !(m > 0 && l >= m) }'; then
+	echo "bench: the load average is $load_before, over BENCH_MAX_LOAD $max_load: a figure from a busy machine is noise; stop what runs beside the bench and run it again, or set BENCH_MAX_LOAD=0 (the figures are then void)" >&2
+	exit 1
+fi
+echo "machine: load average $load_before before the run (figures count only under 1.5)"
 bin=bin/rindabench # demo and bench (cmd/rindabench); make build builds it beside rindactl
 make -s --no-print-directory build # cached: cheap, and never a stale binary
 (cd bench && go build -o ../bin/rindapeers .)
@@ -74,7 +86,7 @@ if [ ! -x /usr/bin/time ]; then
 	fi
 fi
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; read -r l _ </proc/loadavg; echo "machine: load average $l after the run, $load_before before"' EXIT
 
 # field NAME reads a number from one JSON document on stdin, rounded; "?"
 # when the document does not have it. fieldf keeps the decimals.
@@ -121,7 +133,7 @@ for i in $(seq "$pairs"); do
 	echo "pair $i/$pairs: claim floor (1, 4 clients), claim pipeline, River ($river_peers)" >&2
 	f1=$(scripts/bench-floor.sh "$rows" 1)
 	f4=$(scripts/bench-floor.sh "$rows" 4)
-	out=$($bin bench claim --rows "$rows" --output json)
+	out=$($bin bench claim --max-load 0 --rows "$rows" --output json)
 	P=$(fieldf rows_per_sec <<<"$out")
 	F=$(awk -v a="$(fieldf rows_per_sec <<<"$f1")" -v b="$(fieldf rows_per_sec <<<"$f4")" 'BEGIN { print (a > b) ? a : b }')
 	pair claim_floor "$P" "$F"
@@ -139,7 +151,7 @@ for i in $(seq "$pairs"); do
 	echo "pair $i/$pairs: rows/s $progress" >&2
 
 	echo "pair $i/$pairs: email tick + bare loop, email floor, delays ($delays)" >&2
-	out=$($bin bench email --steps "$steps" --mailboxes 18 --output json)
+	out=$($bin bench email --max-load 0 --steps "$steps" --mailboxes 18 --output json)
 	ef=$(scripts/bench-email-floor.sh "$steps" 18 1)
 	# The same floor committing 'sending' one row per mailbox per round, as
 	# the tick does to keep a crash's "delivery unknown" to a message or two
@@ -156,7 +168,7 @@ for i in $(seq "$pairs"); do
 		'BEGIN { if (b == "?" || f == "?") print "?"; else printf "%.2f", cores * t * 1e6 / (n * (b + f)) }')")
 	progress="tick/bare $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"), postgres µs per send tick $(field postgres_cpu_us_per_send <<<"$out") floor $(field postgres_cpu_us_per_send <<<"$ef") (rounds of 18: $(field postgres_cpu_us_per_send <<<"$efr"))"
 	for d in $delays; do
-		out=$($bin bench email --steps "$delay_steps" --mailboxes 18 --smtp-delay "$d" --output json)
+		out=$($bin bench email --max-load 0 --steps "$delay_steps" --mailboxes 18 --smtp-delay "$d" --output json)
 		pair "email_delay_$d" "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")"
 		progress+=", tick/bare at $d $(ratio "$(fieldf sends_per_sec <<<"$out")" "$(fieldf bare_sends_per_sec <<<"$out")")"
 	done
@@ -164,11 +176,11 @@ for i in $(seq "$pairs"); do
 
 	if [ -n "$storm" ]; then
 		echo "pair $i/$pairs: enrichment storm alone (${storm_seconds}s), then email alone / beside it ($storm)" >&2
-		out=$($bin bench storm --duration "${storm_seconds}s" --output json)
+		out=$($bin bench storm --max-load 0 --duration "${storm_seconds}s" --output json)
 		pair storm_cpu "$(fieldf postgres_cpu_us_per_call <<<"$out")" "$(fieldf calls_per_sec <<<"$out")"
 		progress="storm $(field calls_per_sec <<<"$out") calls/s, postgres $(field postgres_cpu_us_per_call <<<"$out") µs per call"
 		for e in $storm; do
-			out=$($bin bench incident --pairs 1 --smtp-delay "${e%%:*}" --steps "${e#*:}" --output json)
+			out=$($bin bench incident --max-load 0 --pairs 1 --smtp-delay "${e%%:*}" --steps "${e#*:}" --output json)
 			pair "storm_${e%%:*}" "$(fieldf storm_sends_per_sec <<<"$out")" "$(fieldf alone_sends_per_sec <<<"$out")"
 			progress+=", email at ${e%%:*} beside/alone $(field storm_sends_per_sec <<<"$out")/$(field alone_sends_per_sec <<<"$out")"
 		done
@@ -223,7 +235,7 @@ fi
 
 # claim_rss N: one `bench claim --rows N` under /usr/bin/time; prints its
 # JSON and then its peak RSS (KiB) on the last line.
-claim_rss() { /usr/bin/time -f '%M' "$bin" bench claim --rows "$1" --output json 2>&1 | tr -d '\n'; echo; }
+claim_rss() { /usr/bin/time -f '%M' "$bin" bench claim --max-load 0 --rows "$1" --output json 2>&1 | tr -d '\n'; echo; }
 rss_of() { sed -n 's/.*}\([0-9]*\)$/\1/p'; }
 echo "scale line and peak memory (one run each)" >&2
 M10K=$(claim_rss 10000 | rss_of)
@@ -254,12 +266,12 @@ if [ "$history" != 0 ]; then
 	fi
 	echo "history: bench history ${args[*]}" >&2
 	echo
-	echo "history (issue 30): $bin bench history ${args[*]}"
-	$bin bench history "${args[@]}"
+	echo "history (issue 30): $bin bench history --max-load 0 ${args[*]}"
+	$bin bench history --max-load 0 "${args[@]}"
 fi
 if [ -n "$widths" ]; then
 	echo "width: bench width --widths $widths --window $width_window --daily-cap $width_cap" >&2
 	echo
-	echo "width (issue 30): $bin bench width --widths $widths --window $width_window --daily-cap $width_cap"
-	$bin bench width --widths "$widths" --window "$width_window" --daily-cap "$width_cap"
+	echo "width (issue 30): $bin bench width --max-load 0 --widths $widths --window $width_window --daily-cap $width_cap"
+	$bin bench width --max-load 0 --widths "$widths" --window "$width_window" --daily-cap "$width_cap"
 fi

@@ -12,7 +12,7 @@ import (
 )
 
 func newCmdBench(f *Factory) *cobra.Command {
-	return groupCommand("bench", "Measure the claim pipeline and email drain on this machine",
+	group := groupCommand("bench", "Measure the claim pipeline and email drain on this machine",
 		`Benchmarks in a scratch schema of the database DATABASE_URL names: the
 enrichment claim pipeline, the email drain, and both beside a year of
 history. The schema is created with
@@ -20,9 +20,17 @@ the migrations applied, loaded, measured and dropped; nothing else in the
 database is touched. "make bench" runs both on a throwaway cluster as
 interleaved pairs with their raw-SQL floors (scripts/bench-floor.sh,
 scripts/bench-email-floor.sh) and River (bench/); docs/benchmarks.md has
-figures.`,
+figures.
+
+A figure counts only from a quiet machine: each bench waits up to
+--quiet-wait for the 1-minute load average to fall under --max-load (1.5)
+and refuses to start otherwise, and reports the load before and after
+its run (stderr, and "machine" in --output json); a run started at 1.5 or
+more is marked void.`,
 		newCmdBenchClaim(f), newCmdBenchEmail(f), newCmdBenchHistory(f), newCmdBenchWidth(f),
 		newCmdBenchStorm(f), newCmdBenchIncident(f))
+	addLoadFlags(group, f)
+	return group
 }
 
 // BenchClaimOptions holds the flags of `rindabench bench claim`.
@@ -71,12 +79,15 @@ func benchClaimRun(ctx context.Context, opts *BenchClaimOptions) error {
 	case opts.f.CheckDatabaseURL() != nil:
 		return opts.f.CheckDatabaseURL()
 	}
+	if err := opts.f.awaitQuiet(ctx); err != nil {
+		return err
+	}
 	res, err := bench.Claim(ctx, bench.ClaimConfig{URL: opts.f.DatabaseURL, Rows: opts.Rows, Batch: opts.Batch, Concurrency: opts.Concurrency})
 	if err != nil {
 		return err
 	}
 	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
+		return opts.f.writeBenchJSON(res)
 	}
 	fmt.Fprintf(opts.f.IO.Out, "claim pipeline: %d rows in %.2fs = %.0f rows/s (batch %d, concurrency %d)\n",
 		res.Rows, res.Seconds, res.RowsPerSec, opts.Batch, opts.Concurrency)
@@ -142,12 +153,15 @@ func benchEmailRun(ctx context.Context, opts *BenchEmailOptions) error {
 	case opts.f.CheckDatabaseURL() != nil:
 		return opts.f.CheckDatabaseURL()
 	}
+	if err := opts.f.awaitQuiet(ctx); err != nil {
+		return err
+	}
 	res, err := bench.Email(ctx, bench.EmailConfig{URL: opts.f.DatabaseURL, Steps: opts.Steps, Mailboxes: opts.Mailboxes, SMTPDelay: opts.SMTPDelay})
 	if err != nil {
 		return err
 	}
 	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
+		return opts.f.writeBenchJSON(res)
 	}
 	fmt.Fprintf(opts.f.IO.Out, "email tick:    %d sends in %.2fs = %.0f/s over %d mailboxes\n", res.Steps, res.Seconds, res.SendsPerSec, res.Mailboxes)
 	fmt.Fprintf(opts.f.IO.Out, "bare go-mail:  %d sends in %.2fs = %.0f/s\n", res.Steps, res.BareSeconds, res.BareSendsPerSec)

@@ -76,12 +76,15 @@ func benchHistoryRun(ctx context.Context, opts *BenchHistoryOptions) error {
 		return err
 	}
 	opts.URL = opts.f.DatabaseURL
+	if err := opts.f.awaitQuiet(ctx); err != nil {
+		return err
+	}
 	res, err := bench.History(ctx, opts.HistoryConfig)
 	if err != nil {
 		return err
 	}
 	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
+		return opts.f.writeBenchJSON(res)
 	}
 	out := opts.f.IO.Out
 	n := cliio.Thousands[int]

@@ -71,6 +71,9 @@ func benchStormRun(ctx context.Context, opts *BenchStormOptions) error {
 	if err := opts.check(); err != nil {
 		return err
 	}
+	if err := opts.f.awaitQuiet(ctx); err != nil {
+		return err
+	}
 	res, err := bench.Storm(ctx, bench.StormConfig{
 		URL: opts.f.DatabaseURL, Leads: opts.Leads, Batch: opts.Batch, Concurrency: opts.Concurrency,
 		HunterLatency: opts.HunterLatency, Duration: opts.Duration, Schema: opts.Schema, Binary: opts.TickBinary,
@@ -80,7 +83,7 @@ func benchStormRun(ctx context.Context, opts *BenchStormOptions) error {
 		return err
 	}
 	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
+		return opts.f.writeBenchJSON(res)
 	}
 	fmt.Fprintf(opts.f.IO.Out, "storm:         %d provider calls in %.2fs = %.0f/s over %d enrich ticks\n", res.ProviderCalls, res.Seconds, res.CallsPerSec, res.Ticks)
 	fmt.Fprintf(opts.f.IO.Out, "cpu per call:  postgres %s\n", postgresCPU(res.PostgresCPUPerCallUS))
@@ -197,6 +200,9 @@ func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
 	if err := opts.check(); err != nil {
 		return err
 	}
+	if err := opts.f.awaitQuiet(ctx); err != nil {
+		return err
+	}
 	res, err := bench.Incident(ctx, bench.IncidentConfig{
 		URL: opts.f.DatabaseURL, Pairs: opts.Pairs, Steps: opts.Steps, Mailboxes: opts.Mailboxes,
 		SMTPDelay: opts.SMTPDelay, Warmup: opts.Warmup, Storm: bench.StormConfig{Leads: opts.Leads, Binary: opts.TickBinary},
@@ -205,7 +211,7 @@ func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
 		return err
 	}
 	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(res)
+		return opts.f.writeBenchJSON(res)
 	}
 	out := opts.f.IO.Out
 	fmt.Fprintf(out, "email, %d steps over %d mailboxes, SMTP %.0f ms per message\n", res.Steps, res.Mailboxes, res.SMTPDelayMS)

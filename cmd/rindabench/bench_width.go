@@ -76,12 +76,15 @@ func benchWidthRun(ctx context.Context, opts *BenchWidthOptions) error {
 	if opts.WidthConfig.Binary, err = rindactlBinary(); err != nil {
 		return err
 	}
+	if err := opts.f.awaitQuiet(ctx); err != nil {
+		return err
+	}
 	rows, err := bench.Width(ctx, opts.WidthConfig)
 	if err != nil {
 		return err
 	}
 	if format == cliio.FormatJSON {
-		return opts.f.IO.WriteJSON(map[string]any{"widths": rows})
+		return opts.f.writeBenchJSON(map[string]any{"widths": rows})
 	}
 	out := opts.f.IO.Out
 	// CPU µs per row: Postgres, the tick processes, the bench (its stand-in).

@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rindactl/rindactl/internal/bench"
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/redact"
 	"github.com/rindactl/rindactl/internal/store"
@@ -33,10 +35,17 @@ type Factory struct {
 	DatabaseURL string
 	LogFormat   string
 	LogLevel    string
+
+	// The machine's load around a bench (bench_load.go).
+	LoadAvgPath string
+	MaxLoad     float64
+	QuietWait   time.Duration
+	machine     bench.MachineLoad
+	machineRead bool
 }
 
 func newFactory(ios *cliio.IO, getenv func(string) string) *Factory {
-	return &Factory{IO: ios, Getenv: getenv}
+	return &Factory{IO: ios, Getenv: getenv, LoadAvgPath: bench.LoadAvgPath}
 }
 
 // CheckDatabaseURL reports a missing or unparsable database URL as a
@@ -103,17 +112,23 @@ beside this executable, else the one on PATH. "make build" builds both;
 	pf.StringVar(&f.LogFormat, "log-format", "", "log format on stderr: json or text (unused; rindactl's flag)")
 	pf.StringVar(&f.LogLevel, "log-level", "info", "log level (unused; rindactl's flag)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		if f.DatabaseURL == "" {
-			f.DatabaseURL = f.Getenv("DATABASE_URL")
-		}
-		redact.Register(f.Getenv("PGPASSWORD"))
-		if cfg, err := store.ParseConfig(store.Config{URL: f.DatabaseURL}); err == nil {
-			redact.Register(cfg.ConnConfig.Password)
-		}
+		f.readEnv()
 		return nil
 	}
 	root.AddCommand(newCmdDemo(f, nil), newCmdBench(f))
 	return root
+}
+
+// readEnv completes the database URL from the environment and registers
+// its secrets for redaction.
+func (f *Factory) readEnv() {
+	if f.DatabaseURL == "" {
+		f.DatabaseURL = f.Getenv("DATABASE_URL")
+	}
+	redact.Register(f.Getenv("PGPASSWORD"))
+	if cfg, err := store.ParseConfig(store.Config{URL: f.DatabaseURL}); err == nil {
+		redact.Register(cfg.ConnConfig.Password)
+	}
 }
 
 // execute runs the command line and maps the outcome to an exit code.

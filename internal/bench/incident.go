@@ -154,7 +154,9 @@ func emailBeside(ctx context.Context, cfg EmailConfig, beside func(schema string
 // stormArgs are the arguments of `rindactl bench storm` in schema with
 // sc's settings (its defaults where unset).
 func stormArgs(sc StormConfig, schema string) []string {
-	args := []string{"bench", "storm", "--schema", schema, "--output", "json"}
+	// --max-load 0: the storm runs beside email by design; the replay
+	// checked the machine before its first pair.
+	args := []string{"bench", "storm", "--schema", schema, "--output", "json", "--max-load", "0"}
 	for _, f := range []struct {
 		flag string
 		v    int

@@ -10,7 +10,7 @@ import (
 // so an unset one keeps bench storm's default, and --tick-binary reaches
 // the storm (a before/after replay).
 func TestStormArgs(t *testing.T) {
-	base := []string{"bench", "storm", "--schema", "s1", "--output", "json"}
+	base := []string{"bench", "storm", "--schema", "s1", "--output", "json", "--max-load", "0"}
 	for _, c := range []struct {
 		name string
 		sc   StormConfig

@@ -64,4 +64,33 @@ func TestInboxTickReadsOAuthMailboxesWithXOAUTH2(t *testing.T) {
 	if got := f.status(1); got != "replied" {
 		t.Fatalf("lead 1: %s, want replied", got)
 	}
+
+	// sdr02's grant is revoked and the tokens expire: the inbox tick
+	// pauses sdr02 with one mailbox_auth_revoked event naming `rindactl
+	// mailbox authorize`, reads sdr01 on, and does not fail (issue 38:
+	// before, every firing exited 1 with the mailbox unpaused).
+	idp.Revoke("sdr02@acme.test")
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	for range 2 {
+		rep, err = RunTick(ctx, f.tickPool, TickOptions{LookupEnv: lookup, Tokens: mailauth.NewTokens(f.tickPool, key, mailauth.Options{LookupEnv: lookup, Now: later})})
+		if err != nil {
+			t.Fatalf("tick after the revocation: %v", err)
+		}
+		if rep.Mailboxes != 2 || rep.Outcomes[OutcomeMailboxPaused] != 1 || rep.Outcomes[OutcomeMailboxError] != 0 {
+			t.Fatalf("report = %+v, want sdr02 paused for its grant and sdr01 read", rep)
+		}
+	}
+	var events int
+	var reason string
+	if err := f.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE kind = 'mailbox_auth_revoked'), coalesce(pause_reason, '')
+		FROM mailboxes WHERE address = 'sdr02@acme.test' AND paused_until > now()`).Scan(&events, &reason); err != nil {
+		t.Fatalf("sdr02 not paused: %v", err)
+	}
+	if events != 1 || !strings.Contains(reason, "rindactl mailbox authorize sdr02@acme.test") {
+		t.Fatalf("%d mailbox_auth_revoked events, pause reason %q: want one for the episode, naming the authorize command", events, reason)
+	}
+	var paused int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM mailboxes WHERE paused_until > now()`).Scan(&paused); err != nil || paused != 1 {
+		t.Fatalf("%d mailboxes paused (%v), want only sdr02", paused, err)
+	}
 }

@@ -79,7 +79,7 @@ const (
 	// its UID and reason, and the checkpoint moved past it.
 	OutcomeSkipped = "skipped"
 	// OutcomeMailboxPaused: the bounces read paused the mailbox
-	// (sequence.GuardBounces).
+	// (sequence.GuardBounces), or its OAuth2 grant was revoked.
 	OutcomeMailboxPaused = "mailbox_paused"
 	// OutcomeSessionCut: a session reached the tick's deadline (or its
 	// lease) before the mailbox was read; the rest waits for the next tick.
@@ -235,7 +235,10 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 		err = nil
 	}
 	lastError := ""
-	if err != nil {
+	if de := (*sequence.DeliveryError)(nil); errors.As(err, &de) && de.Kind == sequence.DeliveryMailboxAuthRevoked {
+		lastError = redact.Error(fmt.Errorf("inbox of %s: %s: %w", address, de.Kind, de.Err)).Error()
+		err = t.pauseRevoked(saveCtx, cp.MailboxID, address, de)
+	} else if err != nil {
 		// A server's NO may repeat the password: hidden in every form.
 		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, err))
 		lastError = err.Error()
@@ -243,6 +246,20 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
 	}
 	return errors.Join(err, store.SaveInboxCheckpoint(saveCtx, t.pool, cp, lastError, t.opts.TickID, true))
+}
+
+// pauseRevoked pauses a mailbox whose OAuth2 grant was revoked as the
+// email tick pauses it (one mailbox_auth_revoked event per episode, its
+// reason naming `rindactl mailbox authorize`): a deliberate block that
+// fails no tick, and the other mailboxes are read on.
+func (t *inboxTick) pauseRevoked(ctx context.Context, mailboxID int64, address string, de *sequence.DeliveryError) error {
+	until, err := sequence.PauseMailboxFor(ctx, t.pool, mailboxID, de, t.opts.Now(), t.opts.TickID)
+	if err != nil {
+		return err
+	}
+	t.report.Outcomes[OutcomeMailboxPaused]++
+	t.opts.Logger.Warn("mailbox paused: its OAuth2 grant was revoked", "mailbox", address, "paused_until", until, "tick_id", t.opts.TickID)
+	return nil
 }
 
 func (t *inboxTick) read(ctx context.Context, cp *store.InboxCheckpoint, address *string, end time.Time) error {
@@ -466,12 +483,12 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 		return nil
 	}
 	// Once the bounces are committed: too many pause the mailbox.
-	until, err := sequence.GuardBounces(ctx, t.pool, mb.id, t.opts.Now(), t.opts.TickID)
-	if err != nil || until == nil {
+	halt, err := sequence.GuardBounces(ctx, t.pool, mb.id, t.opts.Now(), t.opts.TickID)
+	if err != nil || !halt.PausedHere {
 		return err
 	}
 	t.report.Outcomes[OutcomeMailboxPaused]++
-	t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox", mb.address, "paused_until", *until, "tick_id", t.opts.TickID)
+	t.opts.Logger.Warn("mailbox paused: too many hard bounces", "mailbox", mb.address, "paused_until", halt.Until, "tick_id", t.opts.TickID)
 	return nil
 }
 

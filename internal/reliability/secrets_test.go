@@ -347,7 +347,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	dbCommands := [][]string{{"migrate"}, {"doctor"}, {"status"}, {"enrich", "tick"}, {"email", "tick"}, {"inbox", "tick"},
 		{"import", "leads", "--workspace", "acme", leads}, {"import", "campaign", campaign}, {"events", "list"}, {"workspace", "list"},
-		{"demo"}, {"bench", "claim", "--rows", "1"}, {"bench", "email", "--steps", "1", "--mailboxes", "1"}}
+		{"demo"}, {"bench", "claim", "--rows", "1", "--max-load", "0"}, {"bench", "email", "--steps", "1", "--mailboxes", "1", "--max-load", "0"}}
 	for name, bad := range badURLs {
 		for _, args := range dbCommands {
 			res := sc.run(t, sc.with(map[string]string{"DATABASE_URL": bad}), anyFailure, args...)

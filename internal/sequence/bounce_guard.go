@@ -90,37 +90,24 @@ func bounceVerdict(b store.MailboxBounces) (pause bool, reason string) {
 
 func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
-// GuardBounces pauses mailboxID when its hard bounces (recorded and
-// committed) reach its limits: BouncePause from now, a mailbox_paused
-// event naming the rate, and its unsent step-1 enrollments moved to
-// healthy mailboxes, in one transaction of its own. A mailbox already
-// paused or disabled is left alone. It returns the pause's end, or nil.
-func GuardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (*time.Time, error) {
-	halt, err := guardBounces(ctx, pool, mailboxID, now, tickID)
-	if err != nil || !halt.PausedHere {
-		return nil, err
-	}
-	return &halt.Until, nil
-}
-
-// BounceHalt is what a sender learns from the guard after its bounces.
+// BounceHalt is what the guard answers after a mailbox's bounces.
 type BounceHalt struct {
 	// Halt: the mailbox sends nothing until Until, paused by this call
-	// (PausedHere) or before it by anyone.
+	// (PausedHere) or before it by anyone: a tick still holding rows
+	// claimed before another tick (or an operator) paused it stops too.
+	// Two ticks claim an unlocked mailbox at once; the first to see the
+	// limit pauses it, and before, the other sent its whole batch into
+	// the bounces (issue 39).
 	Halt, PausedHere bool
 	Until            time.Time
 }
 
-// HaltOnBounces is GuardBounces for a tick still holding the mailbox's
-// claimed rows: it halts as well when another tick (or an operator) paused
-// the mailbox after this tick's claim. Two ticks claim an unlocked mailbox
-// at once; the first to see the limit pauses it, and without this the
-// other sent its whole batch into the bounces (issue 39).
-func HaltOnBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (BounceHalt, error) {
-	return guardBounces(ctx, pool, mailboxID, now, tickID)
-}
-
-func guardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (BounceHalt, error) {
+// GuardBounces pauses mailboxID when its hard bounces (recorded and
+// committed) reach its limits: BouncePause from now, a mailbox_paused
+// event naming the rate, and its unsent step-1 enrollments moved to
+// healthy mailboxes, in one transaction of its own. A mailbox already
+// paused or disabled is left as it is, and the answer says until when.
+func GuardBounces(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, now time.Time, tickID string) (BounceHalt, error) {
 	var halt BounceHalt
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		halt = BounceHalt{}

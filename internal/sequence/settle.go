@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/redact"
@@ -80,7 +81,7 @@ func (t *emailTick) count(group []outcome) (bounced []int64) {
 // (GuardBounces); the rest of its queue in this tick is then released
 // (bouncePaused).
 func (t *emailTick) guardBounces(ctx context.Context, mailboxID int64) error {
-	halt, err := HaltOnBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
+	halt, err := GuardBounces(ctx, t.pool, mailboxID, t.opts.Now(), t.opts.TickID)
 	if err != nil || !halt.Halt {
 		return err
 	}
@@ -228,9 +229,7 @@ type mailboxPause struct {
 // long, the failed send (and the prepared one, unsent), and the queue
 // released by pauseReleases.
 func planPause(de *DeliveryError, rows []store.ClaimedEnrollment, unsent []store.SendResult, now time.Time) mailboxPause {
-	_, d := de.PausesMailbox()
-	p := mailboxPause{until: now.Add(d), reason: fmt.Sprintf("%s: %v", de.Kind, de.Err)}
-	p.episode = strconv.FormatInt(p.until.Unix(), 10)
+	p := newPause(de, now)
 	p.set = store.Settlement{
 		Sends:       append([]store.SendResult{{EnrollmentID: rows[0].ID, Step: rows[0].Step, Status: enrollment.SendFailed, Error: de.Error(), Metric: store.MetricDeferred}}, unsent...),
 		Enrollments: pauseReleases(rows, &p.until, p.reason, now),
@@ -252,23 +251,7 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 		return t.settle(ctx, []outcome{{set: p.set, kind: OutcomeReleased, n: len(rows)}})
 	}
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
-		workspaceID, address, err := store.PauseMailbox(ctx, tx, mbs.id, p.until, p.reason)
-		if err != nil {
-			return err
-		}
-		// The reason is stored cut and redacted (store.InsertEvent redacts
-		// the payload again): a server's echo of the password never
-		// reaches an event.
-		payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced,
-			"reason": redact.Stored(p.reason), "paused_until": p.until, "tick_id": t.opts.TickID}
-		kind, key := pauseEvent(de, mbs.id, p.episode)
-		if err := store.InsertEvent(ctx, tx, kind, workspaceID, mbs.id, key, payload); err != nil {
-			return err
-		}
-		if err := store.Settle(ctx, tx, t.opts.TickID, p.set); err != nil {
-			return err
-		}
-		return rebindMailboxCampaigns(ctx, tx, mbs.id, t.opts.TickID)
+		return pauseInTx(ctx, tx, mbs.id, de, p, t.opts.TickID)
 	})
 	if err != nil {
 		return fmt.Errorf("pause mailbox %s: %w", mbs.mb.Address, err)
@@ -278,6 +261,52 @@ func (t *emailTick) pauseMailbox(ctx context.Context, mbs *mailboxState, de *Del
 	t.countN(OutcomeMailboxPaused, 1)
 	t.countN(OutcomeReleased, len(rows)-1)
 	return nil
+}
+
+// newPause is de's pause from now: its end, reason and episode.
+func newPause(de *DeliveryError, now time.Time) mailboxPause {
+	_, d := de.PausesMailbox()
+	p := mailboxPause{until: now.Add(d), reason: fmt.Sprintf("%s: %v", de.Kind, de.Err)}
+	p.episode = strconv.FormatInt(p.until.Unix(), 10)
+	return p
+}
+
+// pauseInTx pauses the mailbox for de in tx: the mailbox row, its event,
+// the pause's rows settled (p.set), then its unsent step-1 enrollments,
+// those just released among them, moved to healthy mailboxes.
+func pauseInTx(ctx context.Context, tx pgx.Tx, mailboxID int64, de *DeliveryError, p mailboxPause, tickID string) error {
+	workspaceID, address, err := store.PauseMailbox(ctx, tx, mailboxID, p.until, p.reason)
+	if err != nil {
+		return err
+	}
+	// The reason is stored cut and redacted (store.InsertEvent redacts
+	// the payload again): a server's echo of the password never reaches
+	// an event.
+	payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced,
+		"reason": redact.Stored(p.reason), "paused_until": p.until, "tick_id": tickID}
+	kind, key := pauseEvent(de, mailboxID, p.episode)
+	if err := store.InsertEvent(ctx, tx, kind, workspaceID, mailboxID, key, payload); err != nil {
+		return err
+	}
+	if err := store.Settle(ctx, tx, tickID, p.set); err != nil {
+		return err
+	}
+	return rebindMailboxCampaigns(ctx, tx, mailboxID, tickID)
+}
+
+// PauseMailboxFor pauses a mailbox that de says cannot be used for now
+// (de.PausesMailbox), as the email tick does, for a command holding none
+// of its rows: the inbox tick meeting a revoked OAuth2 grant. It returns
+// the pause's end.
+func PauseMailboxFor(ctx context.Context, pool *pgxpool.Pool, mailboxID int64, de *DeliveryError, now time.Time, tickID string) (time.Time, error) {
+	p := newPause(de, now)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		return pauseInTx(ctx, tx, mailboxID, de, p, tickID)
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("pause mailbox %d: %w", mailboxID, err)
+	}
+	return p.until, nil
 }
 
 // rebindMailboxCampaigns moves the unsent step-1 enrollments of a paused

@@ -112,7 +112,10 @@ func TestDoSlowBodyPastTimeout(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(srv.Close)
-	c := newClient(t, srv, func(c *providerhttp.Config) { c.Timeout = 50 * time.Millisecond })
+	// The timeout must outlast the headers' arrival on a loaded machine
+	// (50 ms did not under CI's stress run): the body never ends, so the
+	// test still ends at the timeout.
+	c := newClient(t, srv, func(c *providerhttp.Config) { c.Timeout = 2 * time.Second })
 	_, err := get(t.Context(), c)
 	pe := providertest.RequireError(t, err, enrich.KindUnavailable, secret)
 	if pe.Status != http.StatusOK || !strings.Contains(pe.Message, "reading response body") {
