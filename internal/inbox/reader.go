@@ -92,7 +92,7 @@ func (r *reader) open(ep sequence.IMAPEndpoint, cred credential, tlsConfig *tls.
 	case sequence.TLSImplicit:
 		tc := tls.Client(conn, cfg)
 		if err := tc.HandshakeContext(r.session); err != nil {
-			return fmt.Errorf("TLS: %w", err)
+			return fmt.Errorf("handshake: %w", err)
 		}
 		r.wire = newMeteredConn(tc, defaultWireLimits)
 		r.c = imapclient.New(r.wire, nil)
