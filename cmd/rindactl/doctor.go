@@ -37,6 +37,8 @@ type DoctorOptions struct {
 	// says it was named on the command line (then it must exist).
 	EnvFile    string
 	EnvFileSet bool
+	// Mailboxes: log in to every active mailbox as 'mailbox test' does.
+	Mailboxes bool
 	// tickSpecs say which kinds are scheduled ("off": not on this host):
 	// doctor checks that each scheduled kind can start here. A spec given
 	// on the command line also sets the interval and lease that kind's
@@ -101,6 +103,11 @@ RINDA_SECRET_KEY_FILE): what the units get, not this shell's. Every
 RINDA_* setting a tick checks at its start is checked by the same code
 the ticks run.
 
+With --mailboxes it logs in to every active mailbox as 'rindactl mailbox
+test' does (SMTP, and IMAP when set; nothing sent), with the units'
+environment for the passwords: a failed login is a problem naming the
+mailbox, the protocol and the stage (password, oauth, DNS, TCP, TLS, AUTH).
+
 Exits 0 when everything is fine (warnings included), 1 with one line per problem on stderr
 (a stale tick, an unreachable database: the next run may succeed), 2 on
 bad flags or a configuration the ticks reject (a unit that would exit 2,
@@ -108,7 +115,8 @@ no or an invalid DATABASE_URL, a wrong master key).`,
 		Example: `  rindactl doctor
   rindactl doctor --interval 5m   # ticks fire every 5 minutes
   rindactl doctor --enrich off    # this host does not run enrichment
-  rindactl doctor --output json`,
+  rindactl doctor --output json
+  rindactl doctor --mailboxes     # also log in to every mailbox`,
 		Args: exactArgs(0, "none"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.EnvFileSet = cmd.Flags().Changed("env-file")
@@ -119,6 +127,7 @@ no or an invalid DATABASE_URL, a wrong master key).`,
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().DurationVar(&opts.Interval, "interval", DoctorIntervalDefault, "how often the ticks are scheduled; a last success older than 3 intervals is a problem")
 	cmd.Flags().StringVar(&opts.EnvFile, "env-file", schedule.EnvFileDefault, "env file of the crontab and systemd units to check (skipped with a note when the default is absent)")
+	cmd.Flags().BoolVar(&opts.Mailboxes, "mailboxes", false, "also log in to every active mailbox over SMTP and IMAP, as 'mailbox test' does (nothing is sent)")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", longestLeaseDefault(), "the ticks' --lease; a tick unfinished after it has crashed")
 	opts.tickSpecs.register(cmd)
 	return cmd
@@ -177,6 +186,9 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	// enrich tick uses them whatever this host's keys.
 	url, from := databaseOfUnits(opts, unitGetenv, &rep)
 	ownKeys := checkDatabase(ctx, opts, url, from, unitGetenv, ticks, &rep)
+	if opts.Mailboxes {
+		checkMailboxLogins(ctx, opts.f.Now(), url, unitEnv, &rep)
+	}
 
 	for _, p := range providerNames {
 		v, _ := unitEnv("RINDA_" + p + "_API_KEY")

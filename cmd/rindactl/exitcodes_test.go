@@ -159,6 +159,7 @@ func TestExitCodeTable(t *testing.T) {
 		"mailbox pause":     {ok: []string{"sdr01@acme.test", "--for", "1h"}, bad: []string{"sdr01@acme.test"}},
 		"mailbox resume":    {ok: []string{"sdr01@acme.test"}, bad: []string{"nobody@acme.test"}},
 		"mailbox authorize": {ok: []string{"sdr01@acme.test"}, bad: []string{"nobody@acme.test"}, env: map[string]string{"RINDA_SECRET_KEY": masterKey}},
+		"mailbox test":      {ok: []string{"sdr01@acme.test"}, bad: []string{"nobody@acme.test"}},
 		"breaker list":      {ok: nil, bad: []string{"--output", "yaml"}},
 		"breaker reset":     {ok: []string{"--workspace", "acme", "--provider", "hunter"}, bad: []string{"--workspace", "nosuch", "--provider", "hunter"}},
 		"breaker open":      {ok: []string{"--workspace", "acme", "--provider", "hunter", "--for", "1h"}, bad: []string{"--workspace", "acme", "--provider", "hunter"}},

@@ -16,15 +16,16 @@ import (
 )
 
 func newCmdMailbox(f *Factory) *cobra.Command {
-	return groupCommand("mailbox", "List, pause, resume or authorize sender mailboxes",
+	return groupCommand("mailbox", "List, pause, resume, authorize or test sender mailboxes",
 		`Sender mailboxes come from campaign files ('rindactl import campaign'). The
 email tick pauses one by itself (bounce rate, a refused login, a bad
 certificate, a revoked OAuth grant, the provider's own limit); 'mailbox
 resume' clears such a pause once the cause is fixed, 'mailbox pause' stops
 one by hand, 'mailbox authorize' connects an oauth2 mailbox (Google
-Workspace, Microsoft 365). Each is written to the audit log. 'rindactl why
+Workspace, Microsoft 365), 'mailbox test' logs in over SMTP and IMAP
+without sending. Pause, resume and authorize are written to the audit log. 'rindactl why
 mailbox ADDRESS' explains one mailbox.`,
-		newCmdMailboxList(f), newCmdMailboxPause(f), newCmdMailboxResume(f), newCmdMailboxAuthorize(f))
+		newCmdMailboxList(f), newCmdMailboxPause(f), newCmdMailboxResume(f), newCmdMailboxAuthorize(f), newCmdMailboxTest(f))
 }
 
 // MailboxListOptions holds the flags of `rindactl mailbox list`.

@@ -51,6 +51,9 @@ type reader struct {
 // the lease's end, or a signal): not the mailbox's failure.
 var errSessionEnded = errors.New("IMAP session cut at the tick's deadline")
 
+// errLogin marks a failure of the LOGIN or AUTHENTICATE command.
+var errLogin = errors.New("login")
+
 // dial connects, logs in and examines INBOX. Implicit TLS for imaps://,
 // STARTTLS for imap://, and clear text only for imap:// on a loopback host.
 // The whole session ends at end, or when ctx ends: every read and write
@@ -89,7 +92,7 @@ func (r *reader) open(ep sequence.IMAPEndpoint, cred credential, tlsConfig *tls.
 	case sequence.TLSImplicit:
 		tc := tls.Client(conn, cfg)
 		if err := tc.HandshakeContext(r.session); err != nil {
-			return fmt.Errorf("TLS: %w", err)
+			return fmt.Errorf("handshake: %w", err)
 		}
 		r.wire = newMeteredConn(tc, defaultWireLimits)
 		r.c = imapclient.New(r.wire, nil)
@@ -105,7 +108,7 @@ func (r *reader) open(ep sequence.IMAPEndpoint, cred credential, tlsConfig *tls.
 		r.c = imapclient.New(r.wire, nil)
 	}
 	if err := cred.login(r.c, ep.Username); err != nil {
-		return fmt.Errorf("login as %s: %w", ep.Username, r.wired(err))
+		return fmt.Errorf("%w as %s: %w", errLogin, ep.Username, r.wired(err))
 	}
 	sel, err := r.c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {

@@ -50,7 +50,7 @@ func startTLS(ctx context.Context, conn net.Conn, cfg *tls.Config) (*tls.Conn, e
 	}
 	tc := tls.Client(conn, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return nil, fmt.Errorf("TLS: %w", err)
+		return nil, fmt.Errorf("handshake: %w", err)
 	}
 	return tc, nil
 }

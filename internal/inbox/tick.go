@@ -240,12 +240,23 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 		err = t.pauseRevoked(saveCtx, cp.MailboxID, address, de)
 	} else if err != nil {
 		// A server's NO may repeat the password: hidden in every form.
-		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, err))
+		err = redact.Error(fmt.Errorf("inbox of %s: %w", address, imapFailure(err)))
 		lastError = err.Error()
 		t.report.Outcomes[OutcomeMailboxError]++
 		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
 	}
 	return errors.Join(err, store.SaveInboxCheckpoint(saveCtx, t.pool, cp, lastError, t.opts.TickID, true))
+}
+
+// imapFailure names a TLS failure as IMAP's (a *sequence.LoginError:
+// "imap TLS: ..."), with the server certificate's subject and issuer or
+// the tls_ca file: a bad tls_ca comes wrapped as the email tick's error,
+// which read "smtp mailbox_refused". Other failures are left as they are.
+func imapFailure(err error) error {
+	if le := sequence.ClassifyLogin("imap", err, false); le.Stage == sequence.LoginStageTLS {
+		return le
+	}
+	return err
 }
 
 // pauseRevoked pauses a mailbox whose OAuth2 grant was revoked as the
@@ -449,7 +460,7 @@ func (t *inboxTick) credential(ctx context.Context, mb sequence.Mailbox) (creden
 	}
 	password, ok := t.opts.LookupEnv(mb.PasswordEnv)
 	if !ok || password == "" {
-		return credential{}, fmt.Errorf("environment variable %s is not set; it holds the mailbox password", mb.PasswordEnv)
+		return credential{}, &sequence.MissingCredentialError{Address: mb.Address, Env: mb.PasswordEnv}
 	}
 	return credential{secret: password}, nil
 }

@@ -32,8 +32,7 @@ func Credential(ctx context.Context, mb Mailbox, lookup func(string) (string, bo
 	if mb.OAuth2 == nil {
 		password, ok := lookup(mb.PasswordEnv)
 		if !ok {
-			return "", &DeliveryError{Kind: DeliveryMailboxAuthFailed,
-				Err: fmt.Errorf("mailbox %s: environment variable %s is not set; export the SMTP password there", mb.Address, mb.PasswordEnv)}
+			return "", &DeliveryError{Kind: DeliveryMailboxAuthFailed, Err: &MissingCredentialError{Address: mb.Address, Env: mb.PasswordEnv}}
 		}
 		return password, nil
 	}

@@ -26,7 +26,7 @@ func (mb Mailbox) TLSConfig(base *tls.Config, serverName string) (*tls.Config, e
 		return cfg, nil
 	}
 	refused := func(err error) error {
-		return &DeliveryError{Kind: DeliveryMailboxRefused, Phase: PhaseConnect, Err: fmt.Errorf("mailbox %s: tls_ca %s: %w", mb.Address, mb.TLSCA, err)}
+		return &DeliveryError{Kind: DeliveryMailboxRefused, Phase: PhaseConnect, Err: &TLSCAError{Address: mb.Address, Path: mb.TLSCA, Err: err}}
 	}
 	pem, err := os.ReadFile(mb.TLSCA)
 	if err != nil {

@@ -8,6 +8,7 @@ package smtptest
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -93,6 +94,9 @@ type Options struct {
 	// Bearer(user, token) says the access token is the user's (tests ask
 	// the OAuth stand-in); AUTH becomes mandatory and PLAIN is refused.
 	Bearer func(user, token string) bool
+	// TLS, when set, speaks TLS from the first byte (smtps://), as a
+	// provider's submission port 465 does.
+	TLS *tls.Config
 }
 
 // Server is a running SMTP server on 127.0.0.1.
@@ -115,6 +119,9 @@ func Start(opts Options) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("smtptest: listen: %w", err)
+	}
+	if opts.TLS != nil {
+		l = tls.NewListener(l, opts.TLS)
 	}
 	s := &Server{opts: opts, listener: l, attempts: make(map[string]int), quit: make(chan struct{})}
 	s.srv = smtp.NewServer(smtp.BackendFunc(s.newSession))
@@ -155,13 +162,18 @@ func (s *Server) Host() string { return s.listener.Addr().(*net.TCPAddr).IP.Stri
 // Port is the listening port.
 func (s *Server) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
 
-// URL is an smtp:// URL for this server, with user when not empty.
+// URL is an smtp:// URL for this server (smtps:// with TLS), with user
+// when not empty.
 func (s *Server) URL(user string) string {
+	scheme := "smtp://"
+	if s.opts.TLS != nil {
+		scheme = "smtps://"
+	}
 	host := net.JoinHostPort(s.Host(), strconv.Itoa(s.Port()))
 	if user != "" {
-		return "smtp://" + user + "@" + host
+		return scheme + user + "@" + host
 	}
-	return "smtp://" + host
+	return scheme + host
 }
 
 // Script adds a rule.
