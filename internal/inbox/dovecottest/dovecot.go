@@ -1,8 +1,10 @@
 // Package dovecottest runs a real Dovecot for tests: IMAP on a free
 // loopback port, mail in maildirs under a temp dir, and its oauth2 passdb
 // checking XOAUTH2/OAUTHBEARER tokens at an RFC 7662 introspection
-// endpoint (the oauthtest stand-in's). It is the real-server half of the
-// OAuth acceptance (issue 38); imaptest stays the in-process stand-in.
+// endpoint (the oauthtest stand-in's); Submission adds a real Postfix
+// authenticating with Dovecot SASL. It is the real-server half of the
+// OAuth acceptance (issue 38); imaptest and smtptest stay the in-process
+// stand-ins.
 package dovecottest
 
 import (
@@ -13,7 +15,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"text/template"
 	"time"
@@ -51,6 +52,12 @@ service imap-login {
   }
   inet_listener imaps {
     port = 0
+  }
+}
+# Postfix's smtpd asks Dovecot SASL here (smtpd_sasl_type = dovecot).
+service auth {
+  unix_listener auth-postfix {
+    mode = 0666
   }
 }
 passdb {
@@ -120,7 +127,7 @@ func New(t testing.TB, introspectURL string) *Server {
 	writeTemplate(t, oauthTemplate, filepath.Join(s.dir, "oauth2.conf.ext"), vars)
 
 	cmd := exec.Command(Binary, "-F", "-c", conf)
-	var out strings.Builder
+	var out lockedBuilder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -136,7 +143,7 @@ func New(t testing.TB, introspectURL string) *Server {
 			<-done
 		}
 	})
-	s.waitListening(t, done, &out)
+	waitListening(t, "dovecot", s.addr, done, func() string { return out.String() + "\n" + s.Log() })
 	return s
 }
 
@@ -177,27 +184,27 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// waitListening waits for the IMAP greeting, or fails with Dovecot's
-// output and log when it exits first. Startup is bounded by the process
-// itself: a Dovecot that neither listens nor exits within a minute is a
-// broken install, not a slow machine.
-func (s *Server) waitListening(t testing.TB, done chan error, out *strings.Builder) {
+// waitListening waits until addr accepts connections, or fails with what
+// logs says when the process exits first. Startup is bounded by the
+// process itself: a server that neither listens nor exits within a minute
+// is a broken install, not a slow machine.
+func waitListening(t testing.TB, name, addr string, done chan error, logs func() string) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:
 			done <- err
-			t.Fatalf("dovecot exited: %v\n%s\n%s", err, out.String(), s.Log())
+			t.Fatalf("%s exited: %v\n%s", name, err, logs())
 		default:
 		}
-		c, err := net.DialTimeout("tcp", s.addr, time.Second)
-		if err == nil {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("dovecot did not listen on %s\n%s", s.addr, s.Log())
+	t.Fatalf("%s did not listen on %s\n%s", name, addr, logs())
 }
 
 // Log is Dovecot's log so far, for failure messages.
