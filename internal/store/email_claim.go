@@ -91,21 +91,32 @@ func claimParts(others int) []bool {
 
 // emailClaimParams are email_claim.sql's parameters.
 type emailClaimParams struct {
+	Batch  int           `db:"batch"`
+	Lease  time.Duration `db:"lease"`
+	TickID string        `db:"tick_id"`
+	// Locked are the mailboxes whose cap or gap this transaction holds;
+	// Served those the claim may serve, with the room of each.
+	Locked []int64 `db:"locked"`
+	Served []int64 `db:"served"`
+	Rooms  []int64 `db:"rooms"`
+	// StoppedFollowUps is the harness's fault switch Stops: false.
+	StoppedFollowUps bool `db:"stopped_follow_ups"`
+}
+
+var emailClaimStmt = byName[emailClaimParams](emailClaimSQL)
+
+// EmailClaimRequest is what a tick asks of one claim: up to Batch due
+// enrollments leased to TickID for Lease, none of them on the Busy
+// mailboxes (still sending an earlier batch of this tick).
+type EmailClaimRequest struct {
 	Batch  int
 	Lease  time.Duration
 	TickID string
-	// Locked are the mailboxes whose cap or gap this transaction holds;
-	// Served those the claim may serve, with the room of each.
-	Locked []int64
-	Served []int64
-	Rooms  []int64
-	// StoppedFollowUps is the harness's fault switch Stops: false.
-	StoppedFollowUps bool
+	Busy   []int64
 }
 
-// ClaimEnrollments leases up to batch due enrollments to tickID for lease,
-// none of them on the busy mailboxes (still sending an earlier batch of
-// this tick). Email is the lead's address normalised (trimmed, lower case).
+// ClaimEnrollments claims what r asks for. Email is the lead's address
+// normalised (trimmed, lower case).
 //
 // One transaction: it reads which other email ticks claim now
 // (email_claim_share.sql) and so this tick's share, then serves the parts of
@@ -114,7 +125,8 @@ type emailClaimParams struct {
 // the claim must respect, the second (a new snapshot, so it sees every
 // claim committed on them before the locks) counts their room, the third
 // claims. No cap is exceeded whatever the number of claims at once.
-func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Duration, tickID string, busy ...int64) (EmailClaim, error) {
+func ClaimEnrollments(ctx context.Context, db Beginner, r EmailClaimRequest) (EmailClaim, error) {
+	batch, tickID, busy := r.Batch, r.TickID, r.Busy
 	if busy == nil {
 		busy = []int64{}
 	}
@@ -155,7 +167,7 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 			if servedByMailbox(len(room.Ids), int(room.Active)) {
 				rule = planByMailbox
 			}
-			rows, err := rule.on(tx).Query(ctx, emailClaimSQL, params(emailClaimParams{Batch: batch - len(claim.Rows), Lease: lease, TickID: tickID,
+			rows, err := rule.on(tx).Query(ctx, emailClaimStmt.sql, emailClaimStmt.args(emailClaimParams{Batch: batch - len(claim.Rows), Lease: r.Lease, TickID: tickID,
 				Locked: lock.Locked, Served: room.Ids, Rooms: room.Rooms, StoppedFollowUps: faults.On(faults.Stops)})...)
 			if err != nil {
 				return err
