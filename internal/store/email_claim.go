@@ -16,29 +16,35 @@ import (
 )
 
 // ClaimedEnrollment is a due enrollment leased to one tick, with what it
-// takes to send its step.
+// takes to send its step. Each field is scanned by name from the column
+// of email_claim.sql's RETURNING its db tag names.
 type ClaimedEnrollment struct {
-	ID          int64
-	CampaignID  int64
-	WorkspaceID int64
-	LeadID      int64
-	MailboxID   int64
-	Step        int // 1-based, the step to send
-	Attempts    int
-	DueAt       time.Time
+	ID          int64     `db:"id"`
+	CampaignID  int64     `db:"campaign_id"`
+	WorkspaceID int64     `db:"workspace_id"`
+	LeadID      int64     `db:"lead_id"`
+	MailboxID   int64     `db:"mailbox_id"`
+	Step        int       `db:"current_step"` // 1-based, the step to send
+	Attempts    int       `db:"attempts"`
+	DueAt       time.Time `db:"due_at"`
 
-	FirstName, LastName, Company, Domain, Email, Timezone string
+	FirstName string `db:"first_name"`
+	LastName  string `db:"last_name"`
+	Company   string `db:"company"`
+	Domain    string `db:"company_domain"`
+	Email     string `db:"email"`
+	Timezone  string `db:"timezone"`
 
 	// Thread holds the Message-IDs of the steps already sent, in order.
-	Thread []string
+	Thread []string `db:"thread"`
 	// StepSend is the status of a sends row already present for this step
 	// ("sending" after a crash), or empty.
-	StepSend enrollment.SendStatus
+	StepSend enrollment.SendStatus `db:"step_send"`
 	// Suppressed is the suppression reason of the lead's address, if any.
-	Suppressed string
+	Suppressed string `db:"suppressed"`
 	// Holder is the enrollment holding the lead's address in the campaign
 	// (campaign_recipients), 0 for none.
-	Holder int64
+	Holder int64 `db:"holder"`
 }
 
 // EmailClaim is what one claim took.
@@ -172,7 +178,11 @@ func ClaimEnrollments(ctx context.Context, db Beginner, r EmailClaimRequest) (Em
 			if err != nil {
 				return err
 			}
-			got, err := pgx.CollectRows(rows, scanClaimedEnrollment)
+			// By name: a column and a field that disagree fail every
+			// claim, rather than fill one field with another's value.
+			// No dearer than a positional scan (measured: fewer
+			// allocations per row, the NULLs coalesced in the SQL).
+			got, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClaimedEnrollment])
 			if err != nil {
 				return err
 			}
@@ -191,23 +201,4 @@ func ClaimEnrollments(ctx context.Context, db Beginner, r EmailClaimRequest) (Em
 		return EmailClaim{}, fmt.Errorf("claim enrollments: %w", err)
 	}
 	return claim, nil
-}
-
-func scanClaimedEnrollment(r pgx.CollectableRow) (ClaimedEnrollment, error) {
-	var c ClaimedEnrollment
-	var stepSend, suppressed *string
-	var holder *int64
-	err := r.Scan(&c.ID, &c.CampaignID, &c.WorkspaceID, &c.LeadID, &c.MailboxID, &c.Step, &c.Attempts, &c.DueAt,
-		&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
-		&c.Thread, &stepSend, &suppressed, &holder)
-	if holder != nil {
-		c.Holder = *holder
-	}
-	if stepSend != nil {
-		c.StepSend = enrollment.SendStatus(*stepSend)
-	}
-	if suppressed != nil {
-		c.Suppressed = *suppressed
-	}
-	return c, err
 }

@@ -140,24 +140,27 @@ SET next_send_at = now() + @lease::interval,
     updated_at   = now()
 FROM claimed p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
-RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
-          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),
+-- Each column is named as the field of store.ClaimedEnrollment it is
+-- scanned into (by name: pgx.RowToStructByName); what may be NULL comes
+-- back as the field's zero value.
+RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at AS due_at,
+          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, '') AS timezone,
           -- A first step has no thread: no lookup.
           CASE WHEN e.current_step > 1
                THEN ARRAY(SELECT s.message_id FROM sends s
                           WHERE s.enrollment_id = e.id AND s.status = 'sent' AND s.step < e.current_step
                           ORDER BY s.step)
                ELSE '{}' END AS thread,
-          (SELECT s.status FROM sends s
-           WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
+          coalesce((SELECT s.status FROM sends s
+                    WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed'), '') AS step_send,
           -- By the address's hash, so a forgotten person's row (no
           -- address, only its hash) suppresses too; an address's own row,
           -- with its reason, before a forgotten one.
-          (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
-           ORDER BY sp.email IS NULL LIMIT 1) AS suppressed,
+          coalesce((SELECT sp.reason FROM suppressions sp
+                    WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+                    ORDER BY sp.email IS NULL LIMIT 1), '') AS suppressed,
           -- The address's holder in the campaign, looked up here (planned
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.
-          (SELECT r.enrollment_id FROM campaign_recipients r
-           WHERE r.campaign_id = e.campaign_id AND r.email = l.email) AS holder;
+          coalesce((SELECT r.enrollment_id FROM campaign_recipients r
+                    WHERE r.campaign_id = e.campaign_id AND r.email = l.email), 0) AS holder;
