@@ -37,7 +37,7 @@ SQL
 # tick does, the latest due time of the client's previous batch (pgbench
 # keeps :after per client; -infinity to start).
 claim=$(grep -v '^--' internal/store/queries/byhand/enrich_claim.sql |
-	sed -e 's/;[[:space:]]*$//' -e "s|100 /\* batch \*/|$batch|" -e 's/\$1/300/g' -e "s/\$2/'floor'/g" -e 's/\$3/NULL/g' -e 's/\$4/now()/g' -e 's/\$5/:after::timestamptz/g')
+	sed -e 's/;[[:space:]]*$//' -e "s|100 /\* batch \*/|$batch|" -e 's/@lease_seconds/300/g' -e "s/@tick_id/'floor'/g" -e 's/@workspace_id/NULL/g' -e 's/@tick_started/now()/g' -e 's/@after/:after/g')
 cat >"$work/floor.sql" <<SQL
 WITH claimed AS (
 $claim

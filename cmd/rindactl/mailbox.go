@@ -74,7 +74,7 @@ func mailboxListRun(ctx context.Context, opts *MailboxListOptions, format cliio.
 		if err != nil {
 			return nil, err
 		}
-		found, err := store.OpsMailboxes(ctx, db, now, sequence.BounceWindow, ws, campaign)
+		found, err := store.OpsMailboxes(ctx, db, now, sequence.BounceWindow, store.OpsScope{WorkspaceID: ws, CampaignID: campaign})
 		if err != nil {
 			return nil, err
 		}

@@ -106,7 +106,7 @@ func Check(ctx context.Context, db store.DBTX, cfg Config, accounts []Account, l
 
 // read reads account a's credits when it is this process's turn.
 func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.Logger) error {
-	at, mine, err := store.ClaimCreditsRead(ctx, db, a.Key, a.Provider, a.WorkspaceID, cfg.Every, cfg.ReadTimeout+30*time.Second)
+	at, mine, err := store.ClaimCreditsRead(ctx, db, store.CreditsReadClaim{Account: a.Key, Provider: a.Provider, WorkspaceID: a.WorkspaceID, Every: cfg.Every, Lease: cfg.ReadTimeout + 30*time.Second})
 	if err != nil || !mine {
 		return err
 	}
@@ -120,13 +120,13 @@ func read(ctx context.Context, db store.DBTX, cfg Config, a Account, log *slog.L
 		// The adapter's errors carry no key (providerhttp redacts it).
 		log.Warn("reading the provider's credits failed; the last reading stands", "component", "credits",
 			"provider", a.Provider, "account", a.Key, "error", rerr.Error())
-		return store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, at, nil, nil, rerr.Error())
+		return store.RecordCredits(context.WithoutCancel(ctx), db, store.CreditsReading{Account: a.Key, ReadAt: at, ReadError: rerr.Error()})
 	}
 	var reset *time.Time
 	if !c.ResetAt.IsZero() {
 		reset = &c.ResetAt
 	}
-	return store.RecordCredits(context.WithoutCancel(ctx), db, a.Key, at, &c.Remaining, reset, "")
+	return store.RecordCredits(context.WithoutCancel(ctx), db, store.CreditsReading{Account: a.Key, ReadAt: at, Credits: &c.Remaining, ResetAt: reset})
 }
 
 // Standing is an account's credits as the ledger has them now: its last

@@ -131,7 +131,7 @@ func deliver(ctx context.Context, db store.DBTX, opts DeliverOptions, webhookURL
 	if errors.As(postErr, &werr) && werr.RetryAfter > retry {
 		retry = werr.RetryAfter
 	}
-	return store.MarkEventFailed(mctx, db, ev.ID, ev.LockedUntil, retry, postErr.Error())
+	return store.MarkEventFailed(mctx, db, store.EventFailure{ID: ev.ID, Lease: ev.LockedUntil, RetryIn: retry, Reason: postErr.Error()})
 }
 
 // retryDelay is RetryBaseDefault doubled per earlier attempt, capped.

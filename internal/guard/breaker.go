@@ -63,7 +63,7 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 		if !a.Probe {
 			return nil // the settle statement already cleared the streak
 		}
-		_, err := store.BreakerClose(ctx, g.db, call.WorkspaceID, call.Provider, probeOwner(call), "probe succeeded")
+		_, err := store.BreakerClose(ctx, g.db, store.BreakerCloseArgs{WorkspaceID: call.WorkspaceID, Provider: call.Provider, ProbeOwner: probeOwner(call), Reason: "probe succeeded"})
 		return err
 	}
 	kind := enrich.KindUnavailable
@@ -72,12 +72,12 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 	}
 	switch kind {
 	case enrich.KindQuota:
-		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.quotaWindow(res.Err),
-			string(kind), []string{events.KindQuotaExhausted, events.KindBreakerOpened}, false, res.Err.RetryAfter)
+		_, _, err := store.BreakerTrip(ctx, g.db, store.BreakerTripArgs{WorkspaceID: call.WorkspaceID, Provider: call.Provider,
+			OpenFor: g.quotaWindow(res.Err), Reason: string(kind), Kinds: []string{events.KindQuotaExhausted, events.KindBreakerOpened}, RetryAfter: res.Err.RetryAfter})
 		return err
 	case enrich.KindAuth:
-		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.AuthOpen,
-			string(kind), []string{events.KindAuthFailed, events.KindBreakerOpened}, false, 0)
+		_, _, err := store.BreakerTrip(ctx, g.db, store.BreakerTripArgs{WorkspaceID: call.WorkspaceID, Provider: call.Provider,
+			OpenFor: g.cfg.AuthOpen, Reason: string(kind), Kinds: []string{events.KindAuthFailed, events.KindBreakerOpened}})
 		return err
 	}
 	window, retryAfter := g.cfg.TransientOpen, time.Duration(0)
@@ -88,11 +88,12 @@ func (g *Guard) updateBreaker(ctx context.Context, a enrich.Admission, res enric
 	if a.Probe {
 		// A failed probe re-opens at once; the episode (and its alert)
 		// stays the same.
-		_, _, err := store.BreakerTrip(ctx, g.db, call.WorkspaceID, call.Provider, window,
-			string(kind), []string{events.KindBreakerOpened}, false, retryAfter)
+		_, _, err := store.BreakerTrip(ctx, g.db, store.BreakerTripArgs{WorkspaceID: call.WorkspaceID, Provider: call.Provider,
+			OpenFor: window, Reason: string(kind), Kinds: []string{events.KindBreakerOpened}, RetryAfter: retryAfter})
 		return err
 	}
-	_, _, err := store.BreakerFailure(ctx, g.db, call.WorkspaceID, call.Provider, g.cfg.FailureThreshold, window, string(kind), retryAfter)
+	_, _, err := store.BreakerFailure(ctx, g.db, store.BreakerFailureArgs{WorkspaceID: call.WorkspaceID, Provider: call.Provider,
+		Threshold: g.cfg.FailureThreshold, OpenFor: window, Reason: string(kind), RetryAfter: retryAfter})
 	return err
 }
 
@@ -112,12 +113,13 @@ func (g *Guard) quotaWindow(pe *enrich.ProviderError) time.Duration {
 // OpenBreaker opens a breaker for an operator (e.g. a quota known to be
 // gone) with exactly the given window and writes breaker_opened.
 func OpenBreaker(ctx context.Context, db store.DBTX, workspaceID int64, provider string, openFor time.Duration, reason string) (until time.Time, err error) {
-	_, until, err = store.BreakerTrip(ctx, db, workspaceID, provider, openFor, reason, []string{events.KindBreakerOpened}, true, 0)
+	_, until, err = store.BreakerTrip(ctx, db, store.BreakerTripArgs{WorkspaceID: workspaceID, Provider: provider,
+		OpenFor: openFor, Reason: reason, Kinds: []string{events.KindBreakerOpened}, Exact: true})
 	return until, err
 }
 
 // ResetBreaker closes a breaker now, whoever holds its probe, and writes
 // breaker_closed. It reports whether there was anything to close.
 func ResetBreaker(ctx context.Context, db store.DBTX, workspaceID int64, provider, reason string) (bool, error) {
-	return store.BreakerClose(ctx, db, workspaceID, provider, "", reason)
+	return store.BreakerClose(ctx, db, store.BreakerCloseArgs{WorkspaceID: workspaceID, Provider: provider, Reason: reason})
 }

@@ -34,8 +34,7 @@ func (t BreakerTarget) Reset(ctx context.Context, pool *pgxpool.Pool, actor stri
 		if closed {
 			affected = 1
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, "breaker.reset",
-			map[string]any{"workspace": t.Workspace, "provider": t.Provider}, affected)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "breaker.reset", Filters: map[string]any{"workspace": t.Workspace, "provider": t.Provider}, Affected: affected})
 		return err
 	})
 	return closed, err
@@ -53,8 +52,7 @@ func (t BreakerTarget) Open(ctx context.Context, pool *pgxpool.Pool, openFor tim
 		if until, err = OpenBreaker(ctx, tx, ws, t.Provider, openFor, reason); err != nil {
 			return err
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, "breaker.open",
-			map[string]any{"workspace": t.Workspace, "provider": t.Provider, "for": openFor.String(), "reason": reason}, 1)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "breaker.open", Filters: map[string]any{"workspace": t.Workspace, "provider": t.Provider, "for": openFor.String(), "reason": reason}, Affected: 1})
 		return err
 	})
 	return until, err

@@ -200,7 +200,7 @@ func (t *inboxTick) suspicious(ctx context.Context, tx pgx.Tx, mb mailbox, cp *s
 	hour := t.start.Truncate(time.Hour).Unix()
 	episode := fmt.Sprintf("inbox_suspicious:%d:hour:%d", mb.id, hour)
 	key := fmt.Sprintf("inbox_suspicious:%d:%d:%d", mb.id, cp.UIDValidity, uid)
-	alert, err := store.InsertSuspiciousEvent(ctx, tx, mb.workspaceID, mb.id, episode, key, payload)
+	alert, err := store.InsertSuspiciousEvent(ctx, tx, store.SuspiciousEvent{WorkspaceID: mb.workspaceID, MailboxID: mb.id, EpisodeKey: episode, MessageKey: key, Payload: payload})
 	t.opts.Logger.Warn("inbox message ignored as suspicious", "mailbox", mb.address, "uid", uid, "reason", reason, "alert", alert, "tick_id", t.opts.TickID)
 	return err
 }

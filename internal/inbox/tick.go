@@ -245,7 +245,7 @@ func (t *inboxTick) readMailbox(ctx context.Context, cp store.InboxCheckpoint, c
 		t.report.Outcomes[OutcomeMailboxError]++
 		t.opts.Logger.Warn("inbox read failed", "mailbox", address, "error", lastError, "tick_id", t.opts.TickID)
 	}
-	return errors.Join(err, store.SaveInboxCheckpoint(saveCtx, t.pool, cp, lastError, t.opts.TickID, true))
+	return errors.Join(err, store.SaveInboxCheckpoint(saveCtx, t.pool, store.InboxProgress{Checkpoint: cp, LastError: lastError, TickID: t.opts.TickID, Release: true}))
 }
 
 // imapFailure names a TLS failure as IMAP's (a *sequence.LoginError:
@@ -478,7 +478,7 @@ func (t *inboxTick) act(ctx context.Context, mb mailbox, cp *store.InboxCheckpoi
 				return fmt.Errorf("message UID %d: %w", m.uid, err)
 			}
 		}
-		return store.SaveInboxCheckpoint(ctx, tx, next, "", t.opts.TickID, false)
+		return store.SaveInboxCheckpoint(ctx, tx, store.InboxProgress{Checkpoint: next, TickID: t.opts.TickID})
 	})
 	if err != nil {
 		return err

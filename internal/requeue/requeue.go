@@ -270,7 +270,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, p *Plan, opts Options) (Result
 	if runErr != nil {
 		filters["stopped"] = runErr.Error()
 	}
-	id, err := store.InsertAudit(context.WithoutCancel(ctx), pool, opts.Actor, "requeue", filters, res.Moved)
+	id, err := store.InsertAudit(context.WithoutCancel(ctx), pool, store.Audit{Actor: opts.Actor, Action: "requeue", Filters: filters, Affected: res.Moved})
 	res.AuditID = id
 	if runErr != nil {
 		return res, fmt.Errorf("requeue stopped after %d row(s): %w", res.Moved, runErr)

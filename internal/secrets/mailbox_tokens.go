@@ -108,7 +108,7 @@ func StoreMailboxGrant(ctx context.Context, pool *pgxpool.Pool, mk MasterKey, ma
 		if err != nil {
 			return err
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, "mailbox.authorize", map[string]any{"mailbox": address, "master_key_id": mk.ID(), "resumed": resumed}, 1)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "mailbox.authorize", Filters: map[string]any{"mailbox": address, "master_key_id": mk.ID(), "resumed": resumed}, Affected: 1})
 		return err
 	})
 }

@@ -85,7 +85,7 @@ func SetProviderKey(ctx context.Context, pool *pgxpool.Pool, mk MasterKey, works
 		if err := store.PutSealedProviderKey(ctx, tx, row); err != nil {
 			return err
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, "workspace.set_key", map[string]any{"workspace": workspace, "provider": provider, "master_key_id": mk.ID()}, 1)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "workspace.set_key", Filters: map[string]any{"workspace": workspace, "provider": provider, "master_key_id": mk.ID()}, Affected: 1})
 		return err
 	})
 }
@@ -122,7 +122,7 @@ func RemoveProviderKey(ctx context.Context, pool *pgxpool.Pool, workspace, provi
 		if removed {
 			n = 1
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, "workspace.remove_key", map[string]any{"workspace": workspace, "provider": provider}, n)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "workspace.remove_key", Filters: map[string]any{"workspace": workspace, "provider": provider}, Affected: n})
 		return err
 	})
 	return removed, err
@@ -156,7 +156,7 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, old, next MasterKey, actor 
 			return err
 		}
 		n = len(rows) + tokens
-		_, err = store.InsertAudit(ctx, tx, actor, "secrets.rotate", map[string]any{"from_master_key_id": old.ID(), "to_master_key_id": next.ID()}, int64(n))
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "secrets.rotate", Filters: map[string]any{"from_master_key_id": old.ID(), "to_master_key_id": next.ID()}, Affected: int64(n)})
 		return err
 	})
 	if err != nil {

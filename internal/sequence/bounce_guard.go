@@ -148,7 +148,7 @@ func pauseForBounces(ctx context.Context, tx pgx.Tx, mailboxID int64, b store.Ma
 		"bounces": b.Bounces, "sends": b.Sends, "in_a_row": b.Streak, "rate_max": b.RateMax, "in_a_row_max": b.StreakMax,
 		"paused_until": until, "tick_id": tickID}
 	key := fmt.Sprintf("mailbox_paused:%d:%d", mailboxID, until.Unix())
-	if err := store.InsertEvent(ctx, tx, "mailbox_paused", b.WorkspaceID, mailboxID, key, payload); err != nil {
+	if err := store.InsertEvent(ctx, tx, store.MailboxEvent{Kind: "mailbox_paused", WorkspaceID: b.WorkspaceID, MailboxID: mailboxID, DedupeKey: key, Payload: payload}); err != nil {
 		return err
 	}
 	return rebindMailboxCampaigns(ctx, tx, mailboxID, tickID)

@@ -97,7 +97,7 @@ func (t MailboxTarget) change(ctx context.Context, pool *pgxpool.Pool, action, a
 		for k, v := range extra {
 			filters[k] = v
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, action, filters, 1)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: action, Filters: filters, Affected: 1})
 		return err
 	})
 	return c, err

@@ -31,7 +31,7 @@ func MarkEnrollments(ctx context.Context, pool *pgxpool.Pool, ids []int64, stop 
 		if marks, err = store.MarkEnrollments(ctx, tx, ids, stop, suppress); err != nil {
 			return err
 		}
-		_, err = store.InsertAudit(ctx, tx, actor, "enrollment.mark", map[string]any{"status": stop, "ids": ids}, marks.Marked)
+		_, err = store.InsertAudit(ctx, tx, store.Audit{Actor: actor, Action: "enrollment.mark", Filters: map[string]any{"status": stop, "ids": ids}, Affected: marks.Marked})
 		return err
 	})
 	return marks, err

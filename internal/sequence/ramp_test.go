@@ -212,18 +212,18 @@ func TestGapHoldsAcrossConcurrentClaims(t *testing.T) {
 	}
 	defer txA.Rollback(ctx)
 	// Batch 1: the first claim locks one enrollment, not the others.
-	a, err := store.ClaimEnrollments(ctx, txA, 1, time.Minute, "tick-a")
+	a, err := store.ClaimEnrollments(ctx, txA, store.EmailClaimRequest{Batch: 1, Lease: time.Minute, TickID: "tick-a"})
 	if err != nil || len(a.Rows) != 1 {
 		t.Fatalf("first claim = %d rows, %v; want the mailbox's one turn", len(a.Rows), err)
 	}
-	b, err := store.ClaimEnrollments(ctx, f.tickPool, 10, time.Minute, "tick-b")
+	b, err := store.ClaimEnrollments(ctx, f.tickPool, store.EmailClaimRequest{Batch: 10, Lease: time.Minute, TickID: "tick-b"})
 	if err != nil || len(b.Rows) != 0 || !b.Contended {
 		t.Fatalf("concurrent claim = %d rows (contended %v), %v; want none while the first holds the turn", len(b.Rows), b.Contended, err)
 	}
 	if err := txA.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := store.ClaimEnrollments(ctx, f.tickPool, 10, time.Minute, "tick-c")
+	c, err := store.ClaimEnrollments(ctx, f.tickPool, store.EmailClaimRequest{Batch: 10, Lease: time.Minute, TickID: "tick-c"})
 	if err != nil || len(c.Rows) != 0 {
 		t.Fatalf("claim after the first committed = %d rows, %v; want none inside the gap", len(c.Rows), err)
 	}

@@ -285,7 +285,7 @@ func pauseInTx(ctx context.Context, tx pgx.Tx, mailboxID int64, de *DeliveryErro
 	payload := map[string]any{"address": address, "kind": string(de.Kind), "code": de.Code, "enhanced": de.Enhanced,
 		"reason": redact.Stored(p.reason), "paused_until": p.until, "tick_id": tickID}
 	kind, key := pauseEvent(de, mailboxID, p.episode)
-	if err := store.InsertEvent(ctx, tx, kind, workspaceID, mailboxID, key, payload); err != nil {
+	if err := store.InsertEvent(ctx, tx, store.MailboxEvent{Kind: kind, WorkspaceID: workspaceID, MailboxID: mailboxID, DedupeKey: key, Payload: payload}); err != nil {
 		return err
 	}
 	if err := store.Settle(ctx, tx, tickID, p.set); err != nil {

@@ -293,7 +293,8 @@ func (t *emailTick) claim(ctx context.Context, book *laneBook, seq int, deadline
 	// would strand its rows until their lease runs out.
 	began := time.Now()
 	defer t.clock.since(phaseClaim, began)
-	claim, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, t.opts.Batch, t.opts.Lease, t.opts.TickID, book.stragglers(seq)...)
+	claim, err = store.ClaimEnrollments(context.WithoutCancel(ctx), t.pool, store.EmailClaimRequest{
+		Batch: t.opts.Batch, Lease: t.opts.Lease, TickID: t.opts.TickID, Busy: book.stragglers(seq)})
 	if err != nil {
 		return store.EmailClaim{}, false, err
 	}

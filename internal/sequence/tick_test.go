@@ -281,7 +281,7 @@ func TestClaimIsFairAcrossCampaigns(t *testing.T) {
 	if _, err := Enroll(ctx, f.pool, EnrollRequest{Workspace: "acme", Campaign: "small", Keys: []string{"ext-1", "LEAD2@example.test", "ext-3", "ext-4", "ext-5"}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	claim, err := store.ClaimEnrollments(ctx, f.pool, 50, time.Minute, "t1")
+	claim, err := store.ClaimEnrollments(ctx, f.pool, store.EmailClaimRequest{Batch: 50, Lease: time.Minute, TickID: "t1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestClaimIsFairAcrossCampaigns(t *testing.T) {
 		t.Errorf("claimed %d rows, %d from the small campaign; want 50 with all 5", len(rows), fromSmall)
 	}
 	// Leased rows are not claimed again.
-	again, err := store.ClaimEnrollments(ctx, f.pool, 500, time.Minute, "t2")
+	again, err := store.ClaimEnrollments(ctx, f.pool, store.EmailClaimRequest{Batch: 500, Lease: time.Minute, TickID: "t2"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,13 +262,13 @@ func Build(ctx context.Context, db store.Batcher, now time.Time, f Filter) (*Rep
 		if campaigns, err = store.OpsCampaigns(gctx, db, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, sc.workspaceID, sc.campaignID); err != nil {
+		if mailboxes, err = store.OpsMailboxes(gctx, db, now, sequence.BounceWindow, store.OpsScope{WorkspaceID: sc.workspaceID, CampaignID: sc.campaignID}); err != nil {
 			return err
 		}
 		if slots, err = store.OpsMailboxSlots(gctx, db, now, sc.workspaceID, sc.campaignID); err != nil {
 			return err
 		}
-		followUps, err = store.OpsEmailFollowUps(gctx, db, now, now.Add(drainHorizon), sc.workspaceID, sc.campaignID)
+		followUps, err = store.OpsEmailFollowUps(gctx, db, now, now.Add(drainHorizon), store.OpsScope{WorkspaceID: sc.workspaceID, CampaignID: sc.campaignID})
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -314,7 +314,7 @@ func EmailOverdue(ctx context.Context, db store.Batcher, now time.Time) (steps, 
 	if err != nil {
 		return 0, 0, err
 	}
-	mailboxes, err := store.OpsMailboxes(ctx, db, now, sequence.BounceWindow, nil, nil)
+	mailboxes, err := store.OpsMailboxes(ctx, db, now, sequence.BounceWindow, store.OpsScope{})
 	if err != nil {
 		return 0, 0, err
 	}

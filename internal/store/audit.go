@@ -8,15 +8,23 @@ import (
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
-// InsertAudit records one operator action (requeue, breaker reset/open,
-// enrollment mark, ...): who, what, the filters as JSON, and how many rows
-// it affected. Run it in the action's transaction so both land or neither.
-func InsertAudit(ctx context.Context, db DBTX, actor, action string, filters any, affected int64) (id int64, err error) {
-	js, err := json.Marshal(filters)
+// Audit is one operator action (requeue, breaker reset/open, enrollment
+// mark, ...) as the audit log records it: who, what, the filters (stored as
+// JSON), and how many rows it affected.
+type Audit struct {
+	Actor, Action string
+	Filters       any
+	Affected      int64
+}
+
+// InsertAudit records a. Run it in the action's transaction so both land
+// or neither.
+func InsertAudit(ctx context.Context, db DBTX, a Audit) (id int64, err error) {
+	js, err := json.Marshal(a.Filters)
 	if err != nil {
 		return 0, fmt.Errorf("audit log: filters: %w", err)
 	}
-	id, err = sqlcdb.New(db).AuditInsert(ctx, sqlcdb.AuditInsertParams{Actor: actor, Action: action, Filters: js, Affected: affected})
+	id, err = sqlcdb.New(db).AuditInsert(ctx, sqlcdb.AuditInsertParams{Actor: a.Actor, Action: a.Action, Filters: js, Affected: a.Affected})
 	if err != nil {
 		return 0, fmt.Errorf("audit log: %w", err)
 	}

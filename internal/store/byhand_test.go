@@ -1,29 +1,39 @@
 package store_test
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Every statement is typed. A hand-run one (queries/byhand/<name>.sql) is
-// embedded into its own variable <name>SQL, its parameters are the fields of
-// <name>Params (or <Name>Params) in order (one field per $n), and exactly one function runs
-// it; nothing looks a statement up by name (no embed.FS in the store). The
-// generated ones name every parameter (sqlc.arg), so no generated struct
-// has Column1..N fields.
+// embedded into its own variable <name>SQL and names its parameters
+// (@name, no $n). One with parameters is bound by name once, in
+// <name>Stmt = byName[<name>Params](<name>SQL) (or <Name>Params), whose
+// fields are tagged with the names (byName checks them when the package
+// starts), every literal of the struct is keyed (the fields' order is
+// no-one's business), and exactly one function runs <name>Stmt; one
+// without runs <name>SQL from exactly one function. Nothing looks a
+// statement up by name (no embed.FS in the store). The generated ones name
+// every parameter (sqlc.arg), so no generated struct has Column1..N fields.
 func TestByHandStatementsTyped(t *testing.T) {
 	t.Parallel()
 	files := storeSources(t)
 
 	embeds := map[string]string{} // byhand file name -> variable
 	structs := map[string]*ast.StructType{}
+	bound := map[string]*ast.IndexExpr{} // variable -> its byName[P](...) call's byName[P]
+	boundSQL := map[string]string{}      // variable -> the SQL variable it binds
 	for path, f := range files {
 		for _, decl := range f.Decls {
 			gen, ok := decl.(*ast.GenDecl)
@@ -39,6 +49,12 @@ func TestByHandStatementsTyped(t *testing.T) {
 				case *ast.ValueSpec:
 					if sel, ok := s.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "FS" {
 						t.Errorf("%s: %s is an embed.FS: embed each hand-run statement into a string variable of its own", path, s.Names[0])
+					}
+					if call, ok := byNameCall(s); ok {
+						bound[s.Names[0].Name] = call.Fun.(*ast.IndexExpr)
+						if id, ok := call.Args[0].(*ast.Ident); ok {
+							boundSQL[s.Names[0].Name] = id.Name
+						}
 					}
 					doc := s.Doc
 					if doc == nil && len(gen.Specs) == 1 {
@@ -83,33 +99,97 @@ func TestByHandStatementsTyped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := parameterCount(string(sql))
+		if n := positional(string(sql)); n != "" {
+			t.Errorf("%s uses %s: name each parameter (@name), bound to the field tagged with it", p, n)
+		}
+		_, names, err := pgx.NamedArgs{}.RewriteQuery(context.Background(), nil, string(sql), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmt := camel(name) + "Stmt"
+		call, hasStmt := bound[stmt]
+		switch {
+		case len(names) == 0 && hasStmt:
+			t.Errorf("%s takes no parameters, but %s binds them", p, stmt)
+		case len(names) > 0 && !hasStmt:
+			t.Errorf("%s takes %d parameters: bind them by name, var %s = byName[%sParams](%s)", p, len(names), stmt, camel(name), v)
+			continue
+		case len(names) == 0:
+			if callers := referrers(files, v); len(callers) != 1 {
+				t.Errorf("%s (%s) is run by %d functions %v, want exactly one typed caller", p, v, len(callers), callers)
+			}
+			continue
+		}
 		// <name>Params, or <Name>Params where callers outside the store
 		// fill it in.
 		paramsType := camel(name) + "Params"
-		st, hasParams := structs[paramsType]
-		if exported := strings.ToUpper(paramsType[:1]) + paramsType[1:]; !hasParams {
-			if st, hasParams = structs[exported]; hasParams {
-				paramsType = exported
-			}
+		if exported := strings.ToUpper(paramsType[:1]) + paramsType[1:]; types.ExprString(call.Index) == exported {
+			paramsType = exported
 		}
-		switch {
-		case n == 0 && hasParams:
-			t.Errorf("%s takes no parameters, but %s exists", p, paramsType)
-		case n > 0 && !hasParams:
-			t.Errorf("%s takes %d parameters: declare them as the fields of %s, $1 first", p, n, paramsType)
-		case n > 0 && fieldCount(st) != n:
-			t.Errorf("%s takes %d parameters, %s has %d fields", p, n, paramsType, fieldCount(st))
+		if got := types.ExprString(call.Index); got != paramsType {
+			t.Errorf("%s binds %s's parameters to %s, want %s", stmt, p, got, paramsType)
 		}
-		callers := referrers(files, v)
+		if _, ok := structs[paramsType]; !ok {
+			t.Errorf("%s: no struct %s", p, paramsType)
+		}
+		if boundSQL[stmt] != v {
+			t.Errorf("%s binds %s, want %s", stmt, boundSQL[stmt], v)
+		}
+		if callers := referrers(files, v); len(callers) != 0 {
+			t.Errorf("%s runs %s without its binding: send %s.sql with %s.args(p)", strings.Join(callers, ", "), v, stmt, stmt)
+		}
+		callers := referrers(files, stmt)
 		if len(callers) != 1 {
-			t.Errorf("%s (%s) is run by %d functions %v, want exactly one typed caller", p, v, len(callers), callers)
+			t.Errorf("%s (%s) is run by %d functions %v, want exactly one typed caller", p, stmt, len(callers), callers)
 			continue
 		}
-		if hasParams && !slices.Contains(referrers(files, paramsType), callers[0]) {
-			t.Errorf("%s runs %s without its %s", callers[0], v, paramsType)
+		if !slices.Contains(referrers(files, paramsType), callers[0]) {
+			t.Errorf("%s runs %s without its %s", callers[0], stmt, paramsType)
+		}
+		for _, lit := range unkeyed(files, paramsType) {
+			t.Errorf("%s: a %s literal without field names: name each field", lit, paramsType)
 		}
 	}
+}
+
+// byNameCall is s's initializer when it is byName[P](x).
+func byNameCall(s *ast.ValueSpec) (*ast.CallExpr, bool) {
+	if len(s.Names) != 1 || len(s.Values) != 1 {
+		return nil, false
+	}
+	call, ok := s.Values[0].(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil, false
+	}
+	idx, ok := call.Fun.(*ast.IndexExpr)
+	if !ok {
+		return nil, false
+	}
+	fn, ok := idx.X.(*ast.Ident)
+	return call, ok && fn.Name == "byName"
+}
+
+// unkeyed lists the files holding composite literals of type typ that
+// leave out field names.
+func unkeyed(files map[string]*ast.File, typ string) []string {
+	var out []string
+	for path, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok || types.ExprString(lit.Type) != typ {
+				return true
+			}
+			for _, e := range lit.Elts {
+				if _, ok := e.(*ast.KeyValueExpr); !ok {
+					out = append(out, path)
+					break
+				}
+			}
+			return true
+		})
+	}
+	slices.Sort(out)
+	return out
 }
 
 func TestGeneratedParametersNamed(t *testing.T) {
@@ -196,28 +276,15 @@ func referrers(files map[string]*ast.File, ident string) []string {
 	return out
 }
 
-func fieldCount(st *ast.StructType) int {
-	n := 0
-	for _, f := range st.Fields.List {
-		n += max(len(f.Names), 1)
-	}
-	return n
-}
-
-// parameterCount is the highest $n in sql, outside -- comments.
-func parameterCount(sql string) int {
-	n := 0
+// positional is the first $n in sql outside -- comments, "" for none.
+func positional(sql string) string {
 	for _, line := range strings.Split(sql, "\n") {
 		line, _, _ = strings.Cut(line, "--")
-		for _, m := range regexp.MustCompile(`\$(\d+)`).FindAllStringSubmatch(line, -1) {
-			var k int
-			for _, c := range m[1] {
-				k = k*10 + int(c-'0')
-			}
-			n = max(n, k)
+		if m := regexp.MustCompile(`\$\d+`).FindString(line); m != "" {
+			return m
 		}
 	}
-	return n
+	return ""
 }
 
 // camel turns a file name (email_sends_begin) into a Go name
@@ -256,4 +323,23 @@ func TestPlansPinnedOneWay(t *testing.T) {
 			return true
 		})
 	}
+}
+
+// prepared is a hand-run statement as PREPARE takes it ($n for each @name)
+// and the argument list EXECUTE then takes: literals, SQL text by name.
+func prepared(t *testing.T, sql string, literals map[string]string) (text, args string) {
+	t.Helper()
+	named := pgx.StrictNamedArgs{}
+	for k, v := range literals {
+		named[k] = v
+	}
+	text, list, err := named.RewriteQuery(context.Background(), nil, sql, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := make([]string, len(list))
+	for i, v := range list {
+		parts[i] = v.(string)
+	}
+	return text, strings.Join(parts, ", ")
 }

@@ -44,7 +44,9 @@ func TestEnrichClaimGenericPlanIsTheCustomPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `PREPARE claim AS `+store.EnrichClaimSQL(100)); err != nil {
+	sql, args := prepared(t, store.EnrichClaimSQL(100), map[string]string{
+		"lease_seconds": "300", "tick_id": "'plan-test'", "workspace_id": "NULL", "tick_started": "now()", "after": "'-infinity'"})
+	if _, err := tx.Exec(ctx, `PREPARE claim AS `+sql); err != nil {
 		t.Fatal(err)
 	}
 	explain := func(mode string) string {
@@ -52,7 +54,7 @@ func TestEnrichClaimGenericPlanIsTheCustomPlan(t *testing.T) {
 		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = `+mode); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE claim(300, 'plan-test', NULL, now(), '-infinity')`)
+		rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE claim(`+args+`)`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,16 +30,24 @@ type CreditsAccount struct {
 	Episode   int64
 }
 
-// ClaimCreditsRead reports whether this process should read account's
-// credits now: never read, or read every ago or earlier, and nobody else
-// reading it (a claim lasts lease). at is the claim's database time, which
-// RecordCredits records the reading at.
-func ClaimCreditsRead(ctx context.Context, db DBTX, account, provider string, workspaceID *int64, every, lease time.Duration) (at time.Time, mine bool, err error) {
+// CreditsReadClaim asks for the turn to read account's credits (a
+// workspace's own key, or the host's: WorkspaceID nil): due when never
+// read, or read Every ago or earlier; the claim lasts Lease.
+type CreditsReadClaim struct {
+	Account, Provider string
+	WorkspaceID       *int64
+	Every, Lease      time.Duration
+}
+
+// ClaimCreditsRead reports whether this process should read c's account's
+// credits now: due, and nobody else reading it. at is the claim's database
+// time, which RecordCredits records the reading at.
+func ClaimCreditsRead(ctx context.Context, db DBTX, c CreditsReadClaim) (at time.Time, mine bool, err error) {
 	rows, err := sqlcdb.New(db).CreditsClaim(ctx, sqlcdb.CreditsClaimParams{
-		Account: account, Provider: provider, WorkspaceID: workspaceID, Lease: lease, Every: every,
+		Account: c.Account, Provider: c.Provider, WorkspaceID: c.WorkspaceID, Lease: c.Lease, Every: c.Every,
 	})
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("claim the credits reading of %s: %w", account, err)
+		return time.Time{}, false, fmt.Errorf("claim the credits reading of %s: %w", c.Account, err)
 	}
 	if len(rows) != 1 {
 		return time.Time{}, false, nil
@@ -47,15 +55,24 @@ func ClaimCreditsRead(ctx context.Context, db DBTX, account, provider string, wo
 	return rows[0].ClaimedAt, true, nil
 }
 
-// RecordCredits records a reading of account's credits taken at readAt:
-// credits and resetAt, or, when credits is nil, why the reading failed
-// (readError).
-func RecordCredits(ctx context.Context, db DBTX, account string, readAt time.Time, credits *int64, resetAt *time.Time, readError string) error {
+// CreditsReading is a reading of Account's credits taken at ReadAt:
+// Credits and ResetAt, or, when Credits is nil, why the reading failed
+// (ReadError).
+type CreditsReading struct {
+	Account   string
+	ReadAt    time.Time
+	Credits   *int64
+	ResetAt   *time.Time
+	ReadError string
+}
+
+// RecordCredits records r.
+func RecordCredits(ctx context.Context, db DBTX, r CreditsReading) error {
 	err := sqlcdb.New(db).CreditsRecord(ctx, sqlcdb.CreditsRecordParams{
-		Account: account, Credits: credits, ResetAt: resetAt, ReadError: nullText(redact.Stored(readError)), ReadAt: readAt,
+		Account: r.Account, Credits: r.Credits, ResetAt: r.ResetAt, ReadError: nullText(redact.Stored(r.ReadError)), ReadAt: r.ReadAt,
 	})
 	if err != nil {
-		return fmt.Errorf("record the credits of %s: %w", account, err)
+		return fmt.Errorf("record the credits of %s: %w", r.Account, err)
 	}
 	return nil
 }

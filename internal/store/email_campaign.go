@@ -81,12 +81,14 @@ var emailStepsReplaceSQL string
 // emailStepsReplaceParams are email_steps_replace.sql's parameters: the
 // campaign and one array per step field, an element per step.
 type emailStepsReplaceParams struct {
-	CampaignID   int64
-	Steps        []int32
-	DelaySeconds []int64
-	Subjects     []string
-	Bodies       []string
+	CampaignID   int64    `db:"campaign_id"`
+	Steps        []int32  `db:"steps"`
+	DelaySeconds []int64  `db:"delay_seconds"`
+	Subjects     []string `db:"subjects"`
+	Bodies       []string `db:"bodies"`
 }
+
+var emailStepsReplaceStmt = byName[emailStepsReplaceParams](emailStepsReplaceSQL)
 
 // UpsertCampaign writes a campaign, its steps and its mailboxes in tx and
 // returns the campaign id and whether it was created.
@@ -121,7 +123,7 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 	for i, st := range rec.Steps {
 		p.Steps[i], p.DelaySeconds[i], p.Subjects[i], p.Bodies[i] = int32(st.Step), int64(st.Delay/time.Second), st.Subject, st.Body
 	}
-	if _, err := tx.Exec(ctx, emailStepsReplaceSQL, params(p)...); err != nil {
+	if _, err := tx.Exec(ctx, emailStepsReplaceStmt.sql, emailStepsReplaceStmt.args(p)...); err != nil {
 		return 0, false, fmt.Errorf("campaign %s steps: %w", rec.Name, err)
 	}
 	if err := q.EmailStepsTrim(ctx, sqlcdb.EmailStepsTrimParams{CampaignID: id, Step: int32(n)}); err != nil {

@@ -16,29 +16,35 @@ import (
 )
 
 // ClaimedEnrollment is a due enrollment leased to one tick, with what it
-// takes to send its step.
+// takes to send its step. Each field is scanned by name from the column
+// of email_claim.sql's RETURNING its db tag names.
 type ClaimedEnrollment struct {
-	ID          int64
-	CampaignID  int64
-	WorkspaceID int64
-	LeadID      int64
-	MailboxID   int64
-	Step        int // 1-based, the step to send
-	Attempts    int
-	DueAt       time.Time
+	ID          int64     `db:"id"`
+	CampaignID  int64     `db:"campaign_id"`
+	WorkspaceID int64     `db:"workspace_id"`
+	LeadID      int64     `db:"lead_id"`
+	MailboxID   int64     `db:"mailbox_id"`
+	Step        int       `db:"current_step"` // 1-based, the step to send
+	Attempts    int       `db:"attempts"`
+	DueAt       time.Time `db:"due_at"`
 
-	FirstName, LastName, Company, Domain, Email, Timezone string
+	FirstName string `db:"first_name"`
+	LastName  string `db:"last_name"`
+	Company   string `db:"company"`
+	Domain    string `db:"company_domain"`
+	Email     string `db:"email"`
+	Timezone  string `db:"timezone"`
 
 	// Thread holds the Message-IDs of the steps already sent, in order.
-	Thread []string
+	Thread []string `db:"thread"`
 	// StepSend is the status of a sends row already present for this step
 	// ("sending" after a crash), or empty.
-	StepSend enrollment.SendStatus
+	StepSend enrollment.SendStatus `db:"step_send"`
 	// Suppressed is the suppression reason of the lead's address, if any.
-	Suppressed string
+	Suppressed string `db:"suppressed"`
 	// Holder is the enrollment holding the lead's address in the campaign
 	// (campaign_recipients), 0 for none.
-	Holder int64
+	Holder int64 `db:"holder"`
 }
 
 // EmailClaim is what one claim took.
@@ -91,21 +97,32 @@ func claimParts(others int) []bool {
 
 // emailClaimParams are email_claim.sql's parameters.
 type emailClaimParams struct {
+	Batch  int           `db:"batch"`
+	Lease  time.Duration `db:"lease"`
+	TickID string        `db:"tick_id"`
+	// Locked are the mailboxes whose cap or gap this transaction holds;
+	// Served those the claim may serve, with the room of each.
+	Locked []int64 `db:"locked"`
+	Served []int64 `db:"served"`
+	Rooms  []int64 `db:"rooms"`
+	// StoppedFollowUps is the harness's fault switch Stops: false.
+	StoppedFollowUps bool `db:"stopped_follow_ups"`
+}
+
+var emailClaimStmt = byName[emailClaimParams](emailClaimSQL)
+
+// EmailClaimRequest is what a tick asks of one claim: up to Batch due
+// enrollments leased to TickID for Lease, none of them on the Busy
+// mailboxes (still sending an earlier batch of this tick).
+type EmailClaimRequest struct {
 	Batch  int
 	Lease  time.Duration
 	TickID string
-	// Locked are the mailboxes whose cap or gap this transaction holds;
-	// Served those the claim may serve, with the room of each.
-	Locked []int64
-	Served []int64
-	Rooms  []int64
-	// StoppedFollowUps is the harness's fault switch Stops: false.
-	StoppedFollowUps bool
+	Busy   []int64
 }
 
-// ClaimEnrollments leases up to batch due enrollments to tickID for lease,
-// none of them on the busy mailboxes (still sending an earlier batch of
-// this tick). Email is the lead's address normalised (trimmed, lower case).
+// ClaimEnrollments claims what r asks for. Email is the lead's address
+// normalised (trimmed, lower case).
 //
 // One transaction: it reads which other email ticks claim now
 // (email_claim_share.sql) and so this tick's share, then serves the parts of
@@ -114,7 +131,8 @@ type emailClaimParams struct {
 // the claim must respect, the second (a new snapshot, so it sees every
 // claim committed on them before the locks) counts their room, the third
 // claims. No cap is exceeded whatever the number of claims at once.
-func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Duration, tickID string, busy ...int64) (EmailClaim, error) {
+func ClaimEnrollments(ctx context.Context, db Beginner, r EmailClaimRequest) (EmailClaim, error) {
+	batch, tickID, busy := r.Batch, r.TickID, r.Busy
 	if busy == nil {
 		busy = []int64{}
 	}
@@ -155,12 +173,16 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 			if servedByMailbox(len(room.Ids), int(room.Active)) {
 				rule = planByMailbox
 			}
-			rows, err := rule.on(tx).Query(ctx, emailClaimSQL, params(emailClaimParams{Batch: batch - len(claim.Rows), Lease: lease, TickID: tickID,
+			rows, err := rule.on(tx).Query(ctx, emailClaimStmt.sql, emailClaimStmt.args(emailClaimParams{Batch: batch - len(claim.Rows), Lease: r.Lease, TickID: tickID,
 				Locked: lock.Locked, Served: room.Ids, Rooms: room.Rooms, StoppedFollowUps: faults.On(faults.Stops)})...)
 			if err != nil {
 				return err
 			}
-			got, err := pgx.CollectRows(rows, scanClaimedEnrollment)
+			// By name: a column and a field that disagree fail every
+			// claim, rather than fill one field with another's value.
+			// No dearer than a positional scan (measured: fewer
+			// allocations per row, the NULLs coalesced in the SQL).
+			got, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClaimedEnrollment])
 			if err != nil {
 				return err
 			}
@@ -179,23 +201,4 @@ func ClaimEnrollments(ctx context.Context, db Beginner, batch int, lease time.Du
 		return EmailClaim{}, fmt.Errorf("claim enrollments: %w", err)
 	}
 	return claim, nil
-}
-
-func scanClaimedEnrollment(r pgx.CollectableRow) (ClaimedEnrollment, error) {
-	var c ClaimedEnrollment
-	var stepSend, suppressed *string
-	var holder *int64
-	err := r.Scan(&c.ID, &c.CampaignID, &c.WorkspaceID, &c.LeadID, &c.MailboxID, &c.Step, &c.Attempts, &c.DueAt,
-		&c.FirstName, &c.LastName, &c.Company, &c.Domain, &c.Email, &c.Timezone,
-		&c.Thread, &stepSend, &suppressed, &holder)
-	if holder != nil {
-		c.Holder = *holder
-	}
-	if stepSend != nil {
-		c.StepSend = enrollment.SendStatus(*stepSend)
-	}
-	if suppressed != nil {
-		c.Suppressed = *suppressed
-	}
-	return c, err
 }

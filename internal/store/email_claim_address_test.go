@@ -104,7 +104,8 @@ func explainClaim(t *testing.T, db *storetest.DB, batch int) (read, claimed int)
 	}
 	var plan []byte
 	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+store.EmailClaimSQL,
-		pgx.QueryExecModeExec, batch, time.Minute, "claim-test", []int64{}, served, rooms, false).Scan(&plan); err != nil {
+		pgx.QueryExecModeExec, pgx.StrictNamedArgs{"batch": batch, "lease": time.Minute, "tick_id": "claim-test",
+			"locked": []int64{}, "served": served, "rooms": rooms, "stopped_follow_ups": false}).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	var doc []struct{ Plan planNode }

@@ -31,7 +31,7 @@ func TestEmailClaimRowLocksLeaveSendingWritesFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer claim.Rollback(ctx)
-	held, err := store.ClaimEnrollments(ctx, claim, 1, time.Hour, "tick-b")
+	held, err := store.ClaimEnrollments(ctx, claim, store.EmailClaimRequest{Batch: 1, Lease: time.Hour, TickID: "tick-b"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestEmailClaimServesItsShareOfMailboxesFirst(t *testing.T) {
 	}
 	claim := func(tickID string, batch int) []store.ClaimedEnrollment {
 		t.Helper()
-		c, err := store.ClaimEnrollments(ctx, db.Pool, batch, time.Hour, tickID)
+		c, err := store.ClaimEnrollments(ctx, db.Pool, store.EmailClaimRequest{Batch: batch, Lease: time.Hour, TickID: tickID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func seedClaimBacklog(t *testing.T, db *storetest.DB, mailboxes, leads int, enro
 // startEmailTick records an email tick's start, so claims count it.
 func startEmailTick(t *testing.T, db *storetest.DB, id string) {
 	t.Helper()
-	if _, err := store.TickRunStart(context.Background(), db.Pool, tickkind.Email, id, "host", 1, time.Hour); err != nil {
+	if _, err := store.TickRunStart(context.Background(), db.Pool, store.TickRun{Kind: tickkind.Email, TickID: id, Host: "host", PID: 1}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -177,14 +177,14 @@ func TestEmailClaimLocksOnlyItsShareOfCappedMailboxes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer txA.Rollback(ctx)
-	a, err := store.ClaimEnrollments(ctx, txA, 40, time.Hour, "tick-a")
+	a, err := store.ClaimEnrollments(ctx, txA, store.EmailClaimRequest{Batch: 40, Lease: time.Hour, TickID: "tick-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Rows) != 40 {
 		t.Fatalf("tick-a claimed %d rows, want 40", len(a.Rows))
 	}
-	b, err := store.ClaimEnrollments(ctx, db.Pool, 40, time.Hour, "tick-b")
+	b, err := store.ClaimEnrollments(ctx, db.Pool, store.EmailClaimRequest{Batch: 40, Lease: time.Hour, TickID: "tick-b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestEmailClaimLeavesTheRestWhileItsShareIsHeld(t *testing.T) {
 	if _, err := hold.Exec(ctx, `SELECT id FROM mailboxes WHERE id = $1 FOR NO KEY UPDATE`, held); err != nil {
 		t.Fatal(err)
 	}
-	a, err := store.ClaimEnrollments(ctx, db.Pool, 200, time.Hour, "tick-a")
+	a, err := store.ClaimEnrollments(ctx, db.Pool, store.EmailClaimRequest{Batch: 200, Lease: time.Hour, TickID: "tick-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestEmailClaimLeavesTheRestWhileItsShareIsHeld(t *testing.T) {
 	if err := hold.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, err = store.ClaimEnrollments(ctx, db.Pool, 200, time.Hour, "tick-a")
+	a, err = store.ClaimEnrollments(ctx, db.Pool, store.EmailClaimRequest{Batch: 200, Lease: time.Hour, TickID: "tick-a"})
 	if err != nil {
 		t.Fatal(err)
 	}

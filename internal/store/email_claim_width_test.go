@@ -96,7 +96,7 @@ func claimCountingReads(t *testing.T, db *storetest.DB, batch int, tickID string
 	t.Helper()
 	counter := storetest.CountSeqScans(t, db.Pool, db.URL)
 	counter.Reset(t)
-	claim, err := store.ClaimEnrollments(context.Background(), counter.Pool, batch, time.Minute, tickID)
+	claim, err := store.ClaimEnrollments(context.Background(), counter.Pool, store.EmailClaimRequest{Batch: batch, Lease: time.Minute, TickID: tickID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,12 +67,14 @@ var emailEnrollInsertSQL string
 // emailEnrollInsertParams are email_enroll_insert.sql's parameters: the
 // campaign and its workspace, and an element per enrollment in each array.
 type emailEnrollInsertParams struct {
-	CampaignID  int64
-	WorkspaceID int64
-	LeadIDs     []int64
-	NextSendAt  []time.Time
-	MailboxIDs  []int64
+	CampaignID  int64       `db:"campaign_id"`
+	WorkspaceID int64       `db:"workspace_id"`
+	LeadIDs     []int64     `db:"lead_ids"`
+	NextSendAt  []time.Time `db:"next_send_at"`
+	MailboxIDs  []int64     `db:"mailbox_ids"`
 }
+
+var emailEnrollInsertStmt = byName[emailEnrollInsertParams](emailEnrollInsertSQL)
 
 // InsertEnrollments enrolls leads; already enrolled leads are skipped. It
 // returns how many rows were inserted.
@@ -85,7 +87,7 @@ func InsertEnrollments(ctx context.Context, tx pgx.Tx, campaignID, workspaceID i
 		for i, e := range chunk {
 			p.LeadIDs[i], p.NextSendAt[i], p.MailboxIDs[i] = e.LeadID, e.NextSendAt, e.MailboxID
 		}
-		tag, err := tx.Exec(ctx, emailEnrollInsertSQL, params(p)...)
+		tag, err := tx.Exec(ctx, emailEnrollInsertStmt.sql, emailEnrollInsertStmt.args(p)...)
 		if err != nil {
 			return inserted, fmt.Errorf("enroll: %w", err)
 		}
@@ -116,13 +118,15 @@ var emailEnrollmentsRebindSQL string
 // emailEnrollmentsRebindParams are email_enrollments_rebind.sql's
 // parameters: each enrollment and its new mailbox, at the same index.
 type emailEnrollmentsRebindParams struct {
-	EnrollmentIDs []int64
-	MailboxIDs    []int64
+	EnrollmentIDs []int64 `db:"enrollment_ids"`
+	MailboxIDs    []int64 `db:"mailbox_ids"`
 }
+
+var emailEnrollmentsRebindStmt = byName[emailEnrollmentsRebindParams](emailEnrollmentsRebindSQL)
 
 // RebindEnrollments stores new mailboxes for enrollments.
 func RebindEnrollments(ctx context.Context, tx pgx.Tx, enrollmentIDs, mailboxIDs []int64) error {
-	if _, err := tx.Exec(ctx, emailEnrollmentsRebindSQL, params(emailEnrollmentsRebindParams{enrollmentIDs, mailboxIDs})...); err != nil {
+	if _, err := tx.Exec(ctx, emailEnrollmentsRebindStmt.sql, emailEnrollmentsRebindStmt.args(emailEnrollmentsRebindParams{EnrollmentIDs: enrollmentIDs, MailboxIDs: mailboxIDs})...); err != nil {
 		return fmt.Errorf("rebind enrollments: %w", err)
 	}
 	return nil

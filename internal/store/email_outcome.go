@@ -60,14 +60,16 @@ var emailSendsBeginSQL string
 // emailSendsBeginParams are email_sends_begin.sql's parameters: one array
 // per SendStart field, an element per send.
 type emailSendsBeginParams struct {
-	EnrollmentIDs []int64
-	Steps         []int32
-	MailboxIDs    []int64
-	MessageIDs    []string
-	CampaignIDs   []int64
-	Emails        []string
-	Holders       []int64
+	EnrollmentIDs []int64  `db:"enrollment_ids"`
+	Steps         []int32  `db:"steps"`
+	MailboxIDs    []int64  `db:"mailbox_ids"`
+	MessageIDs    []string `db:"message_ids"`
+	CampaignIDs   []int64  `db:"campaign_ids"`
+	Emails        []string `db:"emails"`
+	Holders       []int64  `db:"holders"`
 }
+
+var emailSendsBeginStmt = byName[emailSendsBeginParams](emailSendsBeginSQL)
 
 // BeginSendsSettling is BeginSends that also writes settled, the outcomes
 // of sends already made, for tickID in the same transaction and round
@@ -91,7 +93,7 @@ func BeginSendsSettling(ctx context.Context, db Batcher, starts []SendStart, tic
 	}
 	b.Queue("SET LOCAL synchronous_commit = on")
 	if n > 0 {
-		b.Queue(emailSendsBeginSQL, params(p)...).Query(func(rows pgx.Rows) error {
+		b.Queue(emailSendsBeginStmt.sql, emailSendsBeginStmt.args(p)...).Query(func(rows pgx.Rows) error {
 			var id, dup int64
 			var written bool
 			_, err := pgx.ForEachRow(rows, []any{&id, &written, &dup}, func() error {
@@ -199,27 +201,29 @@ var emailSettleSQL string
 // emailSettleParams are email_settle.sql's parameters: the tick, then one
 // array per field of the settled sends (Send...), the enrollments' new
 // states (Enrollment...) and the suppressions (Suppression...), an element
-// per row. SendMetrics and SendBounced came last to the statement.
+// per row.
 type emailSettleParams struct {
-	TickID                string
-	SendEnrollmentIDs     []int64
-	SendSteps             []int32
-	SendStatuses          []string
-	SendSentAt            []time.Time
-	SendErrors            []string
-	EnrollmentIDs         []int64
-	EnrollmentStatuses    []string
-	EnrollmentSteps       []int32
-	EnrollmentNextSendAt  []time.Time
-	EnrollmentMailboxIDs  []int64
-	EnrollmentAttempts    []int32
-	EnrollmentErrors      []string
-	SuppressionWorkspaces []int64
-	SuppressionEmails     []string
-	SuppressionReasons    []string
-	SendMetrics           []string
-	SendBounced           []bool
+	TickID                string      `db:"tick_id"`
+	SendEnrollmentIDs     []int64     `db:"send_enrollment_ids"`
+	SendSteps             []int32     `db:"send_steps"`
+	SendStatuses          []string    `db:"send_statuses"`
+	SendSentAt            []time.Time `db:"send_sent_at"`
+	SendErrors            []string    `db:"send_errors"`
+	EnrollmentIDs         []int64     `db:"enrollment_ids"`
+	EnrollmentStatuses    []string    `db:"enrollment_statuses"`
+	EnrollmentSteps       []int32     `db:"enrollment_steps"`
+	EnrollmentNextSendAt  []time.Time `db:"enrollment_next_send_at"`
+	EnrollmentMailboxIDs  []int64     `db:"enrollment_mailbox_ids"`
+	EnrollmentAttempts    []int32     `db:"enrollment_attempts"`
+	EnrollmentErrors      []string    `db:"enrollment_errors"`
+	SuppressionWorkspaces []int64     `db:"suppression_workspaces"`
+	SuppressionEmails     []string    `db:"suppression_emails"`
+	SuppressionReasons    []string    `db:"suppression_reasons"`
+	SendMetrics           []string    `db:"send_metrics"`
+	SendBounced           []bool      `db:"send_bounced"`
 }
+
+var emailSettleStmt = byName[emailSettleParams](emailSettleSQL)
 
 // settleStmt is the settle statement for s, to send under planByKey.
 func settleStmt(tickID string, s Settlement) *pgx.QueuedQuery {
@@ -243,7 +247,7 @@ func settleStmt(tickID string, s Settlement) *pgx.QueuedQuery {
 	for i, sp := range s.Suppressions {
 		p.SuppressionWorkspaces[i], p.SuppressionEmails[i], p.SuppressionReasons[i] = sp.WorkspaceID, address.Key(sp.Email), sp.Reason
 	}
-	return &pgx.QueuedQuery{SQL: emailSettleSQL, Arguments: params(p)}
+	return &pgx.QueuedQuery{SQL: emailSettleStmt.sql, Arguments: emailSettleStmt.args(p)}
 }
 
 // PauseMailbox pauses a mailbox until until and returns its workspace
@@ -257,18 +261,28 @@ func PauseMailbox(ctx context.Context, tx pgx.Tx, mailboxID int64, until time.Ti
 	return r.WorkspaceID, r.Address, nil
 }
 
-// InsertEvent writes an outbox event; a second event with the same dedupe
+// MailboxEvent is an outbox event about a mailbox: its kind, its
+// workspace and mailbox, the key that makes a second one a duplicate, and
+// its payload (stored as JSON, redacted).
+type MailboxEvent struct {
+	Kind                   string
+	WorkspaceID, MailboxID int64
+	DedupeKey              string
+	Payload                any
+}
+
+// InsertEvent writes e to the outbox; a second event with the same dedupe
 // key is dropped.
-func InsertEvent(ctx context.Context, tx pgx.Tx, kind string, workspaceID, mailboxID int64, dedupeKey string, payload any) error {
-	p, err := eventPayload(kind, payload)
+func InsertEvent(ctx context.Context, tx pgx.Tx, e MailboxEvent) error {
+	p, err := eventPayload(e.Kind, e.Payload)
 	if err != nil {
 		return err
 	}
 	err = sqlcdb.New(tx).EmailEventInsert(ctx, sqlcdb.EmailEventInsertParams{
-		Kind: kind, WorkspaceID: &workspaceID, MailboxID: &mailboxID, DedupeKey: dedupeKey, Payload: p,
+		Kind: e.Kind, WorkspaceID: &e.WorkspaceID, MailboxID: &e.MailboxID, DedupeKey: e.DedupeKey, Payload: p,
 	})
 	if err != nil {
-		return fmt.Errorf("event %s: %w", kind, err)
+		return fmt.Errorf("event %s: %w", e.Kind, err)
 	}
 	return nil
 }

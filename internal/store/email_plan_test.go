@@ -60,13 +60,19 @@ func TestEmailPerSendPlansReachRowsByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		query, sql, args, table string
+		query, sql string
+		args       map[string]string
+		table      string
 	}{
-		{"email_settle", store.EmailSettleSQL, strings.Join([]string{"'plan-test'", idArr, arr("1"), arr("sent"), arr("2026-12-03 10:00+00"), arr(`""`),
-			idArr, arr("completed"), arr("2"), arr("2026-12-03 10:00+00"), arr("0"), arr("1"), arr(`""`),
-			"'{}'", "'{}'", "'{}'", arr("sent"), arr("false")}, ", "), "enrollments"},
-		{"email_sends_begin", store.EmailSendsBeginSQL, strings.Join([]string{idArr, arr("1"), arr("1"), "'{" + strings.Join(ids, "x,") + "x}'",
-			arr(fmt.Sprint(campaign)), arr("p1@x.example"), arr("0")}, ", "), "campaign_recipients"},
+		{"email_settle", store.EmailSettleSQL, map[string]string{"tick_id": "'plan-test'",
+			"send_enrollment_ids": idArr, "send_steps": arr("1"), "send_statuses": arr("sent"), "send_sent_at": arr("2026-12-03 10:00+00"),
+			"send_errors": arr(`""`), "send_metrics": arr("sent"), "send_bounced": arr("false"),
+			"enrollment_ids": idArr, "enrollment_statuses": arr("completed"), "enrollment_steps": arr("2"),
+			"enrollment_next_send_at": arr("2026-12-03 10:00+00"), "enrollment_mailbox_ids": arr("0"), "enrollment_attempts": arr("1"),
+			"enrollment_errors": arr(`""`), "suppression_workspaces": "'{}'", "suppression_emails": "'{}'", "suppression_reasons": "'{}'"}, "enrollments"},
+		{"email_sends_begin", store.EmailSendsBeginSQL, map[string]string{"enrollment_ids": idArr, "steps": arr("1"), "mailbox_ids": arr("1"),
+			"message_ids": "'{" + strings.Join(ids, "x,") + "x}'", "campaign_ids": arr(fmt.Sprint(campaign)), "emails": arr("p1@x.example"),
+			"holders": arr("0")}, "campaign_recipients"},
 	}
 	for _, c := range cases {
 		tx, err := db.Pool.Begin(ctx)
@@ -74,14 +80,15 @@ func TestEmailPerSendPlansReachRowsByKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback(ctx)
-		if _, err := tx.Exec(ctx, `PREPARE plan_`+c.query+` AS `+c.sql); err != nil {
+		sql, args := prepared(t, c.sql, c.args)
+		if _, err := tx.Exec(ctx, `PREPARE plan_`+c.query+` AS `+sql); err != nil {
 			t.Fatal(err)
 		}
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = `+mode); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE plan_`+c.query+`(`+c.args+`)`)
+			rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE plan_`+c.query+`(`+args+`)`)
 			if err != nil {
 				t.Fatalf("%s: %v", c.query, err)
 			}

@@ -65,12 +65,14 @@ var enrichClaimSQL string
 // enrichClaimParams are enrich_claim.sql's parameters (its batch is a
 // literal: withBatch).
 type enrichClaimParams struct {
-	LeaseSeconds float64
-	TickID       string
-	WorkspaceID  *int64 // nil claims from every workspace
-	TickStarted  time.Time
-	After        pgtype.Timestamptz
+	LeaseSeconds float64            `db:"lease_seconds"`
+	TickID       string             `db:"tick_id"`
+	WorkspaceID  *int64             `db:"workspace_id"` // nil claims from every workspace
+	TickStarted  time.Time          `db:"tick_started"`
+	After        pgtype.Timestamptz `db:"after"`
 }
+
+var enrichClaimStmt = byName[enrichClaimParams](enrichClaimSQL)
 
 // ClaimEnrichment claims due leads in one statement (FOR UPDATE SKIP
 // LOCKED), so concurrent ticks never take the same lead.
@@ -92,7 +94,7 @@ func ClaimEnrichment(ctx context.Context, db Batcher, c EnrichClaim) ([]ClaimedL
 		p.WorkspaceID = &c.WorkspaceID
 		run = planPerRun.on(db)
 	}
-	rows, err := run.Query(ctx, withBatch(enrichClaimSQL, c.Batch), params(p)...)
+	rows, err := run.Query(ctx, withBatch(enrichClaimStmt.sql, c.Batch), enrichClaimStmt.args(p)...)
 	if err != nil {
 		return nil, fmt.Errorf("claiming leads: %w", err)
 	}

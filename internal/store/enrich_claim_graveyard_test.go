@@ -79,7 +79,8 @@ func TestClaimFromItsLastBatchSkipsTheGraveyard(t *testing.T) {
 		}
 		defer func() { _ = tx.Rollback(ctx) }()
 		sql := store.EnrichClaimSQL(100)
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+sql, 60.0, "probe", nil, start, bound)
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+sql, pgx.StrictNamedArgs{
+			"lease_seconds": 60.0, "tick_id": "probe", "workspace_id": nil, "tick_started": start, "after": bound})
 		if err != nil {
 			t.Fatal(err)
 		}

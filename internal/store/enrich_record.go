@@ -50,22 +50,24 @@ var enrichRecordSQL string
 // where the outcome has no value; MissedBy and DoubtedBy joined with
 // commas; Refunds, KeepFound and DoubtNow 1 or 0).
 type enrichRecordParams struct {
-	TickID    string
-	LeadIDs   []int64
-	Statuses  []string
-	DueAt     []*time.Time
-	DelaysMS  []int64
-	Refunds   []int32
-	Providers []*string
-	Errors    []*string
-	Emails    []*string
-	Held      []*string
-	HeldBy    []*string
-	MissedBy  []string
-	KeepFound []int32
-	Doubted   []string
-	DoubtNow  []int32
+	TickID    string       `db:"tick_id"`
+	LeadIDs   []int64      `db:"lead_ids"`
+	Statuses  []string     `db:"statuses"`
+	DueAt     []*time.Time `db:"due_at"`
+	DelaysMS  []int64      `db:"delays_ms"`
+	Refunds   []int32      `db:"refunds"`
+	Providers []*string    `db:"providers"`
+	Errors    []*string    `db:"errors"`
+	Emails    []*string    `db:"emails"`
+	Held      []*string    `db:"held"`
+	HeldBy    []*string    `db:"held_by"`
+	MissedBy  []string     `db:"missed_by"`
+	KeepFound []int32      `db:"keep_found"`
+	Doubted   []string     `db:"doubted"`
+	DoubtNow  []int32      `db:"doubt_now"`
 }
+
+var enrichRecordStmt = byName[enrichRecordParams](enrichRecordSQL)
 
 // RecordEnrichment writes a group of outcomes for tickID in one statement
 // and returns how many rows it updated; rows whose lease another tick took
@@ -108,7 +110,7 @@ func RecordEnrichment(ctx context.Context, db DBTX, tickID string, outs []Enrich
 		}
 	}
 	var updated int
-	err := db.QueryRow(ctx, enrichRecordSQL, params(p)...).Scan(&updated)
+	err := db.QueryRow(ctx, enrichRecordStmt.sql, enrichRecordStmt.args(p)...).Scan(&updated)
 	if err != nil {
 		return 0, fmt.Errorf("%d outcomes: %w", n, err)
 	}

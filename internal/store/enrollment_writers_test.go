@@ -32,7 +32,7 @@ func TestEnrollmentWritersFollowTheTable(t *testing.T) {
 		moves map[enrollment.Status]enrollment.Status
 	}{
 		{name: "email_claim (store.ClaimEnrollments)", run: func(t *testing.T, db *pgxpool.Pool, r rows) {
-			if _, err := store.ClaimEnrollments(ctx, db, 100, time.Minute, tick); err != nil {
+			if _, err := store.ClaimEnrollments(ctx, db, store.EmailClaimRequest{Batch: 100, Lease: time.Minute, TickID: tick}); err != nil {
 				t.Fatal(err)
 			}
 		}, moves: map[enrollment.Status]enrollment.Status{enrollment.Active: enrollment.Active}},

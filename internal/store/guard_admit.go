@@ -104,25 +104,27 @@ var guardAdmitSQL string
 // guardAdmitParams are guard_admit.sql's parameters: GuardAdmitParams with
 // one array element per call for LeadIDs, ProbeOwners and Horizons.
 type guardAdmitParams struct {
-	WorkspaceID int64
-	Provider    string
-	LeadIDs     []int64
-	TickID      string
-	ProbeOwners []string
-	ProbeLease  time.Duration
-	BucketKey   string
-	Interval    time.Duration
-	Horizons    []time.Duration
-	CostUSD     float64
-	Tolerance   time.Duration
+	WorkspaceID int64           `db:"workspace_id"`
+	Provider    string          `db:"provider"`
+	LeadIDs     []int64         `db:"lead_ids"`
+	TickID      string          `db:"tick_id"`
+	ProbeOwners []string        `db:"probe_owners"`
+	ProbeLease  time.Duration   `db:"probe_lease"`
+	BucketKey   string          `db:"bucket_key"`
+	Interval    time.Duration   `db:"interval"`
+	Horizons    []time.Duration `db:"horizons"`
+	CostUSD     float64         `db:"cost_usd"`
+	Tolerance   time.Duration   `db:"tolerance"`
 	// Ceiling: the workspace's ceiling holds (the harness's fault switch
 	// Spend turns it off).
-	Ceiling bool
+	Ceiling bool `db:"ceiling"`
 }
+
+var guardAdmitStmt = byName[guardAdmitParams](guardAdmitSQL)
 
 func guardAdmit(ctx context.Context, db DBTX, p guardAdmitParams) ([]GuardAdmitRow, bool, error) {
 	leads := p.LeadIDs
-	rs, err := db.Query(ctx, guardAdmitSQL, params(p)...)
+	rs, err := db.Query(ctx, guardAdmitStmt.sql, guardAdmitStmt.args(p)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("admit %s calls for workspace %d: %w", p.Provider, p.WorkspaceID, err)
 	}
@@ -174,20 +176,22 @@ var guardSettleSQL string
 // guardSettleParams are guard_settle.sql's parameters: an element per call
 // in CallIDs, States and Outcomes.
 type guardSettleParams struct {
-	CallIDs     []int64
-	States      []string
-	Outcomes    []string
-	Clean       bool // a clean answer among them: clear the failure streak
-	WorkspaceID int64
-	Provider    string
+	CallIDs     []int64  `db:"call_ids"`
+	States      []string `db:"states"`
+	Outcomes    []string `db:"outcomes"`
+	Clean       bool     `db:"clean"` // a clean answer among them: clear the failure streak
+	WorkspaceID int64    `db:"workspace_id"`
+	Provider    string   `db:"provider"`
 	// Reserved is the state only whose rows change, 'reserved', sent as a
 	// parameter: the settle's generic plan then cannot read the group's
 	// rows through a partial index of the reserved calls (migrations
 	// 00018, 00021), every entry of which it would read per group (the
 	// calls in flight, and the settled ones vacuum has not yet removed);
 	// it reaches them by key.
-	Reserved string
+	Reserved string `db:"reserved"`
 }
+
+var guardSettleStmt = byName[guardSettleParams](guardSettleSQL)
 
 //go:embed queries/byhand/guard_keep_found.sql
 var guardKeepFoundSQL string
@@ -195,10 +199,12 @@ var guardKeepFoundSQL string
 // guardKeepFoundParams are guard_keep_found.sql's parameters: each lead
 // and the address found for it, at the same index, and the finder.
 type guardKeepFoundParams struct {
-	LeadIDs  []int64
-	Emails   []string
-	Provider string
+	LeadIDs  []int64  `db:"lead_ids"`
+	Emails   []string `db:"emails"`
+	Provider string   `db:"provider"`
 }
+
+var guardKeepFoundStmt = byName[guardKeepFoundParams](guardKeepFoundSQL)
 
 // GuardSettle settles or refunds a group of one workspace and provider's
 // ledger rows in one statement: refunds go back to the spend, a clean
@@ -224,9 +230,9 @@ func GuardSettle(ctx context.Context, db Batcher, workspaceID int64, provider st
 			keepLeads, keepEmails = append(keepLeads, c.LeadID), append(keepEmails, c.Found)
 		}
 	}
-	stmts := []*pgx.QueuedQuery{{SQL: guardSettleSQL, Arguments: params(guardSettleParams{CallIDs: ids, States: states, Outcomes: outcomes, Clean: clean, WorkspaceID: workspaceID, Provider: provider, Reserved: "reserved"})}}
+	stmts := []*pgx.QueuedQuery{{SQL: guardSettleStmt.sql, Arguments: guardSettleStmt.args(guardSettleParams{CallIDs: ids, States: states, Outcomes: outcomes, Clean: clean, WorkspaceID: workspaceID, Provider: provider, Reserved: "reserved"})}}
 	if len(keepLeads) > 0 {
-		stmts = append(stmts, &pgx.QueuedQuery{SQL: guardKeepFoundSQL, Arguments: params(guardKeepFoundParams{LeadIDs: keepLeads, Emails: keepEmails, Provider: provider})})
+		stmts = append(stmts, &pgx.QueuedQuery{SQL: guardKeepFoundStmt.sql, Arguments: guardKeepFoundStmt.args(guardKeepFoundParams{LeadIDs: keepLeads, Emails: keepEmails, Provider: provider})})
 	}
 	if err := planByKey.exec(ctx, db, stmts...); err != nil {
 		return fmt.Errorf("settle %d %s calls of workspace %d: %w", len(calls), provider, workspaceID, err)

@@ -26,43 +26,72 @@ type BreakerRow struct {
 	UpdatedAt           time.Time  `json:"updated_at"`
 }
 
-// BreakerTrip opens the (workspace, provider) breaker for openFor and
-// writes the event kinds for its episode in the same statement. exact
-// replaces a longer window instead of keeping it; retryAfter is the
-// provider's Retry-After behind the window (0: none).
-func BreakerTrip(ctx context.Context, db DBTX, workspaceID int64, provider string, openFor time.Duration, reason string, kinds []string, exact bool, retryAfter time.Duration) (episode int64, until time.Time, err error) {
+// BreakerTripArgs open the (WorkspaceID, Provider) breaker for OpenFor
+// and name the event Kinds written for its episode. Exact replaces a longer
+// window instead of keeping it; RetryAfter is the provider's Retry-After
+// behind the window (0: none).
+type BreakerTripArgs struct {
+	WorkspaceID int64
+	Provider    string
+	OpenFor     time.Duration
+	Reason      string
+	Kinds       []string
+	Exact       bool
+	RetryAfter  time.Duration
+}
+
+// BreakerTrip opens a breaker and writes its events, in one statement.
+func BreakerTrip(ctx context.Context, db DBTX, a BreakerTripArgs) (episode int64, until time.Time, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerTrip(ctx, sqlcdb.GuardBreakerTripParams{
-		WorkspaceID: workspaceID, Provider: provider, Cooldown: openFor, Reason: redact.Stored(reason), Kinds: kinds, Force: exact, RetryAfter: retryAfter,
+		WorkspaceID: a.WorkspaceID, Provider: a.Provider, Cooldown: a.OpenFor, Reason: redact.Stored(a.Reason), Kinds: a.Kinds, Force: a.Exact, RetryAfter: a.RetryAfter,
 	})
 	if err == nil && r.OpenUntil == nil {
 		err = errors.New("no open_until")
 	}
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("open %s breaker for workspace %d: %w", provider, workspaceID, err)
+		return 0, time.Time{}, fmt.Errorf("open %s breaker for workspace %d: %w", a.Provider, a.WorkspaceID, err)
 	}
 	return r.Episode, *r.OpenUntil, nil
 }
 
-// BreakerFailure counts one transient failure; the threshold-th in a row
-// opens a closed breaker for openFor, remembering the provider's
-// retryAfter behind that window (0: none). It returns the breaker's state.
-func BreakerFailure(ctx context.Context, db DBTX, workspaceID int64, provider string, threshold int, openFor time.Duration, reason string, retryAfter time.Duration) (state string, failures int, err error) {
+// BreakerFailureArgs are one transient failure of (WorkspaceID, Provider):
+// the Threshold-th in a row opens a closed breaker for OpenFor, remembering
+// the provider's RetryAfter behind that window (0: none).
+type BreakerFailureArgs struct {
+	WorkspaceID int64
+	Provider    string
+	Threshold   int
+	OpenFor     time.Duration
+	Reason      string
+	RetryAfter  time.Duration
+}
+
+// BreakerFailure counts one transient failure. It returns the breaker's
+// state.
+func BreakerFailure(ctx context.Context, db DBTX, a BreakerFailureArgs) (state string, failures int, err error) {
 	r, err := sqlcdb.New(db).GuardBreakerFailure(ctx, sqlcdb.GuardBreakerFailureParams{
-		WorkspaceID: workspaceID, Provider: provider, Threshold: int32(threshold), Cooldown: openFor, Reason: redact.Stored(reason), RetryAfter: retryAfter,
+		WorkspaceID: a.WorkspaceID, Provider: a.Provider, Threshold: int32(a.Threshold), Cooldown: a.OpenFor, Reason: redact.Stored(a.Reason), RetryAfter: a.RetryAfter,
 	})
 	if err != nil {
-		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", provider, workspaceID, err)
+		return "", 0, fmt.Errorf("count %s failure for workspace %d: %w", a.Provider, a.WorkspaceID, err)
 	}
 	return r.State, int(r.ConsecutiveFailures), nil
 }
 
-// BreakerClose closes the breaker if probeOwner holds its probe ("" closes
-// it whoever holds it) and writes breaker_closed. It reports whether a row
-// changed.
-func BreakerClose(ctx context.Context, db DBTX, workspaceID int64, provider, probeOwner, reason string) (bool, error) {
-	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{WorkspaceID: workspaceID, Provider: provider, ProbeOwner: probeOwner, Reason: redact.Stored(reason)})
+// BreakerCloseArgs close the (WorkspaceID, Provider) breaker if ProbeOwner
+// holds its probe ("" closes it whoever holds it).
+type BreakerCloseArgs struct {
+	WorkspaceID        int64
+	Provider           string
+	ProbeOwner, Reason string
+}
+
+// BreakerClose closes a breaker and writes breaker_closed. It reports
+// whether a row changed.
+func BreakerClose(ctx context.Context, db DBTX, a BreakerCloseArgs) (bool, error) {
+	n, err := sqlcdb.New(db).GuardBreakerClose(ctx, sqlcdb.GuardBreakerCloseParams{WorkspaceID: a.WorkspaceID, Provider: a.Provider, ProbeOwner: a.ProbeOwner, Reason: redact.Stored(a.Reason)})
 	if err != nil {
-		return false, fmt.Errorf("close %s breaker for workspace %d: %w", provider, workspaceID, err)
+		return false, fmt.Errorf("close %s breaker for workspace %d: %w", a.Provider, a.WorkspaceID, err)
 	}
 	return n > 0, nil
 }

@@ -70,11 +70,20 @@ func MarkEventDelivered(ctx context.Context, db DBTX, id int64, lease time.Time)
 	return n == 1, nil
 }
 
-// MarkEventFailed records a failed delivery to be retried after retryIn.
-func MarkEventFailed(ctx context.Context, db DBTX, id int64, lease time.Time, retryIn time.Duration, reason string) error {
-	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{ID: id, LockedUntil: lease, Backoff: retryIn, LastError: redact.Stored(reason)})
+// EventFailure is a failed delivery of event ID, claimed until Lease: to
+// be retried after RetryIn, failing with Reason.
+type EventFailure struct {
+	ID      int64
+	Lease   time.Time
+	RetryIn time.Duration
+	Reason  string
+}
+
+// MarkEventFailed records a failed delivery.
+func MarkEventFailed(ctx context.Context, db DBTX, f EventFailure) error {
+	err := sqlcdb.New(db).GuardEventsFailed(ctx, sqlcdb.GuardEventsFailedParams{ID: f.ID, LockedUntil: f.Lease, Backoff: f.RetryIn, LastError: redact.Stored(f.Reason)})
 	if err != nil {
-		return fmt.Errorf("mark event %d failed: %w", id, err)
+		return fmt.Errorf("mark event %d failed: %w", f.ID, err)
 	}
 	return nil
 }

@@ -63,18 +63,28 @@ func ClaimInbox(ctx context.Context, db TxDB, tickStarted time.Time, lease time.
 // tick holds it): what it read must not be recorded.
 var ErrInboxLeaseLost = errors.New("the mailbox's lease ran out before its progress was recorded; the next tick reads those messages again")
 
-// SaveInboxCheckpoint records progress, and ends the lease when release.
-// Progress without release is recorded only while tickID's lease lasts,
-// else ErrInboxLeaseLost; a release after the lease ran out records nothing.
-func SaveInboxCheckpoint(ctx context.Context, db DBTX, c InboxCheckpoint, lastError, tickID string, release bool) error {
+// InboxProgress is what tick TickID records of a mailbox: where it got to
+// (Checkpoint), the error it stopped at ("": none), and whether it is done
+// with the mailbox (Release ends its lease).
+type InboxProgress struct {
+	Checkpoint        InboxCheckpoint
+	LastError, TickID string
+	Release           bool
+}
+
+// SaveInboxCheckpoint records p. Progress without release is recorded only
+// while p.TickID's lease lasts, else ErrInboxLeaseLost; a release after the
+// lease ran out records nothing.
+func SaveInboxCheckpoint(ctx context.Context, db DBTX, p InboxProgress) error {
+	c := p.Checkpoint
 	n, err := sqlcdb.New(db).InboxCheckpointSave(ctx, sqlcdb.InboxCheckpointSaveParams{
 		MailboxID: c.MailboxID, UidValidity: int64(c.UIDValidity), LastUid: int64(c.LastUID), ReadThrough: timeOrNil(c.ReadThrough),
-		LastError: redact.Stored(lastError), TickID: tickID, Release: release,
+		LastError: redact.Stored(p.LastError), TickID: p.TickID, Release: p.Release,
 	})
 	if err != nil {
 		return fmt.Errorf("save inbox checkpoint: %w", err)
 	}
-	if n == 0 && !release {
+	if n == 0 && !p.Release {
 		return ErrInboxLeaseLost
 	}
 	return nil
@@ -190,17 +200,24 @@ func InboxUnmatchedRecent(ctx context.Context, db DBTX, mailboxID int64, limit i
 	return list, total, err
 }
 
-// InsertSuspiciousEvent writes a message's inbox_suspicious event: the
-// alert of its mailbox's episode when episodeKey is new (the first of the
-// hour), else an event kept unposted under messageKey. It reports whether
-// the event is the alert.
-func InsertSuspiciousEvent(ctx context.Context, tx pgx.Tx, workspaceID, mailboxID int64, episodeKey, messageKey string, payload any) (bool, error) {
-	p, err := eventPayload("inbox_suspicious", payload)
+// SuspiciousEvent is a message's inbox_suspicious event: EpisodeKey names
+// its mailbox's episode (the hour), MessageKey the message.
+type SuspiciousEvent struct {
+	WorkspaceID, MailboxID int64
+	EpisodeKey, MessageKey string
+	Payload                any
+}
+
+// InsertSuspiciousEvent writes e: the alert of its mailbox's episode when
+// e.EpisodeKey is new (the first of the hour), else an event kept unposted
+// under e.MessageKey. It reports whether the event is the alert.
+func InsertSuspiciousEvent(ctx context.Context, tx pgx.Tx, e SuspiciousEvent) (bool, error) {
+	p, err := eventPayload("inbox_suspicious", e.Payload)
 	if err != nil {
 		return false, err
 	}
 	n, err := sqlcdb.New(tx).InboxEventSuspicious(ctx, sqlcdb.InboxEventSuspiciousParams{
-		WorkspaceID: workspaceID, MailboxID: mailboxID, EpisodeKey: episodeKey, MessageKey: messageKey, Payload: p,
+		WorkspaceID: e.WorkspaceID, MailboxID: e.MailboxID, EpisodeKey: e.EpisodeKey, MessageKey: e.MessageKey, Payload: p,
 	})
 	if err != nil {
 		return false, fmt.Errorf("event inbox_suspicious: %w", err)

@@ -72,13 +72,17 @@ var (
 
 // leadsImportForgottenParams are leads_import_forgotten.sql's parameters.
 type leadsImportForgottenParams struct {
-	WorkspaceID int64
+	WorkspaceID int64 `db:"workspace_id"`
 }
+
+var leadsImportForgottenStmt = byName[leadsImportForgottenParams](leadsImportForgottenSQL)
 
 // leadsImportMergeParams are leads_import_merge.sql's parameters.
 type leadsImportMergeParams struct {
-	WorkspaceID int64
+	WorkspaceID int64 `db:"workspace_id"`
 }
+
+var leadsImportMergeStmt = byName[leadsImportMergeParams](leadsImportMergeSQL)
 
 // LeadImporter writes one import in batches inside one transaction, so a
 // file of any size imports with bounded memory and every statement stays
@@ -134,13 +138,13 @@ func (im *LeadImporter) Add(ctx context.Context, leads []LeadImport) ([]LeadRepe
 	if err != nil {
 		return nil, fmt.Errorf("checking external_ids: %w", err)
 	}
-	tag, err := im.tx.Exec(ctx, leadsImportForgottenSQL, params(leadsImportForgottenParams{im.res.WorkspaceID})...)
+	tag, err := im.tx.Exec(ctx, leadsImportForgottenStmt.sql, leadsImportForgottenStmt.args(leadsImportForgottenParams{WorkspaceID: im.res.WorkspaceID})...)
 	if err != nil {
 		return nil, fmt.Errorf("checking forgotten addresses: %w", err)
 	}
 	im.res.Forgotten += tag.RowsAffected()
 	var ins, upd, merged, queued, closed int64
-	if err := im.tx.QueryRow(ctx, leadsImportMergeSQL, params(leadsImportMergeParams{im.res.WorkspaceID})...).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
+	if err := im.tx.QueryRow(ctx, leadsImportMergeStmt.sql, leadsImportMergeStmt.args(leadsImportMergeParams{WorkspaceID: im.res.WorkspaceID})...).Scan(&ins, &upd, &merged, &queued, &closed); err != nil {
 		return nil, fmt.Errorf("merging leads: %w", err)
 	}
 	im.res.Inserted += ins

@@ -25,10 +25,12 @@ var metricsTotalsAddSQL string
 // metricsTotalsAddParams are metrics_totals_add.sql's parameters: a series
 // (metric and its labels as JSON) and its delta at each index.
 type metricsTotalsAddParams struct {
-	Metrics []string
-	Labels  []string
-	Deltas  []int64
+	Metrics []string `db:"metrics"`
+	Labels  []string `db:"labels"`
+	Deltas  []int64  `db:"deltas"`
 }
+
+var metricsTotalsAddStmt = byName[metricsTotalsAddParams](metricsTotalsAddSQL)
 
 // AddMetricTotals adds each delta to its series' running total in one
 // statement, in a fixed order (by metric, then labels) so concurrent
@@ -57,7 +59,7 @@ func AddMetricTotals(ctx context.Context, db DBTX, deltas []MetricTotal) error {
 	for i, r := range rows {
 		p.Metrics[i], p.Labels[i], p.Deltas[i] = r.metric, r.labels, r.delta
 	}
-	if _, err := db.Exec(ctx, metricsTotalsAddSQL, params(p)...); err != nil {
+	if _, err := db.Exec(ctx, metricsTotalsAddStmt.sql, metricsTotalsAddStmt.args(p)...); err != nil {
 		return fmt.Errorf("add metric totals: %w", err)
 	}
 	return nil

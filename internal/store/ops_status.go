@@ -273,11 +273,16 @@ type OpsRamp struct {
 	DueAt                   *time.Time
 }
 
-// OpsMailboxes lists mailboxes as of now, filtered by workspace and by the
-// campaigns they serve, with their bounces over their last bounceWindow
-// sends.
-func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, bounceWindow int, workspaceID, campaignID *int64) ([]OpsMailbox, error) {
-	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, BounceWindow: int32(bounceWindow), WorkspaceID: workspaceID, CampaignID: campaignID})
+// OpsScope filters a listing by workspace and by the campaigns a row
+// serves; nil: all.
+type OpsScope struct {
+	WorkspaceID, CampaignID *int64
+}
+
+// OpsMailboxes lists mailboxes as of now, filtered by scope, with their
+// bounces over their last bounceWindow sends.
+func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, bounceWindow int, scope OpsScope) ([]OpsMailbox, error) {
+	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, BounceWindow: int32(bounceWindow), WorkspaceID: scope.WorkspaceID, CampaignID: scope.CampaignID})
 	return convertRows(rows, err, "mailboxes", func(r sqlcdb.OpsMailboxesRow) OpsMailbox {
 		return OpsMailbox{
 			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status, DailyCap: int(r.DailyCap),
@@ -327,9 +332,9 @@ type OpsFollowUp struct {
 
 // OpsEmailFollowUps lists the follow-ups of follow_ups_first campaigns on
 // capped mailboxes due before horizon, and the overdue rows whose next
-// steps will be, filtered like OpsMailboxes.
-func OpsEmailFollowUps(ctx context.Context, db DBTX, now, horizon time.Time, workspaceID, campaignID *int64) ([]OpsFollowUp, error) {
-	rows, err := sqlcdb.New(db).OpsEmailFollowUps(ctx, sqlcdb.OpsEmailFollowUpsParams{Now: now, Horizon: horizon, WorkspaceID: workspaceID, CampaignID: campaignID})
+// steps will be, filtered by scope.
+func OpsEmailFollowUps(ctx context.Context, db DBTX, now, horizon time.Time, scope OpsScope) ([]OpsFollowUp, error) {
+	rows, err := sqlcdb.New(db).OpsEmailFollowUps(ctx, sqlcdb.OpsEmailFollowUpsParams{Now: now, Horizon: horizon, WorkspaceID: scope.WorkspaceID, CampaignID: scope.CampaignID})
 	return convertRows(rows, err, "scheduled follow-ups", func(r sqlcdb.OpsEmailFollowUpsRow) OpsFollowUp {
 		f := OpsFollowUp{At: r.At, Overdue: r.Overdue, N: r.N}
 		if r.MailboxID != nil {

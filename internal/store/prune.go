@@ -92,14 +92,16 @@ var pruneSendsSQL string
 // statement takes, then the bounce-rate windows to keep, one array per
 // field of SendWindow.
 type pruneSendsParams struct {
-	After            int64
-	Batch            int32
-	Cutoff           time.Time
-	DryRun           bool
-	WindowMailboxIDs []int64
-	WindowCreatedAt  []time.Time
-	WindowIDs        []int64
+	After            int64       `db:"after"`
+	Batch            int32       `db:"batch"`
+	Cutoff           time.Time   `db:"cutoff"`
+	DryRun           bool        `db:"dry_run"`
+	WindowMailboxIDs []int64     `db:"window_mailbox_ids"`
+	WindowCreatedAt  []time.Time `db:"window_created_at"`
+	WindowIDs        []int64     `db:"window_ids"`
 }
+
+var pruneSendsStmt = byName[pruneSendsParams](pruneSendsSQL)
 
 func pruneSends(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
 	n := len(a.Windows)
@@ -109,7 +111,7 @@ func pruneSends(ctx context.Context, db DBTX, a PruneArgs) (PruneBatch, error) {
 		p.WindowMailboxIDs[i], p.WindowCreatedAt[i], p.WindowIDs[i] = w.MailboxID, w.CreatedAt, w.ID
 	}
 	var b PruneBatch
-	err := db.QueryRow(ctx, pruneSendsSQL, params(p)...).
+	err := db.QueryRow(ctx, pruneSendsStmt.sql, pruneSendsStmt.args(p)...).
 		Scan(&b.LastID, &b.Scanned, &b.Matched, &b.Deleted, &b.Done)
 	return b, err
 }

@@ -11,13 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
 // Every query must parse and resolve against the migrated schema: a renamed
 // column or a typo fails here, not in a tick at 5 a.m. A typed query is
 // prepared as sqlc generated it (sqlc.arg/sqlc.narg rewritten to $n, which
-// Postgres cannot parse in the source file); a hand-run one as its file.
+// Postgres cannot parse in the source file); a hand-run one as its file
+// with its @names numbered, as the store sends it.
 func TestEveryQueryPrepares(t *testing.T) {
 	t.Parallel()
 	db := storetest.New(t)
@@ -58,7 +61,12 @@ func TestEveryQueryPrepares(t *testing.T) {
 		texts[name] = sql
 	}
 	for _, p := range byHand {
-		texts[strings.TrimSuffix(filepath.Base(p), ".sql")] = read(p)
+		// As the store sends it: each @name numbered $n (store.byName).
+		sql, _, err := pgx.NamedArgs{}.RewriteQuery(ctx, nil, read(p), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[strings.TrimSuffix(filepath.Base(p), ".sql")] = sql
 	}
 	// The lead import merges from temp tables the stage and seen queries
 	// create for the life of its transaction.

@@ -214,8 +214,11 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 	files = append(files, benchFiles...)
 	var parsed []*ast.File
 	// A hand-run query is embedded in a variable (//go:embed
-	// queries/byhand/<name>.sql); a function that uses the variable runs it.
+	// queries/byhand/<name>.sql), and one with parameters bound in
+	// another (<name>Stmt = byName[...](<name>SQL)); a function that uses
+	// either variable runs it.
 	embedded := map[string]string{}
+	bound := map[string]string{} // <name>Stmt -> <name>SQL
 	for _, p := range files {
 		if strings.HasSuffix(p, "_test.go") {
 			continue
@@ -235,6 +238,11 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 				if !ok {
 					continue
 				}
+				if call, ok := byNameCall(v); ok {
+					if arg, ok := call.Args[0].(*ast.Ident); ok {
+						bound[v.Names[0].Name] = arg.Name
+					}
+				}
 				doc := v.Doc
 				if doc == nil && len(g.Specs) == 1 {
 					doc = g.Doc
@@ -250,6 +258,11 @@ func queryRunners(t *testing.T, root string) map[string][]string {
 					}
 				}
 			}
+		}
+	}
+	for stmt, sql := range bound {
+		if name, ok := embedded[sql]; ok {
+			embedded[stmt] = name
 		}
 	}
 	out := map[string][]string{}

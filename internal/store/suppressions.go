@@ -17,12 +17,14 @@ var suppressionsInsertSQL string
 // array per column, an element per row (Emails NULL for a forgotten
 // person's row, Hashes NULL where Postgres hashes the address).
 type suppressionsInsertParams struct {
-	WorkspaceIDs []int64
-	Emails       []*string
-	Hashes       [][]byte
-	Reasons      []string
-	CreatedAt    []*time.Time
+	WorkspaceIDs []int64      `db:"workspace_ids"`
+	Emails       []*string    `db:"emails"`
+	Hashes       [][]byte     `db:"hashes"`
+	Reasons      []string     `db:"reasons"`
+	CreatedAt    []*time.Time `db:"created_at"`
 }
+
+var suppressionsInsertStmt = byName[suppressionsInsertParams](suppressionsInsertSQL)
 
 // Suppress adds rows to their workspaces' suppression lists in one
 // statement (queries/byhand/suppressions_insert.sql) and returns how many
@@ -52,7 +54,7 @@ func Suppress(ctx context.Context, db DBTX, sups []Suppression) (int64, error) {
 		}
 	}
 	var added int64
-	if err := db.QueryRow(ctx, suppressionsInsertSQL, params(p)...).Scan(&added); err != nil {
+	if err := db.QueryRow(ctx, suppressionsInsertStmt.sql, suppressionsInsertStmt.args(p)...).Scan(&added); err != nil {
 		return 0, fmt.Errorf("suppress: %w", err)
 	}
 	return added, nil
@@ -63,13 +65,15 @@ var suppressionsExportSQL string
 
 // suppressionsExportParams are suppressions_export.sql's parameters.
 type suppressionsExportParams struct {
-	WorkspaceID int64
+	WorkspaceID int64 `db:"workspace_id"`
 }
+
+var suppressionsExportStmt = byName[suppressionsExportParams](suppressionsExportSQL)
 
 // EachSuppression calls fn with each row of the workspace's suppression
 // list, oldest first, streaming (the list may be large).
 func EachSuppression(ctx context.Context, db DBTX, workspaceID int64, fn func(Suppression) error) error {
-	rows, err := db.Query(ctx, suppressionsExportSQL, params(suppressionsExportParams{workspaceID})...)
+	rows, err := db.Query(ctx, suppressionsExportStmt.sql, suppressionsExportStmt.args(suppressionsExportParams{WorkspaceID: workspaceID})...)
 	if err != nil {
 		return fmt.Errorf("reading suppressions: %w", err)
 	}

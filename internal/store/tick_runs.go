@@ -9,11 +9,20 @@ import (
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
 
-// TickRunStart records a tick's start in tick_runs and returns it on the
+// TickRun is a tick as tick_runs knows it: its kind and id, and the host
+// and process running it.
+type TickRun struct {
+	Kind   tickkind.Kind
+	TickID string
+	Host   string
+	PID    int
+}
+
+// TickRunStart records run's start in tick_runs and returns it on the
 // database's clock. finished_at stays NULL until TickRunFinish, so a
 // crashed tick shows as one that never finished.
-func TickRunStart(ctx context.Context, db DBTX, kind tickkind.Kind, tickID, host string, pid int, claimsFor time.Duration) (time.Time, error) {
-	return sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(kind), TickID: tickID, Host: host, Pid: int32(pid), ClaimsFor: claimsFor})
+func TickRunStart(ctx context.Context, db DBTX, run TickRun, claimsFor time.Duration) (time.Time, error) {
+	return sqlcdb.New(db).TickStart(ctx, sqlcdb.TickStartParams{Kind: string(run.Kind), TickID: run.TickID, Host: run.Host, Pid: int32(run.PID), ClaimsFor: claimsFor})
 }
 
 // TickRunEnd is what a finished tick records: the rows it claimed, its
@@ -38,8 +47,8 @@ func TickRunFinish(ctx context.Context, db DBTX, tickID string, end TickRunEnd) 
 	})
 }
 
-// TickRunStopped records tick tickID as stopped cleanly before it started
-// work, whether or not its cancelled start committed.
-func TickRunStopped(ctx context.Context, db DBTX, kind tickkind.Kind, tickID, host string, pid int) error {
-	return sqlcdb.New(db).TickStopped(ctx, sqlcdb.TickStoppedParams{Kind: string(kind), TickID: tickID, Host: host, Pid: int32(pid)})
+// TickRunStopped records run as stopped cleanly before it started work,
+// whether or not its cancelled start committed.
+func TickRunStopped(ctx context.Context, db DBTX, run TickRun) error {
+	return sqlcdb.New(db).TickStopped(ctx, sqlcdb.TickStoppedParams{Kind: string(run.Kind), TickID: run.TickID, Host: run.Host, Pid: int32(run.PID)})
 }

@@ -104,8 +104,7 @@ func Forget(ctx context.Context, pool *pgxpool.Pool, req ForgetRequest) (ForgetR
 		if res.Workspaces, err = store.WorkspaceNames(ctx, tx, ids); err != nil {
 			return err
 		}
-		res.AuditID, err = store.InsertAudit(ctx, tx, req.Actor, "lead.forget",
-			map[string]any{"email_sha256": res.EmailSHA256, "workspace": req.Workspace, "workspaces": res.Workspaces}, res.Leads)
+		res.AuditID, err = store.InsertAudit(ctx, tx, store.Audit{Actor: req.Actor, Action: "lead.forget", Filters: map[string]any{"email_sha256": res.EmailSHA256, "workspace": req.Workspace, "workspaces": res.Workspaces}, Affected: res.Leads})
 		return err
 	})
 	if err != nil {

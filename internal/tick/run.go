@@ -74,13 +74,14 @@ var ErrStoppedBeforeStart = errors.New("stopped before the tick started")
 func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string, claimsFor time.Duration) (*Run, error) {
 	host, _ := os.Hostname()
 	r := &Run{ID: id, Kind: kind, db: db}
-	started, err := store.TickRunStart(ctx, db, kind, id, host, os.Getpid(), claimsFor)
+	run := store.TickRun{Kind: kind, TickID: id, Host: host, PID: os.Getpid()}
+	started, err := store.TickRunStart(ctx, db, run, claimsFor)
 	if err != nil && ctx.Err() != nil {
 		// The signal, not the database, ended the start (which may have
 		// committed): the row is written or finished as a clean stop.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer cancel()
-		if serr := store.TickRunStopped(rctx, db, kind, id, host, os.Getpid()); serr != nil {
+		if serr := store.TickRunStopped(rctx, db, run); serr != nil {
 			return nil, fmt.Errorf("recording %s tick stopped before its start: %w", kind, serr)
 		}
 		return nil, ErrStoppedBeforeStart

@@ -1,7 +1,7 @@
--- Claims up to $1 due enrollments for tick $3 with a lease of $2. It is the
--- third statement of the claim's transaction: $4 are the mailboxes the
--- first (email_claim_lock.sql) locked, $5 those the second
--- (email_claim_room.sql) found open with room, $6 the room of each.
+-- Claims up to @batch due enrollments for tick @tick_id with a lease of
+-- @lease. It is the third statement of the claim's transaction: @locked are the mailboxes the
+-- first (email_claim_lock.sql) locked, @served those the second
+-- (email_claim_room.sql) found open with room, @rooms the room of each.
 --
 -- Fair: each active campaign offers its own oldest due rows (LATERAL), and
 -- the batch takes them round-robin by rank within the campaign, so a huge
@@ -12,28 +12,29 @@
 -- campaign says follow_ups_first, take a mailbox's room first, so a backlog
 -- of new leads cannot break running threads.
 --
--- The served mailboxes ($5) are a parameter, and the claim is planned per
--- run: where most mailboxes may be served it walks the claim index in due
+-- The served mailboxes (@served) are a parameter, and the claim is planned
+-- per run: where most mailboxes may be served it walks the claim index in due
 -- order, reading about a row per row it claims; where only some may, the
 -- store plans it with index scans off (planByMailbox), so it reads their
 -- rows through the mailbox index and never the older rows of the paused or
 -- full mailboxes (store.servedByMailbox).
 --
 -- Caps are charged here, at the claim: a mailbox gets at most its room
--- ($6, counted after its lock; see email_claim_room.sql). A mailbox with a
+-- (@rooms, counted after its lock; see email_claim_room.sql). A mailbox with a
 -- cap in force or a human gap is served only if this transaction holds
--- its row lock ($4); one with neither needs no lock and is served as it
+-- its row lock (@locked); one with neither needs no lock and is served as it
 -- is, unless this statement sees it capped after all (its cap set since
 -- the room was counted): then it waits for the next claim.
 -- A mailbox with a gap gets one row per claim, only once its
 -- next_send_not_before has passed, which then moves a random gap ahead.
 -- Leads without an email are not claimed: they are blocked, not due
 -- (has_address leaves their first steps out of the claim's index).
--- Besides the batch, it takes up to $1 rows a dead tick left 'sending'
+-- Besides the batch, it takes up to @batch rows a dead tick left 'sending'
 -- (crashed, below) to record them.
--- $7 is false but in the invariant harness's broken build that takes the
--- follow-ups of stopped enrollments (internal/faults, Stops): planned per
--- run, false folds away and the predicate is the partial index's own.
+-- @stopped_follow_ups is false but in the invariant harness's broken build
+-- that takes the follow-ups of stopped enrollments (internal/faults,
+-- Stops): planned per run, false folds away and the predicate is the
+-- partial index's own.
 -- next_send_at becomes the lease end, so a crashed tick's rows come back by
 -- themselves; due_at keeps the original due time.
 -- Rows are locked FOR NO KEY UPDATE: it keeps claims apart as FOR UPDATE
@@ -44,10 +45,10 @@
 -- 'sending' write until then.
 WITH healthy AS (
     SELECT m.id, r.room
-    FROM unnest($5::bigint[], $6::bigint[]) AS r(id, room)
+    FROM unnest(@served::bigint[], @rooms::bigint[]) AS r(id, room)
     JOIN mailboxes m ON m.id = r.id
     WHERE m.status = 'active' AND (m.paused_until IS NULL OR m.paused_until <= now())
-      AND (m.cap_today = 0 AND m.gap_max = interval '0' OR m.id = ANY ($4::bigint[]))
+      AND (m.cap_today = 0 AND m.gap_max = interval '0' OR m.id = ANY (@locked::bigint[]))
 ),
 first_steps AS (
     SELECT d.id, d.campaign_id, d.mailbox_id, d.next_send_at, 1 AS priority
@@ -60,10 +61,10 @@ first_steps AS (
           AND e.current_step = 1
           AND e.has_address
           AND e.next_send_at <= now()
-          AND e.mailbox_id = ANY ($5::bigint[])
+          AND e.mailbox_id = ANY (@served::bigint[])
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
-        LIMIT $1
+        LIMIT @batch
         FOR NO KEY UPDATE OF e SKIP LOCKED
     ) d
     WHERE c.status = 'active'
@@ -75,13 +76,13 @@ follow_ups AS (
         SELECT e.id, e.campaign_id, e.mailbox_id, e.next_send_at
         FROM enrollments e
         WHERE e.campaign_id = c.id
-          AND (e.status = 'active' OR $7::boolean AND e.status IN ('replied', 'unsubscribed'))
+          AND (e.status = 'active' OR @stopped_follow_ups::boolean AND e.status IN ('replied', 'unsubscribed'))
           AND e.current_step > 1
           AND e.next_send_at <= now()
-          AND e.mailbox_id = ANY ($5::bigint[])
+          AND e.mailbox_id = ANY (@served::bigint[])
           AND EXISTS (SELECT 1 FROM leads l WHERE l.id = e.lead_id AND coalesce(l.email, '') <> '')
         ORDER BY e.next_send_at
-        LIMIT $1
+        LIMIT @batch
         FOR NO KEY UPDATE OF e SKIP LOCKED
     ) d
     WHERE c.status = 'active'
@@ -103,7 +104,7 @@ picked AS (
     FROM ranked
     WHERE mailbox_rank <= room
     ORDER BY campaign_rank, priority, next_send_at, id
-    LIMIT $1
+    LIMIT @batch
 ),
 crashed AS (
     -- Rows whose tick died while their step was 'sending' (lease run out,
@@ -118,7 +119,7 @@ crashed AS (
       AND EXISTS (SELECT 1 FROM sends s
                   WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status = 'sending')
     ORDER BY e.locked_until
-    LIMIT $1
+    LIMIT @batch
     FOR NO KEY UPDATE OF e SKIP LOCKED
 ),
 claimed AS (
@@ -133,30 +134,33 @@ spaced AS (
     WHERE m.gap_max > interval '0' AND m.id IN (SELECT p.mailbox_id FROM picked p)
 )
 UPDATE enrollments e
-SET next_send_at = now() + $2::interval,
-    locked_until = now() + $2::interval,
-    locked_by    = $3,
+SET next_send_at = now() + @lease::interval,
+    locked_until = now() + @lease::interval,
+    locked_by    = @tick_id,
     updated_at   = now()
 FROM claimed p, leads l
 WHERE e.id = p.id AND l.id = e.lead_id
-RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at,
-          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, ''),
+-- Each column is named as the field of store.ClaimedEnrollment it is
+-- scanned into (by name: pgx.RowToStructByName); what may be NULL comes
+-- back as the field's zero value.
+RETURNING e.id, e.campaign_id, e.workspace_id, e.lead_id, e.mailbox_id, e.current_step, e.attempts, p.next_send_at AS due_at,
+          l.first_name, l.last_name, l.company, l.company_domain, l.email, coalesce(l.timezone, '') AS timezone,
           -- A first step has no thread: no lookup.
           CASE WHEN e.current_step > 1
                THEN ARRAY(SELECT s.message_id FROM sends s
                           WHERE s.enrollment_id = e.id AND s.status = 'sent' AND s.step < e.current_step
                           ORDER BY s.step)
                ELSE '{}' END AS thread,
-          (SELECT s.status FROM sends s
-           WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed') AS step_send,
+          coalesce((SELECT s.status FROM sends s
+                    WHERE s.enrollment_id = e.id AND s.step = e.current_step AND s.status <> 'failed'), '') AS step_send,
           -- By the address's hash, so a forgotten person's row (no
           -- address, only its hash) suppresses too; an address's own row,
           -- with its reason, before a forgotten one.
-          (SELECT sp.reason FROM suppressions sp
-           WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
-           ORDER BY sp.email IS NULL LIMIT 1) AS suppressed,
+          coalesce((SELECT sp.reason FROM suppressions sp
+                    WHERE sp.workspace_id = e.workspace_id AND sp.email_sha256 = address_sha256(l.email)
+                    ORDER BY sp.email IS NULL LIMIT 1), '') AS suppressed,
           -- The address's holder in the campaign, looked up here (planned
           -- per claim) so that the 'sending' statement, cached for the
           -- whole tick, need not look it up per row.
-          (SELECT r.enrollment_id FROM campaign_recipients r
-           WHERE r.campaign_id = e.campaign_id AND r.email = l.email) AS holder;
+          coalesce((SELECT r.enrollment_id FROM campaign_recipients r
+                    WHERE r.campaign_id = e.campaign_id AND r.email = l.email), 0) AS holder;

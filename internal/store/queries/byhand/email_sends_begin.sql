@@ -5,9 +5,9 @@
 -- is taken over by the retry.
 --
 -- One campaign mails one address once: at step 1 the lead's normalised
--- address ($6, as the claim returned it) is claimed for the enrollment in
+-- address (@emails, as the claim returned it) is claimed for the enrollment in
 -- campaign_recipients, and a step whose address another enrollment of the
--- campaign holds is not written either (duplicate leads). $7 is the
+-- campaign holds is not written either (duplicate leads). @holders is the
 -- address's holder as the claim read it (0: none). Follow-ups only look
 -- (their enrollment claimed the address at step 1). Returns every input:
 -- enrollment, written, and the enrollment holding the address when that is
@@ -20,7 +20,7 @@
 -- another tick claimed since (the insert conflicts) is looked up.
 WITH input AS (
     SELECT *
-    FROM unnest($1::bigint[], $2::int[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bigint[])
+    FROM unnest(@enrollment_ids::bigint[], @steps::int[], @mailbox_ids::bigint[], @message_ids::text[], @campaign_ids::bigint[], @emails::text[], @holders::bigint[])
         AS u (enrollment_id, step, mailbox_id, message_id, campaign_id, email, seen_holder)
 ),
 claimed AS (

@@ -1,10 +1,10 @@
 -- Settles a group of tick outcomes in one statement (one round trip, atomic
--- without an explicit transaction), for tick $1:
+-- without an explicit transaction), for tick @tick_id:
 --   sends:       'sending' rows become 'sent', 'failed' when the server
 --                refused the message (a failed row means: not delivered), or
 --                'delivery_unknown' (with a delivery_unknown event); each
---                adds its metric ($17) to its mailbox's running totals,
---                locked in mailbox order; a hard bounce ($18) gets
+--                adds its metric (@send_metrics) to its mailbox's running totals,
+--                locked in mailbox order; a hard bounce (@send_bounced) gets
 --                bounced_at, which the bounce-rate guard counts;
 --   enrollments: outcomes applied to the rows the tick still holds, which are
 --                released; a mailbox of 0 keeps the current one (it may have
@@ -14,12 +14,12 @@ WITH finished AS (
     UPDATE sends s
     SET status = u.status, sent_at = u.sent_at, error = NULLIF(u.error, ''),
         bounced_at = CASE WHEN u.bounced THEN now() ELSE s.bounced_at END
-    FROM unnest($2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::text[], $17::text[], $18::boolean[])
+    FROM unnest(@send_enrollment_ids::bigint[], @send_steps::int[], @send_statuses::text[], @send_sent_at::timestamptz[], @send_errors::text[], @send_metrics::text[], @send_bounced::boolean[])
         AS u (enrollment_id, step, status, sent_at, error, metric, bounced)
-    -- On the key ($2) as well as by the join: a plan cached while sends
+    -- On the key (@send_enrollment_ids) as well as by the join: a plan cached while sends
     -- was small walks sends first, and with this it reads only the
     -- group's rows (without it, all of sends' index, once per group).
-    WHERE s.enrollment_id = ANY ($2::bigint[]) AND s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
+    WHERE s.enrollment_id = ANY (@send_enrollment_ids::bigint[]) AND s.enrollment_id = u.enrollment_id AND s.step = u.step AND s.status = 'sending'
     RETURNING s.enrollment_id, s.step, s.mailbox_id, s.message_id, s.status, s.error, u.metric
 ),
 metrics AS (
@@ -51,7 +51,7 @@ unknown_events AS (
     SELECT 'delivery_unknown', e.workspace_id, f.mailbox_id,
            'delivery_unknown:' || f.enrollment_id || ':' || f.step || ':' || f.message_id,
            jsonb_build_object('enrollment_id', f.enrollment_id, 'step', f.step, 'message_id', f.message_id,
-                              'address', mb.address, 'reason', f.error, 'tick_id', $1::text)
+                              'address', mb.address, 'reason', f.error, 'tick_id', @tick_id::text)
     FROM finished f
     JOIN enrollments e ON e.id = f.enrollment_id
     LEFT JOIN mailboxes mb ON mb.id = f.mailbox_id
@@ -72,22 +72,22 @@ settled AS (
         locked_until = NULL,
         locked_by    = NULL,
         updated_at   = now()
-    -- The rows are found on the key ($7) and matched to their outcomes by a
-    -- hash: locked_by = $1 is a join clause (u.tick, OFFSET 0 keeps it one),
+    -- The rows are found on the key (@enrollment_ids) and matched to their outcomes by a
+    -- hash: locked_by = @tick_id is a join clause (u.tick, OFFSET 0 keeps it one),
     -- since as a filter on enrollments, whose statistics see no locked row,
     -- it made the planner expect one row and scan the table, or rescan the
     -- outcomes, once per row.
-    FROM (SELECT *, $1::text AS tick
-          FROM unnest($7::bigint[], $8::text[], $9::int[], $10::timestamptz[], $11::bigint[], $12::int[], $13::text[])
+    FROM (SELECT *, @tick_id::text AS tick
+          FROM unnest(@enrollment_ids::bigint[], @enrollment_statuses::text[], @enrollment_steps::int[], @enrollment_next_send_at::timestamptz[], @enrollment_mailbox_ids::bigint[], @enrollment_attempts::int[], @enrollment_errors::text[])
               AS u (id, status, current_step, next_send_at, mailbox_id, attempts, last_error)
           OFFSET 0) u
-    WHERE e.id = ANY ($7::bigint[]) AND e.id = u.id AND e.locked_by = u.tick
+    WHERE e.id = ANY (@enrollment_ids::bigint[]) AND e.id = u.id AND e.locked_by = u.tick
     RETURNING 1
 ),
 suppressed AS (
     INSERT INTO suppressions (workspace_id, email, reason)
     SELECT u.workspace_id, u.email, u.reason
-    FROM unnest($14::bigint[], $15::text[], $16::text[]) AS u (workspace_id, email, reason)
+    FROM unnest(@suppression_workspaces::bigint[], @suppression_emails::text[], @suppression_reasons::text[]) AS u (workspace_id, email, reason)
     -- A person forgotten (lead forget) keeps only a hash-only row: a bounce
     -- of a send in flight then must not write the address back.
     WHERE NOT EXISTS (SELECT 1 FROM suppressions f

@@ -1,12 +1,12 @@
--- Claims up to a batch of due leads for tick $2 with a lease of $1 seconds,
+-- Claims up to a batch of due leads for tick @tick_id with a lease of @lease_seconds seconds,
 -- in one statement. Due means: pending whose backoff has passed, unreachable
 -- whose negative cache expired (next_attempt_at = negative_cache_until), and
 -- in_progress whose lease ran out (a crashed tick; next_attempt_at =
 -- locked_until). enrichment_failed is never claimed: only requeue revives it.
--- Rows updated since $4 (this tick's start) are skipped, so one tick works a
+-- Rows updated since @tick_started (this tick's start) are skipped, so one tick works a
 -- lead at most once even when its backoff is shorter than the tick.
 --
--- The index is read from $5, the latest due time of the tick's previous
+-- The index is read from @after, the latest due time of the tick's previous
 -- batch (-infinity for its first): every row due before it was claimed by
 -- that batch or held by another tick's claim (SKIP LOCKED), and every
 -- write sets a due time no earlier than itself. Below it lie only the dead
@@ -26,18 +26,18 @@ WITH due AS (
     FROM lead_enrichment e
     WHERE e.status IN ('pending', 'in_progress', 'unreachable')
       AND e.next_attempt_at <= now()
-      AND e.updated_at < $4
-      AND e.next_attempt_at >= $5::timestamptz
-      AND ($3::bigint IS NULL OR e.workspace_id = $3)
+      AND e.updated_at < @tick_started
+      AND e.next_attempt_at >= @after::timestamptz
+      AND (@workspace_id::bigint IS NULL OR e.workspace_id = @workspace_id)
     ORDER BY e.next_attempt_at
     LIMIT 100 /* batch */
     FOR UPDATE OF e SKIP LOCKED
 )
 UPDATE lead_enrichment e
 SET status          = 'in_progress',
-    locked_until    = now() + make_interval(secs => $1),
-    locked_by       = $2,
-    next_attempt_at = now() + make_interval(secs => $1),
+    locked_until    = now() + make_interval(secs => @lease_seconds),
+    locked_by       = @tick_id,
+    next_attempt_at = now() + make_interval(secs => @lease_seconds),
     attempts        = e.attempts + 1,
     updated_at      = now()
 FROM due, leads l

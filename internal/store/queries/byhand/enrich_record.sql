@@ -1,4 +1,4 @@
--- Records a group of outcomes of tick $1 in one statement over arrays (one
+-- Records a group of outcomes of tick @tick_id in one statement over arrays (one
 -- element per lead). Only rows this tick still holds are written: a lease
 -- that ran out and was claimed by another tick is not overwritten.
 --   due_at   absolute next_attempt_at, or NULL to use now() + delay_ms
@@ -16,8 +16,8 @@
 --   doubt_now  1 starts the lead's in-doubt wait now (doubted_at)
 WITH o AS (
     SELECT o.*, coalesce(o.due_at, now() + o.delay_ms * interval '1 millisecond') AS next_at
-    FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::bigint[], $6::int[], $7::text[], $8::text[], $9::text[],
-                $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::int[])
+    FROM unnest(@lead_ids::bigint[], @statuses::text[], @due_at::timestamptz[], @delays_ms::bigint[], @refunds::int[], @providers::text[], @errors::text[], @emails::text[],
+                @held::text[], @held_by::text[], @missed_by::text[], @keep_found::int[], @doubted::text[], @doubt_now::int[])
         AS o(lead_id, status, due_at, delay_ms, refund, provider, last_error, email, held, held_by, missed, keep, doubted, doubt_now)
 ),
 e AS (
@@ -37,7 +37,7 @@ e AS (
         doubted_at           = CASE WHEN o.keep = 0 AND o.doubt_now = 1 THEN now() ELSE e.doubted_at END,
         updated_at           = now()
     FROM o
-    WHERE e.lead_id = o.lead_id AND e.status = 'in_progress' AND e.locked_by = $1
+    WHERE e.lead_id = o.lead_id AND e.status = 'in_progress' AND e.locked_by = @tick_id
     RETURNING e.lead_id
 ),
 l AS (

@@ -23,23 +23,22 @@
 -- is missing, nothing is admitted and "missing" says so; the caller
 -- creates them (guard_admit_rows) and runs the statement again.
 --
--- $1 workspace_id, $2 provider, $3 lead ids (0 = none), $4 tick_id,
--- $5 probe owners, $6 probe lease, $7 bucket key ('' = no bucket),
--- $8 emission interval, $9 admission horizons (burst*interval + max wait),
--- $10 cost_usd, $11 the bucket's tolerance (burst*interval: a call's slot
--- less it is when the call goes out), $12 whether the ceiling holds
+-- @lead_ids: 0 = none; @bucket_key: '' = no bucket; @interval: the emission
+-- interval; @horizons: admission horizons (burst*interval + max wait);
+-- @tolerance: the bucket's tolerance (burst*interval: a call's slot less it
+-- is when the call goes out); @ceiling: whether the ceiling holds.
 -- (always: see ws). Arrays are in admission order, one element per call.
 WITH req AS MATERIALIZED (
     SELECT r.lead_id, r.horizon, r.ord
-    FROM unnest($3::bigint[], $9::interval[]) WITH ORDINALITY AS r(lead_id, horizon, ord)
+    FROM unnest(@lead_ids::bigint[], @horizons::interval[]) WITH ORDINALITY AS r(lead_id, horizon, ord)
 ), brk AS MATERIALIZED (
     SELECT state, open_until, probe_until, reason, retry_after
     FROM breakers
-    WHERE workspace_id = $1::bigint AND provider = $2::text
+    WHERE workspace_id = @workspace_id::bigint AND provider = @provider::text
 ), probe AS (
     UPDATE breakers
-    SET state = 'half_open', probe_owner = ($5::text[])[1], probe_until = now() + $6::interval, updated_at = now()
-    WHERE workspace_id = $1::bigint AND provider = $2::text
+    SET state = 'half_open', probe_owner = (@probe_owners::text[])[1], probe_until = now() + @probe_lease::interval, updated_at = now()
+    WHERE workspace_id = @workspace_id::bigint AND provider = @provider::text
       AND state <> 'closed' AND open_until <= now()
       AND (probe_owner IS NULL OR probe_until < now())
     RETURNING probe_until
@@ -56,23 +55,23 @@ WITH req AS MATERIALIZED (
     FROM req, gate
     WHERE gate.breaker = 'closed' OR (gate.breaker = 'probe' AND req.ord = 1)
 ), ws AS MATERIALIZED (
-    -- $12 is true but in the invariant harness's broken build that
+    -- @ceiling is true but in the invariant harness's broken build that
     -- admits whatever the ceiling (internal/faults, Spend).
-    SELECT w.name, CASE WHEN $12::boolean THEN w.monthly_usd_ceiling END AS ceiling, m.month
+    SELECT w.name, CASE WHEN @ceiling::boolean THEN w.monthly_usd_ceiling END AS ceiling, m.month
     FROM workspaces w
     CROSS JOIN (SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date AS month) m
-    WHERE w.id = $1::bigint
+    WHERE w.id = @workspace_id::bigint
 ), bucket AS MATERIALIZED (
     SELECT tat FROM rate_limits
-    WHERE key = $7::text AND $7::text <> '' AND EXISTS (SELECT 1 FROM through)
+    WHERE key = @bucket_key::text AND @bucket_key::text <> '' AND EXISTS (SELECT 1 FROM through)
     FOR UPDATE
 ), spent AS MATERIALIZED (
     -- Locked after the bucket (the subquery runs first), so admissions
     -- never wait for each other in opposite orders.
     SELECT s.spent_usd
     FROM workspace_spend s, ws
-    WHERE s.workspace_id = $1::bigint AND s.month = ws.month
-      AND $10::numeric > 0 AND EXISTS (SELECT 1 FROM through)
+    WHERE s.workspace_id = @workspace_id::bigint AND s.month = ws.month
+      AND @cost_usd::numeric > 0 AND EXISTS (SELECT 1 FROM through)
       AND (SELECT count(*) FROM bucket) >= 0
     FOR UPDATE OF s
 ), cur AS MATERIALIZED (
@@ -80,12 +79,12 @@ WITH req AS MATERIALIZED (
     -- reserves nothing, so the ceiling is only read for it) and tat, and
     -- whether a row to lock is missing.
     SELECT coalesce((SELECT spent_usd FROM spent),
-                    (SELECT s.spent_usd FROM workspace_spend s, ws WHERE s.workspace_id = $1::bigint AND s.month = ws.month),
+                    (SELECT s.spent_usd FROM workspace_spend s, ws WHERE s.workspace_id = @workspace_id::bigint AND s.month = ws.month),
                     0) AS spent,
            (SELECT tat FROM bucket) AS tat,
            EXISTS (SELECT 1 FROM through)
-             AND (($7::text <> '' AND NOT EXISTS (SELECT 1 FROM bucket))
-                  OR ($10::numeric > 0 AND NOT EXISTS (SELECT 1 FROM spent))) AS missing
+             AND ((@bucket_key::text <> '' AND NOT EXISTS (SELECT 1 FROM bucket))
+                  OR (@cost_usd::numeric > 0 AND NOT EXISTS (SELECT 1 FROM spent))) AS missing
 ), decided AS MATERIALIZED (
     -- Call n fits when spent + n*cost is within the ceiling and its slot
     -- within its horizon; the calls admitted are the leading run that fits.
@@ -93,9 +92,9 @@ WITH req AS MATERIALIZED (
            NOT f.missing AND bool_and(f.under_ceiling AND f.in_time) OVER (ORDER BY f.n) AS admitted
     FROM (
         SELECT t.ord, t.lead_id, t.n, cur.missing,
-               ws.ceiling IS NULL OR cur.spent + t.n * $10::numeric <= ws.ceiling AS under_ceiling,
-               greatest(cur.tat, now()) + t.n * $8::interval AS slot,
-               $7::text = '' OR greatest(cur.tat, now()) + t.n * $8::interval <= now() + t.horizon AS in_time
+               ws.ceiling IS NULL OR cur.spent + t.n * @cost_usd::numeric <= ws.ceiling AS under_ceiling,
+               greatest(cur.tat, now()) + t.n * @interval::interval AS slot,
+               @bucket_key::text = '' OR greatest(cur.tat, now()) + t.n * @interval::interval <= now() + t.horizon AS in_time
         FROM through t, ws, cur
     ) f
 ), in_flight AS MATERIALIZED (
@@ -106,7 +105,7 @@ WITH req AS MATERIALIZED (
     -- the calls in flight, however long the ledger).
     SELECT coalesce(sum(pc.cost_usd), 0) AS usd
     FROM provider_calls pc, ws
-    WHERE pc.workspace_id = $1::bigint AND pc.state = 'reserved'
+    WHERE pc.workspace_id = @workspace_id::bigint AND pc.state = 'reserved'
       AND pc.created_at >= ws.month::timestamp AT TIME ZONE 'UTC'
       AND EXISTS (SELECT 1 FROM decided WHERE NOT under_ceiling)
 ), taken AS MATERIALIZED (
@@ -116,18 +115,18 @@ WITH req AS MATERIALIZED (
     UPDATE rate_limits r
     SET tat = taken.last_slot, granted = true, updated_at = now()
     FROM taken
-    WHERE r.key = $7::text AND $7::text <> '' AND taken.k > 0
+    WHERE r.key = @bucket_key::text AND @bucket_key::text <> '' AND taken.k > 0
     RETURNING r.tat
 ), spend AS (
     UPDATE workspace_spend s
-    SET spent_usd = cur.spent + taken.k * $10::numeric, updated_at = now()
+    SET spent_usd = cur.spent + taken.k * @cost_usd::numeric, updated_at = now()
     FROM taken, cur, ws
-    WHERE s.workspace_id = $1::bigint AND s.month = ws.month AND $10::numeric > 0 AND taken.k > 0
+    WHERE s.workspace_id = @workspace_id::bigint AND s.month = ws.month AND @cost_usd::numeric > 0 AND taken.k > 0
     RETURNING s.spent_usd
 ), call AS (
     INSERT INTO provider_calls (workspace_id, lead_id, provider, cost_usd, tick_id, call_at)
-    SELECT $1::bigint, nullif(d.lead_id, 0), $2::text, $10::numeric, nullif($4::text, ''),
-           CASE WHEN $7::text = '' THEN now() ELSE greatest(now(), d.slot - $11::interval) END
+    SELECT @workspace_id::bigint, nullif(d.lead_id, 0), @provider::text, @cost_usd::numeric, nullif(@tick_id::text, ''),
+           CASE WHEN @bucket_key::text = '' THEN now() ELSE greatest(now(), d.slot - @tolerance::interval) END
     FROM decided d
     WHERE d.admitted
     ORDER BY d.n
@@ -137,10 +136,10 @@ WITH req AS MATERIALIZED (
     SELECT id, row_number() OVER (ORDER BY id) AS n FROM call
 ), ceiling_event AS (
     INSERT INTO events (kind, workspace_id, provider, dedupe_key, payload)
-    SELECT 'ceiling_reached', $1::bigint, $2::text,
-           'ceiling_reached:' || $1::bigint || ':' || to_char(ws.month, 'YYYY-MM') || ':' || ws.ceiling,
+    SELECT 'ceiling_reached', @workspace_id::bigint, @provider::text,
+           'ceiling_reached:' || @workspace_id::bigint || ':' || to_char(ws.month, 'YYYY-MM') || ':' || ws.ceiling,
            jsonb_build_object(
-               'workspace', ws.name, 'provider', $2::text, 'reason', 'ceiling_reached',
+               'workspace', ws.name, 'provider', @provider::text, 'reason', 'ceiling_reached',
                'ceiling_usd', ws.ceiling, 'spent_usd', cur.spent,
                'until', ((ws.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'))
     FROM ws, cur
@@ -152,9 +151,9 @@ SELECT CASE WHEN gate.breaker = 'probe' AND req.ord > 1 THEN 'open' ELSE gate.br
        CASE WHEN gate.breaker = 'probe' THEN (SELECT probe_until FROM probe) ELSE (SELECT probe_until FROM brk) END,
        (SELECT reason FROM brk),
        (SELECT retry_after FROM brk),
-       coalesce(d.under_ceiling, (SELECT ws.ceiling IS NULL OR cur.spent + $10::numeric <= ws.ceiling FROM ws)),
+       coalesce(d.under_ceiling, (SELECT ws.ceiling IS NULL OR cur.spent + @cost_usd::numeric <= ws.ceiling FROM ws)),
        CASE WHEN d.admitted THEN d.slot ELSE coalesce((SELECT tat FROM tok), cur.tat) END,
-       CASE WHEN $7::text = '' OR d.ord IS NULL THEN NULL ELSE coalesce(d.admitted, false) END,
+       CASE WHEN @bucket_key::text = '' OR d.ord IS NULL THEN NULL ELSE coalesce(d.admitted, false) END,
        ids.id,
        ((SELECT month FROM ws) + interval '1 month')::timestamp AT TIME ZONE 'UTC',
        now(),
@@ -163,7 +162,7 @@ SELECT CASE WHEN gate.breaker = 'probe' AND req.ord > 1 THEN 'open' ELSE gate.br
        -- Refused at the ceiling, but would fit were the calls in flight
        -- refunded (this statement's own admissions are in neither).
        coalesce(NOT d.under_ceiling, false)
-         AND (SELECT cur.spent - f.usd + $10::numeric <= ws.ceiling FROM ws, in_flight f)
+         AND (SELECT cur.spent - f.usd + @cost_usd::numeric <= ws.ceiling FROM ws, in_flight f)
 FROM req
 CROSS JOIN gate
 CROSS JOIN cur

@@ -6,8 +6,8 @@
 -- would be one write too many for misses. A lead that holds a find already
 -- keeps it.
 --
--- $1 lead ids, $2 the addresses found, $3 the finder (provider).
+-- @lead_ids and the addresses found for them (@emails), @provider the finder.
 UPDATE lead_enrichment e
-SET found_email = k.email, found_by = $3::text
-FROM unnest($1::bigint[], $2::text[]) AS k(lead_id, email)
+SET found_email = k.email, found_by = @provider::text
+FROM unnest(@lead_ids::bigint[], @emails::text[]) AS k(lead_id, email)
 WHERE e.lead_id = k.lead_id AND e.found_email IS NULL;

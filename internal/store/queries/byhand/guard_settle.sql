@@ -9,23 +9,23 @@
 -- true) holds until the transaction commits): lost in a crash, the paid
 -- find would be bought again (issue 24).
 --
--- $1 ids, $2 states, $3 outcomes (one element per call), $4 clean answer
--- among them (clear the streak), $5 workspace_id, $6 provider, $7 the
--- state settled from ('reserved').
+-- @call_ids, @states, @outcomes: one element per call; @clean: a clean
+-- answer among them (clear the streak); @reserved: the state settled from
+-- ('reserved').
 WITH s AS (
-    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(id, state, outcome)
+    SELECT * FROM unnest(@call_ids::bigint[], @states::text[], @outcomes::text[]) AS s(id, state, outcome)
 ), call AS (
     UPDATE provider_calls pc
     SET state = s.state, outcome = s.outcome, settled_at = now()
     FROM s
-    -- On the key ($1) as well as by the join: the plan, made once while
+    -- On the key (@call_ids) as well as by the join: the plan, made once while
     -- the ledger was small, walks provider_calls first, and with this it
     -- reads only the group's rows (without it, all of its key per group).
-    -- The state as a parameter ($7, 'reserved'), which the generic plan
+    -- The state as a parameter (@reserved, 'reserved'), which the generic plan
     -- cannot match to the partial indexes of reserved calls: through one
     -- it read every call in flight, and every settled one not yet
     -- vacuumed, per group (TestGuardSettleReachesItsCallsByKey).
-    WHERE pc.id = ANY ($1::bigint[]) AND pc.id = s.id AND pc.state = $7::text
+    WHERE pc.id = ANY (@call_ids::bigint[]) AND pc.id = s.id AND pc.state = @reserved::text
     RETURNING pc.workspace_id, pc.cost_usd, pc.created_at, pc.state
 ), refund AS (
     UPDATE workspace_spend w
@@ -41,8 +41,8 @@ WITH s AS (
 ), healthy AS (
     UPDATE breakers
     SET consecutive_failures = 0, updated_at = now()
-    WHERE $4::boolean AND workspace_id = $5::bigint
-      AND provider = $6::text AND consecutive_failures > 0
+    WHERE @clean::boolean AND workspace_id = @workspace_id::bigint
+      AND provider = @provider::text AND consecutive_failures > 0
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM call), (SELECT count(*) FROM refund), (SELECT count(*) FROM healthy),

@@ -1,4 +1,4 @@
--- Merges the staged batch into workspace $1 in one statement:
+-- Merges the staged batch into workspace @workspace_id in one statement:
 --   * a line with an external_id upserts by (workspace, external_id);
 --   * a line without one is the lead with its address (lower-cased) or,
 --     without an address, its name at its company's domain: when the
@@ -31,12 +31,12 @@ batch AS (
                 WHEN b.email IS NOT NULL THEN
                     -- the keys of leads_dedupe_email_idx and _name_idx (00008)
                     (SELECT min(x.id) FROM leads x
-                     WHERE x.workspace_id::text || E'\x1f' || lower(x.email) = $1::bigint::text || E'\x1f' || b.email)
+                     WHERE x.workspace_id::text || E'\x1f' || lower(x.email) = @workspace_id::bigint::text || E'\x1f' || b.email)
                 ELSE
                     (SELECT min(x.id) FROM leads x
                      WHERE x.external_id IS NULL
                        AND x.workspace_id::text || E'\x1f' || x.company_domain || E'\x1f' || lower(x.first_name) || E'\x1f' || lower(x.last_name)
-                         = $1::bigint::text || E'\x1f' || b.company_domain || E'\x1f' || lower(b.first_name) || E'\x1f' || lower(b.last_name))
+                         = @workspace_id::bigint::text || E'\x1f' || b.company_domain || E'\x1f' || lower(b.first_name) || E'\x1f' || lower(b.last_name))
            END AS existing_id
     FROM latest b
     WHERE b.dedupe_key IS NULL OR b.newest = 1
@@ -57,7 +57,7 @@ merged AS (
 ),
 up AS (
     INSERT INTO leads AS l (workspace_id, external_id, first_name, last_name, company, company_domain, email, email_source, timezone)
-    SELECT $1, external_id, first_name, last_name, company, company_domain, email,
+    SELECT @workspace_id, external_id, first_name, last_name, company, company_domain, email,
            CASE WHEN email IS NOT NULL THEN 'import' END, timezone
     FROM batch
     WHERE existing_id IS NULL
@@ -79,7 +79,7 @@ touched AS (
 ),
 queued AS (
     INSERT INTO lead_enrichment (lead_id, workspace_id)
-    SELECT id, $1 FROM touched WHERE email IS NULL
+    SELECT id, @workspace_id FROM touched WHERE email IS NULL
     ON CONFLICT (lead_id) DO NOTHING
     RETURNING lead_id
 ),

@@ -1,14 +1,14 @@
--- One prune batch of sends ($1 after, $2 batch, $3 cutoff, $4 dry_run, and
--- the bounce-rate windows as arrays $5 mailbox, $6 created_at, $7 id: sqlc
--- cannot type an unnest of several arrays): the next batch rows after the
--- key after, in key order (ids grow with created_at), of which those created before cutoff,
+-- One prune batch of sends (the bounce-rate windows as arrays
+-- @window_mailbox_ids, @window_created_at, @window_ids: sqlc cannot type an
+-- unnest of several arrays): the next @batch rows after the key @after, in
+-- key order (ids grow with created_at), of which those created before @cutoff,
 -- settled ('sent' or 'failed') and of an enrollment that ended for good
 -- (completed, replied, bounced, unsubscribed) are deleted. Kept whatever
 -- their age: the sends of active enrollments (the claim threads a
 -- follow-up on them, the inbox matches replies to them), of 'failed' and
 -- 'delivery_unknown' ones (a requeue makes them active again), every
 -- 'sending' or 'delivery_unknown' row (unsettled), and each mailbox's
--- bounce-rate window: its sends from $6/$7 on (what
+-- bounce-rate window: its sends from @window_created_at/@window_ids on (what
 -- prune_window_starts.sql returned; a mailbox not in them keeps all its
 -- sends). Rows another
 -- transaction holds are skipped (SKIP LOCKED), never waited for. With
@@ -18,17 +18,17 @@
 WITH scanned AS (
     SELECT s.id, s.created_at, s.status, s.enrollment_id, s.mailbox_id
     FROM sends s
-    WHERE s.id > $1::bigint
+    WHERE s.id > @after::bigint
     ORDER BY s.id
-    LIMIT $2::int
+    LIMIT @batch::int
 ),
 doomed AS (
     SELECT sc.id
     FROM scanned sc
     JOIN enrollments e ON e.id = sc.enrollment_id
-    LEFT JOIN unnest($5::bigint[], $6::timestamptz[], $7::bigint[])
+    LEFT JOIN unnest(@window_mailbox_ids::bigint[], @window_created_at::timestamptz[], @window_ids::bigint[])
         AS w (mailbox_id, created_at, id) ON w.mailbox_id = sc.mailbox_id
-    WHERE sc.created_at < $3::timestamptz
+    WHERE sc.created_at < @cutoff::timestamptz
       AND sc.status IN ('sent', 'failed')
       AND e.status IN ('completed', 'replied', 'bounced', 'unsubscribed')
       AND (sc.mailbox_id IS NULL OR (sc.created_at, sc.id) < (w.created_at, w.id))
@@ -36,7 +36,7 @@ doomed AS (
 locked AS (
     SELECT s.id
     FROM sends s
-    WHERE s.id IN (SELECT d.id FROM doomed d) AND NOT $4::boolean
+    WHERE s.id IN (SELECT d.id FROM doomed d) AND NOT @dry_run::boolean
     FOR UPDATE SKIP LOCKED
 ),
 deleted AS (
@@ -45,9 +45,9 @@ deleted AS (
     WHERE s.id = l.id
     RETURNING s.id
 )
-SELECT coalesce((SELECT max(sc.id) FROM scanned sc), $1::bigint)::bigint AS last_id,
+SELECT coalesce((SELECT max(sc.id) FROM scanned sc), @after::bigint)::bigint AS last_id,
        (SELECT count(*) FROM scanned) AS scanned,
        (SELECT count(*) FROM doomed) AS matched,
        (SELECT count(*) FROM deleted) AS deleted,
-       ((SELECT count(*) FROM scanned) < $2::int
-        OR EXISTS (SELECT 1 FROM scanned sc WHERE sc.created_at >= $3::timestamptz))::boolean AS done;
+       ((SELECT count(*) FROM scanned) < @batch::int
+        OR EXISTS (SELECT 1 FROM scanned sc WHERE sc.created_at >= @cutoff::timestamptz))::boolean AS done;

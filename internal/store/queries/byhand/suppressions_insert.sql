@@ -1,6 +1,6 @@
--- Adds suppressions, one per element of the arrays: workspaces $1,
--- addresses $2 (canonical; NULL for a forgotten person's row, which has
--- only its hash $3), reasons $4 and times $5 (NULL: now). The one writer of
+-- Adds suppressions, one per element of the arrays: workspaces @workspace_ids,
+-- addresses @emails (canonical; NULL for a forgotten person's row, which has
+-- only its hash @hashes), reasons @reasons and times @created_at (NULL: now). The one writer of
 -- suppressions outside the email tick's settle (store.Suppress): hard
 -- bounces and stop replies read by the inbox, `enrollment mark`,
 -- unsubscribe tokens, `suppressions import` and `lead forget`. Postgres
@@ -9,7 +9,7 @@
 -- keeps only its hash: its address is not stored again. Returns how many
 -- rows were added.
 WITH rows AS (
-    SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::text[], $5::timestamptz[])
+    SELECT * FROM unnest(@workspace_ids::bigint[], @emails::text[], @hashes::bytea[], @reasons::text[], @created_at::timestamptz[])
         AS u (workspace_id, email, email_sha256, reason, created_at)
 ),
 plain AS (
