@@ -19,7 +19,7 @@ func checkMailboxLogins(ctx context.Context, now time.Time, url string, lookup f
 		return
 	}
 	defer pool.Close()
-	found, err := store.OpsMailboxes(ctx, pool, now, sequence.BounceWindow, nil, nil)
+	found, err := store.OpsMailboxes(ctx, pool, now, sequence.BounceWindow, store.OpsScope{})
 	if err != nil {
 		rep.problem(exitError, "mailboxes: "+err.Error())
 		return
