@@ -295,7 +295,7 @@ func printDoctor(ios *cliio.IO, format cliio.Format, rep doctorReport) error {
 // checkTicks adds what tick_runs says about each kind to rep (on every
 // host: the history is the database's).
 func checkTicks(ctx context.Context, pool *pgxpool.Pool, opts *DoctorOptions, scheduled []schedule.Tick, rep *doctorReport) error {
-	for _, kind := range []tickkind.Kind{tickkind.Email, tickkind.Enrich, tickkind.Events, tickkind.Inbox, tickkind.Prune} {
+	for _, kind := range tickkind.All {
 		interval, lease, cadence := opts.cadence(kind, scheduled)
 		health, err := store.TickHealthOf(ctx, pool, []tickkind.Kind{kind}, lease, crashWindow)
 		if err != nil {

@@ -128,13 +128,35 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 		r.calls[cfg.Verifier.Name()] = &atomic.Int64{}
 	}
 
-	run, err := tick.Start(ctx, pool, tickkind.Enrich, cfg.TickID, 0)
-	if errors.Is(err, tick.ErrStoppedBeforeStart) {
+	var rep Report
+	ran, runErr := tick.Run(ctx, pool, tick.Spec{Kind: tickkind.Enrich, ID: cfg.TickID}, func(ctx context.Context, runStarted time.Time) tick.Outcome {
+		claimed, unrecorded, err := r.drain(ctx, pool, runStarted, started)
+		rep = r.report(claimed, started)
+		// A stop between two calls is clean; outcomes it could not
+		// record are not.
+		return tick.Outcome{Claimed: claimed, Counts: rep.Outcomes.Map(), Err: err, Unsettled: unrecorded}
+	})
+	if !ran {
+		if runErr != nil {
+			return Report{}, runErr // no start recorded: nothing to report
+		}
 		return r.report(0, started), nil
 	}
-	if err != nil {
-		return Report{}, err
+	level := slog.LevelInfo
+	if runErr != nil {
+		level = slog.LevelError
 	}
+	r.log.Log(context.WithoutCancel(ctx), level, "enrich tick finished", "component", "tick",
+		"claimed", rep.Claimed, "enriched", rep.Outcomes.Enriched, "not_found", rep.Outcomes.NotFound,
+		"pending", rep.Outcomes.Pending, "unreachable", rep.Outcomes.Unreachable,
+		"enrichment_failed", rep.Outcomes.EnrichmentFailed, "provider_calls", rep.ProviderCalls,
+		"lost", rep.Lost, "duration_ms", rep.DurationMS, "rate_wait_ms", rep.RateWaitMS, "error", errText(runErr))
+	return rep, runErr
+}
+
+// drain claims and calls until the tick's end and closes the outcome
+// writer; unrecorded says outcomes could not be recorded.
+func (r *tickRun) drain(ctx context.Context, pool *pgxpool.Pool, runStarted, started time.Time) (claimed int, unrecorded bool, runErr error) {
 	// Once outcomes cannot be recorded (the database is gone), calls in
 	// flight would be paid for and lost: the tick cuts them, with that
 	// cause, as it does on SIGTERM.
@@ -142,7 +164,7 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 	defer abort(nil)
 	r.out = tick.NewBatcher(ctx, tick.BatchSizeDefault, tick.BatchEveryDefault,
 		func(ctx context.Context, outs []store.EnrichOutcome) error {
-			n, err := store.RecordEnrichment(ctx, pool, cfg.TickID, outs)
+			n, err := store.RecordEnrichment(ctx, pool, r.cfg.TickID, outs)
 			if err != nil {
 				abort(fmt.Errorf("outcomes cannot be recorded: %w", err))
 				return err
@@ -158,31 +180,16 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, cfg TickConfig) (Report, e
 	inflight, cutInflight := r.inflightContext(ctx, work, started)
 	defer cutInflight()
 	r.inflight = inflight
-	claimed, runErr := r.loop(work, pool, run.Started)
-	if err := r.out.Close(); err != nil && runErr == nil {
-		// One line for the operator: what failed, what happens to the
-		// leads, and the database's own reason.
-		runErr = fmt.Errorf("recording enrichment outcomes failed; unrecorded leads return to the queue when their lease ends (%s): %w", r.cfg.Lease, err)
+	claimed, runErr = r.loop(work, pool, runStarted)
+	if err := r.out.Close(); err != nil {
+		unrecorded = true
+		if runErr == nil {
+			// One line for the operator: what failed, what happens to the
+			// leads, and the database's own reason.
+			runErr = fmt.Errorf("recording enrichment outcomes failed; unrecorded leads return to the queue when their lease ends (%s): %w", r.cfg.Lease, err)
+		}
 	}
-
-	rep := r.report(claimed, started)
-	res := tick.Result{Claimed: claimed, Counts: rep.Outcomes.Map(), Err: runErr}
-	if runErr != nil {
-		res.ExitStatus = 1
-	}
-	if err := run.Finish(ctx, res); err != nil && runErr == nil {
-		runErr = err
-	}
-	level := slog.LevelInfo
-	if runErr != nil {
-		level = slog.LevelError
-	}
-	r.log.Log(context.WithoutCancel(ctx), level, "enrich tick finished", "component", "tick",
-		"claimed", rep.Claimed, "enriched", rep.Outcomes.Enriched, "not_found", rep.Outcomes.NotFound,
-		"pending", rep.Outcomes.Pending, "unreachable", rep.Outcomes.Unreachable,
-		"enrichment_failed", rep.Outcomes.EnrichmentFailed, "provider_calls", rep.ProviderCalls,
-		"lost", rep.Lost, "duration_ms", rep.DurationMS, "rate_wait_ms", rep.RateWaitMS, "error", errText(runErr))
-	return rep, runErr
+	return claimed, unrecorded, runErr
 }
 
 // tickRun is one tick's working state.

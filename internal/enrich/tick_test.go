@@ -675,7 +675,14 @@ func TestUnrecordableOutcomesCutCallsAsCancelled(t *testing.T) {
 	}
 	// Nine held calls, and maybe the next one of the worker that answered.
 	if cancelled < 9 || failed != 0 {
-		t.Errorf("provider_calls: %d cancelled and refunded, %d otherwise failed; want every cut call (9 or more) cancelled", cancelled, failed)
+		var calls []string
+		rows, _ := e.db.Pool.Query(context.Background(), `SELECT coalesce(outcome, 'null') || '/' || state FROM provider_calls ORDER BY id`)
+		for rows.Next() {
+			var c string
+			rows.Scan(&c)
+			calls = append(calls, c)
+		}
+		t.Errorf("provider_calls: %d cancelled and refunded, %d otherwise failed; want every cut call (9 or more) cancelled\n%s", cancelled, failed, strings.Join(calls, "\n"))
 	}
 	if state, failures, _ := e.breakerOf(t, f.Name()); state != "closed" || failures != 0 {
 		t.Errorf("breaker %s with %d failures, want closed with none", state, failures)

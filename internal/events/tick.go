@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,22 +42,14 @@ func (r *TickReport) Counts() map[string]int {
 func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickReport, error) {
 	tick.Defaults(&opts, TickOptions{MaxDuration: TickMaxDurationDefault, TickID: tick.NewID()})
 	rep := &TickReport{TickID: opts.TickID}
-	run, err := tick.Start(ctx, pool, tickkind.Events, opts.TickID, 0)
-	if errors.Is(err, tick.ErrStoppedBeforeStart) {
-		return rep, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	rep.DeliveryReport, err = DeliverEvents(ctx, pool, opts.WebhookURL,
-		DeliverOptions{StopClaimingAt: run.Started.Add(opts.MaxDuration), Metrics: opts.Metrics})
-	err = tick.CleanStop(err)
-	res := tick.Result{Claimed: rep.Delivered + rep.Failed + rep.Lost, Counts: rep.Counts(), Err: err}
-	if err != nil {
-		res.ExitStatus = 1
-	}
-	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
-		err = ferr
+	ran, err := tick.Run(ctx, pool, tick.Spec{Kind: tickkind.Events, ID: opts.TickID}, func(ctx context.Context, started time.Time) tick.Outcome {
+		var err error
+		rep.DeliveryReport, err = DeliverEvents(ctx, pool, opts.WebhookURL,
+			DeliverOptions{StopClaimingAt: started.Add(opts.MaxDuration), Metrics: opts.Metrics})
+		return tick.Outcome{Claimed: rep.Delivered + rep.Failed + rep.Lost, Counts: rep.Counts(), Err: err}
+	})
+	if !ran && err != nil {
+		return nil, err // no start recorded: nothing to report
 	}
 	return rep, err
 }

@@ -136,22 +136,16 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	opts = opts.withDefaults()
 	start := opts.Now()
 	rep := &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, Skipped: []SkippedMessage{}, Unmatched: []SkippedMessage{}}
-	run, err := tick.Start(ctx, pool, tickkind.Inbox, opts.TickID, 0)
-	if errors.Is(err, tick.ErrStoppedBeforeStart) {
-		return rep, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	t := &inboxTick{pool: pool, opts: opts, report: rep, start: start, deadline: start.Add(opts.MaxDuration)}
-	err = t.run(ctx, run.Started)
-	rep.DurationMS = opts.Now().Sub(start).Milliseconds()
-	res := tick.Result{Claimed: rep.Mailboxes, Counts: rep.Outcomes, Err: err}
-	if err != nil {
-		res.ExitStatus = 1
-	}
-	if ferr := run.Finish(context.WithoutCancel(ctx), res); ferr != nil && err == nil {
-		err = ferr
+	ran, err := tick.Run(ctx, pool, tick.Spec{Kind: tickkind.Inbox, ID: opts.TickID}, func(ctx context.Context, started time.Time) tick.Outcome {
+		t := &inboxTick{pool: pool, opts: opts, report: rep, start: start, deadline: start.Add(opts.MaxDuration)}
+		err := t.run(ctx, started)
+		rep.DurationMS = opts.Now().Sub(start).Milliseconds()
+		// t.run already tells a stop (nil) from a mailbox it failed to
+		// read: what it returns stands.
+		return tick.Outcome{Claimed: rep.Mailboxes, Counts: rep.Outcomes, Err: err, Unsettled: err != nil}
+	})
+	if !ran && err != nil {
+		return nil, err // no start recorded: nothing to report
 	}
 	return rep, err
 }

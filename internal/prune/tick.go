@@ -2,7 +2,6 @@ package prune
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -54,37 +53,29 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 	tick.Defaults(&opts, TickOptions{MaxDuration: MaxDurationDefault, Batch: BatchDefault, TickID: tick.NewID()})
 	start := time.Now()
 	rep := &TickReport{}
-	var run *tick.Run
-	var now time.Time
-	var err error
-	if opts.DryRun {
-		now, err = store.DBNow(ctx, pool)
-	} else {
-		rep.TickID = opts.TickID
-		if run, err = tick.Start(ctx, pool, tickkind.Prune, opts.TickID, 0); err == nil {
-			now = run.Started
+	prune := func(ctx context.Context, now time.Time) error {
+		var err error
+		rep.Report, err = Run(ctx, pool, Options{
+			Keeps: opts.Keeps, Batch: opts.Batch, Now: now, StopAt: start.Add(opts.MaxDuration), DryRun: opts.DryRun,
+		})
+		rep.DurationMS = time.Since(start).Milliseconds()
+		return err
+	}
+	if opts.DryRun { // deletes nothing: no run to record
+		now, err := store.DBNow(ctx, pool)
+		if err != nil {
+			return nil, err
 		}
+		return rep, tick.CleanStop(prune(ctx, now))
 	}
-	if errors.Is(err, tick.ErrStoppedBeforeStart) {
-		return rep, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	rep.Report, err = Run(ctx, pool, Options{
-		Keeps: opts.Keeps, Batch: opts.Batch, Now: now, StopAt: start.Add(opts.MaxDuration), DryRun: opts.DryRun,
+	rep.TickID = opts.TickID
+	ran, err := tick.Run(ctx, pool, tick.Spec{Kind: tickkind.Prune, ID: opts.TickID}, func(ctx context.Context, started time.Time) tick.Outcome {
+		// SIGTERM: what was deleted is recorded, the rest waits.
+		err := prune(ctx, started)
+		return tick.Outcome{Claimed: int(rep.Deleted), Counts: rep.Counts(), Err: err}
 	})
-	err = tick.CleanStop(err) // SIGTERM: what was deleted is recorded, the rest waits
-	rep.DurationMS = time.Since(start).Milliseconds()
-	if run == nil {
-		return rep, err
-	}
-	res := tick.Result{Claimed: int(rep.Deleted), Counts: rep.Counts(), Err: err}
-	if err != nil {
-		res.ExitStatus = 1
-	}
-	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
-		err = ferr
+	if !ran && err != nil {
+		return nil, err // no start recorded: nothing to report
 	}
 	return rep, err
 }

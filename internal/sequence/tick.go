@@ -103,31 +103,23 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		mailboxes:   map[int64]*mailboxState{},
 		slots:       make(chan struct{}, opts.Concurrency),
 	}
-	run, err := tick.Start(ctx, pool, tickkind.Email, opts.TickID, opts.MaxDuration)
-	if errors.Is(err, tick.ErrStoppedBeforeStart) {
-		return t.report, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Warm-up ramps grow before the claim reads today's caps.
-	if _, err = store.GrowRamps(ctx, pool); err == nil {
-		err = t.run(ctx, start.Add(opts.MaxDuration))
-	}
-	t.report.countUnrecorded()
-	if t.report.Outcomes[OutcomeUnrecorded] == 0 {
+	ran, err := tick.Run(ctx, pool, tick.Spec{Kind: tickkind.Email, ID: opts.TickID, ClaimsFor: opts.MaxDuration}, func(ctx context.Context, _ time.Time) tick.Outcome {
+		// Warm-up ramps grow before the claim reads today's caps.
+		_, err := store.GrowRamps(ctx, pool)
+		if err == nil {
+			err = t.run(ctx, start.Add(opts.MaxDuration))
+		}
+		t.report.countUnrecorded()
+		t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
+		t.report.Timing = t.clock.timing()
 		// A signal between two units of work (before the first claim,
-		// while loading a batch's campaigns) left nothing half-done.
-		err = tick.CleanStop(err)
-	}
-	t.report.DurationMS = opts.Now().Sub(start).Milliseconds()
-	t.report.Timing = t.clock.timing()
-	res := tick.Result{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err}
-	if err != nil {
-		res.ExitStatus = 1
-	}
-	if ferr := run.Finish(ctx, res); ferr != nil && err == nil {
-		err = ferr
+		// while loading a batch's campaigns) left nothing half-done; rows
+		// claimed and never recorded make it a failure.
+		return tick.Outcome{Claimed: t.report.Claimed, Counts: t.report.Outcomes, Err: err,
+			Unsettled: t.report.Outcomes[OutcomeUnrecorded] > 0}
+	})
+	if !ran && err != nil {
+		return nil, err // no start recorded: nothing to report
 	}
 	return t.report, err
 }

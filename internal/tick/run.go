@@ -34,8 +34,8 @@ func NewID() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
-// Run is one tick's row in tick_runs.
-type Run struct {
+// Row is one tick's row in tick_runs.
+type Row struct {
 	ID      string
 	Kind    tickkind.Kind
 	Started time.Time
@@ -71,9 +71,9 @@ var ErrStoppedBeforeStart = errors.New("stopped before the tick started")
 // Finish, so a crashed tick is visible as one that never finished.
 // claimsFor is how long the tick may claim (its --max-duration), which
 // email ticks read to share the mailboxes; 0 for kinds that need not say.
-func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string, claimsFor time.Duration) (*Run, error) {
+func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string, claimsFor time.Duration) (*Row, error) {
 	host, _ := os.Hostname()
-	r := &Run{ID: id, Kind: kind, db: db}
+	r := &Row{ID: id, Kind: kind, db: db}
 	run := store.TickRun{Kind: kind, TickID: id, Host: host, PID: os.Getpid()}
 	started, err := store.TickRunStart(ctx, db, run, claimsFor)
 	if err != nil && ctx.Err() != nil {
@@ -95,7 +95,7 @@ func Start(ctx context.Context, db store.DBTX, kind tickkind.Kind, id string, cl
 
 // Finish records the outcome. It runs even when ctx was cancelled by a
 // signal: a tick that shut down cleanly must say so.
-func (r *Run) Finish(ctx context.Context, res Result) error {
+func (r *Row) Finish(ctx context.Context, res Result) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	counts := res.Counts
@@ -116,4 +116,56 @@ func (r *Run) Finish(ctx context.Context, res Result) error {
 		return fmt.Errorf("recording %s tick finish: %w", r.Kind, err)
 	}
 	return nil
+}
+
+// Spec names the tick a Run records.
+type Spec struct {
+	Kind tickkind.Kind
+	ID   string
+	// ClaimsFor is how long the tick may claim (its --max-duration), which
+	// email ticks read to share the mailboxes; 0 for kinds that need not
+	// say.
+	ClaimsFor time.Duration
+}
+
+// Outcome is what a kind's work did, for its row in tick_runs.
+type Outcome struct {
+	Claimed int
+	// Counts by outcome (enriched, sent, ...).
+	Counts map[string]int
+	Err    error
+	// Unsettled: the work left something a stop does not excuse (claimed
+	// rows it could not record, a mailbox it failed to read): its error
+	// stands even when the tick's context was cancelled. Otherwise a stop
+	// by the context (SIGTERM) between two units of work is clean.
+	Unsettled bool
+}
+
+// Run is every kind's tick lifecycle: it records the start (a tick told to
+// stop while it did so ran nothing: ran false, no error), runs work with
+// the start on the database's clock, turns a stop by ctx into a clean stop
+// unless the work left something unsettled, and records the finish with
+// the exit status (1 on an error) even after a signal. Its error is the
+// work's, else the finish's.
+func Run(ctx context.Context, db store.DBTX, spec Spec, work func(ctx context.Context, started time.Time) Outcome) (ran bool, err error) {
+	row, err := Start(ctx, db, spec.Kind, spec.ID, spec.ClaimsFor)
+	if errors.Is(err, ErrStoppedBeforeStart) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	out := work(ctx, row.Started)
+	err = out.Err
+	if !out.Unsettled {
+		err = CleanStop(err)
+	}
+	res := Result{Claimed: out.Claimed, Counts: out.Counts, Err: err}
+	if err != nil {
+		res.ExitStatus = 1
+	}
+	if ferr := row.Finish(ctx, res); ferr != nil && err == nil {
+		err = ferr
+	}
+	return true, err
 }

@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rindactl/rindactl/internal/store/storetest"
 	"github.com/rindactl/rindactl/internal/tick"
@@ -61,5 +66,81 @@ func TestCleanStop(t *testing.T) {
 		if got := tick.CleanStop(tc.err); got != tc.want {
 			t.Errorf("CleanStop(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// tick.Run is every kind's lifecycle (issue 41): a stop by the context is
+// clean unless the work left something unsettled, and the finish is
+// recorded with the exit status either way.
+func TestRunOwnsTheLifecycle(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t)
+	stopped := fmt.Errorf("claiming: %w", context.Canceled)
+	for _, tc := range []struct {
+		name     string
+		out      tick.Outcome
+		wantErr  bool
+		wantExit int
+	}{
+		{"done", tick.Outcome{Claimed: 3, Counts: map[string]int{"sent": 3}}, false, 0},
+		{"stopped between units of work", tick.Outcome{Claimed: 2, Err: stopped}, false, 0},
+		{"stopped with rows unrecorded", tick.Outcome{Claimed: 2, Err: stopped, Unsettled: true}, true, 1},
+		{"failed", tick.Outcome{Claimed: 1, Err: errors.New("connection refused")}, true, 1},
+	} {
+		id := tick.NewID()
+		var sawStart bool
+		ran, err := tick.Run(t.Context(), db.Pool, tick.Spec{Kind: tickkind.Email, ID: id}, func(ctx context.Context, started time.Time) tick.Outcome {
+			sawStart = !started.IsZero()
+			return tc.out
+		})
+		if !ran || !sawStart || (err != nil) != tc.wantErr {
+			t.Errorf("%s: ran %v, started given %v, err %v; want an error %v", tc.name, ran, sawStart, err, tc.wantErr)
+		}
+		var claimed, exit int
+		if err := db.Pool.QueryRow(t.Context(), "SELECT claimed, exit_status FROM tick_runs WHERE tick_id = $1 AND finished_at IS NOT NULL", id).Scan(&claimed, &exit); err != nil {
+			t.Fatalf("%s: no finished row: %v", tc.name, err)
+		}
+		if claimed != tc.out.Claimed || exit != tc.wantExit {
+			t.Errorf("%s: recorded claimed %d exit %d, want %d and %d", tc.name, claimed, exit, tc.out.Claimed, tc.wantExit)
+		}
+	}
+	// Told to stop before its start: nothing runs, no error.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	ran, err := tick.Run(ctx, db.Pool, tick.Spec{Kind: tickkind.Email, ID: tick.NewID()}, func(context.Context, time.Time) tick.Outcome {
+		t.Error("work ran after a stop before the start")
+		return tick.Outcome{}
+	})
+	if ran || err != nil {
+		t.Errorf("stopped before the start: ran %v, err %v; want neither", ran, err)
+	}
+}
+
+// Every kind goes through tick.Run: no package but this one starts or
+// finishes a tick's row itself (issue 41: the lifecycle had been written
+// five times and drifted).
+func TestOnlyRunStartsTicks(t *testing.T) {
+	t.Parallel()
+	var found []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasPrefix(path, filepath.Join("..", "tick")+string(filepath.Separator)) {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, call := range []string{"tick.Start(", "tick.ErrStoppedBeforeStart", ".Finish(ctx, tick.Result"} {
+			if strings.Contains(string(b), call) {
+				found = append(found, path+": "+call)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("%s: run the tick through tick.Run", f)
 	}
 }
