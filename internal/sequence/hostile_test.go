@@ -187,19 +187,30 @@ func TestTickMisbehavingServers(t *testing.T) {
 			if want := map[bool]int{false: 1, true: onBad}[tc.each]; rep.Outcomes[tc.want] != want {
 				t.Errorf("outcomes = %v, want %d %s", rep.Outcomes, want, tc.want)
 			}
-			good := rep.ByMailbox["sdr02@acme.test"]
+			healthySent := func(rep *TickReport) int {
+				if tc.want == OutcomeMailboxPaused {
+					return rep.Sent // the paused mailbox's step-1 leads move over
+				}
+				return rep.ByMailbox["sdr02@acme.test"]
+			}
 			if tc.want == OutcomeMailboxPaused {
-				good = rep.Sent // the paused mailbox's step-1 leads move over
 				onGood = 12
 			}
-			if good != onGood {
+			good := healthySent(rep)
+			// On CI's loaded cores a 3 s tick can end with healthy rows
+			// still claimed: only the deadline may leave them, released.
+			if good != onGood && rep.Outcomes[OutcomeReleased] == 0 {
 				t.Errorf("healthy mailbox sent %d, want all its %d (report %+v)", good, onGood, rep)
 			}
-			// Nothing delivered twice, even after more ticks.
+			// Nothing delivered twice, even after more ticks; by then the
+			// healthy mailbox has sent all its rows.
 			f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }, DataTimeout: 500 * time.Millisecond})
 			defer f.mailer.Close()
 			f.due()
-			f.tick(TickOptions{MaxDuration: maxDuration})
+			rep2 := f.tick(TickOptions{MaxDuration: maxDuration})
+			if good += healthySent(rep2); good != onGood {
+				t.Errorf("healthy mailbox sent %d over two ticks, want all its %d (reports %+v, %+v)", good, onGood, rep, rep2)
+			}
 			var rawMsgs []smtptest.Message
 			if raw != nil {
 				rawMsgs = raw.Delivered()
