@@ -20,37 +20,7 @@ import (
 func TestInboxTickReadsOAuthMailboxesWithXOAUTH2(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newInboxFixture(t)
-	idp := oauthtest.New(t)
-	f.imap.SetBearer(idp.Valid)
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	key, err := secrets.ParseMasterKey("test", base64.StdEncoding.EncodeToString(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The same campaign, its mailboxes now on oauth2.
-	var doc strings.Builder
-	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
-	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {
-		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    auth: {method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, scopes: [mail]}\n",
-			mb, f.smtp.URL(""), f.imap.URL(mb), idp.AuthURL(), idp.TokenURL())
-		var id int64
-		if err := f.pool.QueryRow(ctx, `SELECT id FROM mailboxes WHERE address = $1`, mb).Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		if err := secrets.StoreMailboxGrant(ctx, f.pool, key, id, mb, idp.Grant(mb, "mail"), "", time.Time{}, "test"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n  - delay: 72h\n    body: \"Following up\"\n")
-	c, err := sequence.ParseCampaign(strings.NewReader(doc.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sequence.ImportCampaign(ctx, f.pool, c); err != nil {
-		t.Fatal(err)
-	}
+	f, idp, key := oauthInboxFixture(t)
 	f.deliver("gmail-reply.eml", 1)
 
 	lookup := func(k string) (string, bool) { return idp.ClientID, k == "CLIENT_ID" }
@@ -92,5 +62,110 @@ func TestInboxTickReadsOAuthMailboxesWithXOAUTH2(t *testing.T) {
 	var paused int
 	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM mailboxes WHERE paused_until > now()`).Scan(&paused); err != nil || paused != 1 {
 		t.Fatalf("%d mailboxes paused (%v), want only sdr02", paused, err)
+	}
+}
+
+// oauthInboxFixture is the inbox fixture with both mailboxes on oauth2 at
+// the stand-in, granted, and an IMAP server that takes only XOAUTH2 tokens
+// the stand-in says are active.
+func oauthInboxFixture(t *testing.T) (*inboxFixture, *oauthtest.Server, secrets.MasterKey) {
+	t.Helper()
+	ctx := context.Background()
+	f := newInboxFixture(t)
+	idp := oauthtest.New(t)
+	f.imap.SetBearer(idp.Valid)
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	key, err := secrets.ParseMasterKey("test", base64.StdEncoding.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same campaign, its mailboxes now on oauth2.
+	var doc strings.Builder
+	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
+	for _, mb := range []string{"sdr01@acme.test", "sdr02@acme.test"} {
+		fmt.Fprintf(&doc, "  - address: %s\n    smtp_url: %s\n    imap_url: %s\n    auth: {method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, scopes: [mail]}\n",
+			mb, f.smtp.URL(""), f.imap.URL(mb), idp.AuthURL(), idp.TokenURL())
+		var id int64
+		if err := f.pool.QueryRow(ctx, `SELECT id FROM mailboxes WHERE address = $1`, mb).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if err := secrets.StoreMailboxGrant(ctx, f.pool, key, id, mb, idp.Grant(mb, "mail"), "", time.Time{}, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello {{.FirstName}}\"\n  - delay: 72h\n    body: \"Following up\"\n")
+	c, err := sequence.ParseCampaign(strings.NewReader(doc.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sequence.ImportCampaign(ctx, f.pool, c); err != nil {
+		t.Fatal(err)
+	}
+	return f, idp, key
+}
+
+// A server that refuses an access token before its expiry (the grant was
+// revoked, or the provider retired the token early) sends Gmail's error
+// challenge; the tick answers it so that the server says NO (go-imap's
+// empty answer "=" got BAD from Dovecot), forgets that token and logs in
+// once more with a refreshed one: a retired token costs nothing, a revoked
+// grant pauses its mailbox as an expired token would. Before, both were a
+// plain mailbox_error on every firing.
+func TestInboxTickRefreshesATokenTheServerRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, idp, key := oauthInboxFixture(t)
+	f.deliver("gmail-reply.eml", 1)
+	lookup := func(k string) (string, bool) { return idp.ClientID, k == "CLIENT_ID" }
+	run := func() (*TickReport, error) {
+		return RunTick(ctx, f.tickPool, TickOptions{LookupEnv: lookup, Tokens: mailauth.NewTokens(f.tickPool, key, mailauth.Options{LookupEnv: lookup})})
+	}
+	tick := func() *TickReport {
+		t.Helper()
+		rep, err := run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := tick(); rep.Outcomes[OutcomeMailboxError] != 0 {
+		t.Fatalf("first tick = %+v", rep)
+	}
+	requests := idp.TokenRequests("sdr01@acme.test")
+
+	// sdr01's cached token is retired (its grant stands), sdr02's grant
+	// is revoked; neither cached token has expired.
+	idp.RetireAccess("sdr01@acme.test")
+	idp.Revoke("sdr02@acme.test")
+	rep := tick()
+	if rep.Mailboxes != 2 || rep.Outcomes[OutcomeMailboxError] != 0 || rep.Outcomes[OutcomeMailboxPaused] != 1 {
+		t.Fatalf("report = %+v, want sdr01 read with a refreshed token and sdr02 paused for its grant", rep)
+	}
+	if got := idp.TokenRequests("sdr01@acme.test") - requests; got != 1 {
+		t.Errorf("sdr01 refreshed %d times, want once", got)
+	}
+	var paused []string
+	rows, err := f.pool.Query(ctx, `SELECT address FROM mailboxes WHERE paused_until > now() AND pause_reason LIKE '%rindactl mailbox authorize%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var a string
+		_ = rows.Scan(&a)
+		paused = append(paused, a)
+	}
+	if rows.Err() != nil || len(paused) != 1 || paused[0] != "sdr02@acme.test" {
+		t.Fatalf("paused for their grant: %v (%v), want only sdr02", paused, rows.Err())
+	}
+	// A refused fresh token is the mailbox's fault, reported once per
+	// tick: no second refresh within the tick.
+	f.imap.SetBearer(func(string, string) bool { return false })
+	requests = idp.TokenRequests("sdr01@acme.test")
+	if rep, err := run(); err == nil || rep.Outcomes[OutcomeMailboxError] != 1 || !strings.Contains(err.Error(), "AUTHENTICATIONFAILED") {
+		t.Fatalf("report = %+v, error %v: want sdr01 failed with the server's NO", rep, err)
+	}
+	if got := idp.TokenRequests("sdr01@acme.test") - requests; got != 1 {
+		t.Errorf("sdr01 refreshed %d times in a tick whose server refuses every token, want once", got)
 	}
 }

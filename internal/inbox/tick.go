@@ -442,7 +442,24 @@ func (t *inboxTick) open(ctx context.Context, mb sequence.Mailbox, end time.Time
 	if err != nil {
 		return nil, err
 	}
-	return dial(ctx, *mb.IMAP, cred, tlsConfig, end)
+	r, err := dial(ctx, *mb.IMAP, cred, tlsConfig, end)
+	if !cred.xoauth2 || !errors.Is(err, errLogin) || errors.Is(err, errSessionEnded) {
+		return r, err
+	}
+	// The server refused an access token that had not expired: its grant
+	// was revoked, or the provider retired it early (a password change).
+	// Once, with a fresh token: a revoked grant now gets invalid_grant
+	// from the provider and the mailbox pauses for `mailbox authorize`.
+	if ferr := t.opts.Tokens.Refused(ctx, mb.ID, cred.secret); ferr != nil {
+		return nil, errors.Join(err, ferr)
+	}
+	fresh, cerr := t.credential(ctx, mb)
+	if cerr != nil {
+		return nil, cerr
+	}
+	redact.Register(fresh.secret)
+	t.opts.Logger.Info("IMAP server refused the cached OAuth2 access token; logging in with a refreshed one", "mailbox", mb.Address, "tick_id", t.opts.TickID)
+	return dial(ctx, *mb.IMAP, fresh, tlsConfig, end)
 }
 
 // credential is mb's password (password_env) or, for an oauth2 mailbox,

@@ -129,6 +129,24 @@ func (t *Tokens) AccessToken(ctx context.Context, mailboxID int64, address strin
 	return out, err
 }
 
+// Refused tells the store a mail server refused token, the mailbox's
+// cached access token (a grant revoked, or the provider retiring tokens
+// before their expiry, as a password change does): the next AccessToken
+// refreshes, and a revoked grant then gets invalid_grant. A token that is
+// no longer the cached one (refreshed since) changes nothing.
+func (t *Tokens) Refused(ctx context.Context, mailboxID int64, token string) error {
+	row, ok, err := store.MailboxOAuthTokenGet(ctx, t.pool, mailboxID, false)
+	if err != nil || !ok || row.AccessSealed == nil || t.keyErr != nil {
+		return err
+	}
+	cached, err := t.key.OpenMailboxToken(row, row.AccessSealed, secrets.TokenAccess)
+	if err != nil || cached != token {
+		return nil // unreadable or another token: the next AccessToken refreshes or serves it
+	}
+	_, err = store.MailboxOAuthTokenRefused(ctx, t.pool, mailboxID, row.AccessSealed)
+	return err
+}
+
 // cached answers from the row without a refresh when it can: done is
 // false when a refresh is needed.
 func (t *Tokens) cached(row store.MailboxOAuthToken, ok bool, address string) (token string, done bool, err error) {

@@ -18,6 +18,10 @@ func (c *xoauth2Client) Start() (string, []byte, error) {
 	return XOAUTH2, []byte("user=" + c.user + "\x01auth=Bearer " + c.token + "\x01\x01"), nil
 }
 
-// Next answers the server's error challenge (a JSON status) with an empty
-// response, after which the server fails the command with its own words.
-func (c *xoauth2Client) Next([]byte) ([]byte, error) { return []byte{}, nil }
+// Next answers the server's error challenge (a JSON status), after which
+// the server fails the command with its own words. The answer is one ^A
+// byte (RFC 7628's dummy response), not an empty one: go-imap sends an
+// empty response as "=", which is only valid as an initial response, and
+// Dovecot answers it BAD, hiding the refusal (its NO) that tells the inbox
+// tick to refresh the token.
+func (c *xoauth2Client) Next([]byte) ([]byte, error) { return []byte{0x01}, nil }

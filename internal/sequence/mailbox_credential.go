@@ -20,6 +20,9 @@ const DeliveryMailboxAuthRevoked DeliveryKind = "mailbox_auth_revoked"
 // (*mailauth.Tokens).
 type OAuthTokens interface {
 	AccessToken(ctx context.Context, mailboxID int64, address string, s mailauth.Settings) (string, error)
+	// Refused: a server refused this access token; the next AccessToken
+	// refreshes it.
+	Refused(ctx context.Context, mailboxID int64, token string) error
 }
 
 // Credential is what mb signs in to SMTP and IMAP with: the password from

@@ -82,6 +82,8 @@ type mailboxConn struct {
 	// wire is the TCP connection under smtp (and under TLS): it holds the
 	// phase deadlines.
 	wire *phasedConn
+	// token is the OAuth2 access token the last dial logged in with.
+	token string
 }
 
 // NewMailer returns a Mailer with no open connections.
@@ -149,7 +151,11 @@ func (m *Mailer) send(ctx context.Context, mb Mailbox, msg *Message) error {
 		reused := conn.smtp != nil
 		if !reused {
 			if err := m.dial(ctx, mb, conn, hard); err != nil {
-				return cutByTick(ctx, ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err}), hard)
+				de := cutByTick(ctx, ClassifyDelivery(&PhaseError{Phase: PhaseConnect, Err: err}), hard)
+				if attempt == 0 && m.tokenRefused(ctx, mb, conn, de) {
+					continue
+				}
+				return de
 			}
 		}
 		stop := conn.wire.closeWhenDone(ctx)
@@ -236,6 +242,18 @@ func needsSMTPUTF8(sc *smtp.Client, from string, rcpts []string) error {
 	return nil
 }
 
+// tokenRefused says the server refused (535, 5.7.8) an oauth2 mailbox's
+// access token, which the store then forgets: the grant was revoked or
+// the provider retired the token before its expiry (a password change).
+// The caller dials once more with a refreshed token, and a revoked grant
+// then gets invalid_grant and pauses the mailbox for `mailbox authorize`.
+func (m *Mailer) tokenRefused(ctx context.Context, mb Mailbox, conn *mailboxConn, de *DeliveryError) bool {
+	if mb.OAuth2 == nil || conn.token == "" || de.Kind != DeliveryMailboxAuthFailed || de.Code == 0 || ctx.Err() != nil {
+		return false
+	}
+	return m.opts.Tokens.Refused(ctx, mb.ID, conn.token) == nil
+}
+
 func (m *Mailer) conn(mailbox string) *mailboxConn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -253,10 +271,11 @@ func (m *Mailer) dial(ctx context.Context, mb Mailbox, conn *mailboxConn, hard t
 	if err != nil {
 		return err
 	}
-	opts, err := m.clientOptions(ctx, mb, tlsConfig)
+	opts, token, err := m.clientOptions(ctx, mb, tlsConfig)
 	if err != nil {
 		return err
 	}
+	conn.token = token
 	// Connect first: the greeting name may be the connection's own address.
 	wire, nc, err := m.connect(ctx, mb, tlsConfig, hard)
 	if err != nil {
@@ -341,9 +360,11 @@ func (m *Mailer) greetingName(mb Mailbox, local net.Addr) string {
 	return addressLiteral(local)
 }
 
-func (m *Mailer) clientOptions(ctx context.Context, mb Mailbox, tlsConfig *tls.Config) ([]mail.Option, error) {
+// clientOptions are the go-mail options for mb; token is the OAuth2
+// access token it logs in with (empty for a password).
+func (m *Mailer) clientOptions(ctx context.Context, mb Mailbox, tlsConfig *tls.Config) (opts []mail.Option, token string, err error) {
 	ep := mb.SMTP
-	opts := []mail.Option{
+	opts = []mail.Option{
 		mail.WithPort(ep.Port),
 		mail.WithTimeout(m.opts.Timeout),
 		mail.WithTLSConfig(tlsConfig),
@@ -363,11 +384,11 @@ func (m *Mailer) clientOptions(ctx context.Context, mb Mailbox, tlsConfig *tls.C
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSOpportunistic))
 	}
 	if ep.Username == "" {
-		return opts, nil
+		return opts, "", nil
 	}
 	password, err := Credential(ctx, mb, m.opts.LookupEnv, m.opts.Tokens)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// Hidden from every log line and stored text from here on.
 	redact.Register(password)
@@ -377,11 +398,11 @@ func (m *Mailer) clientOptions(ctx context.Context, mb Mailbox, tlsConfig *tls.C
 	switch {
 	case mb.OAuth2 != nil:
 		// The access token is XOAUTH2's password.
-		auth = mail.SMTPAuthXOAUTH2
+		auth, token = mail.SMTPAuthXOAUTH2, password
 	case ep.TLS == TLSOpportunistic:
 		auth = mail.SMTPAuthPlain
 	}
-	return append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(ep.Username), mail.WithPassword(password)), nil
+	return append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(ep.Username), mail.WithPassword(password)), token, nil
 }
 
 func (c *mailboxConn) drop() {

@@ -92,8 +92,17 @@ func TestOAuthMailboxesSendAndRevokedGrantPausesOnlyItsMailbox(t *testing.T) {
 		}
 	}
 
+	// Before the cached tokens expire, the server refuses two of them:
+	// sdr01's was retired early (a password change: its grant stands) and
+	// sdr02's grant was revoked. Each gets one refresh: sdr01 sends with
+	// the new token, sdr02's refresh gets invalid_grant and it pauses.
+	// Before, both paused as a failed login, sdr01 until its token expired.
+	idp.RetireAccess("sdr01@acme.test")
 	idp.Revoke("sdr02@acme.test")
-	later.Store(int64(2 * time.Hour))
+	asked := map[string]int{}
+	for _, mb := range []string{"sdr01@acme.test", "sdr03@acme.test"} {
+		asked[mb] = idp.TokenRequests(mb)
+	}
 	f.due()
 	const ofSdr02 = `FROM enrollments e JOIN mailboxes m ON m.id = e.mailbox_id WHERE m.address = 'sdr02@acme.test'`
 	n2 := f.count(`SELECT count(*) ` + ofSdr02)
@@ -102,6 +111,13 @@ func TestOAuthMailboxesSendAndRevokedGrantPausesOnlyItsMailbox(t *testing.T) {
 	if rep.Outcomes[OutcomeMailboxPaused] != 1 || len(srv.Messages())-sent != 12-n2 {
 		t.Fatalf("after the revocation: %v, %d sent, want sdr02 paused and the other %d follow-ups sent", rep.Outcomes, len(srv.Messages())-sent, 12-n2)
 	}
+	for mb, want := range map[string]int{"sdr01@acme.test": 1, "sdr03@acme.test": 0} {
+		if got := idp.TokenRequests(mb) - asked[mb]; got != want {
+			t.Errorf("%s refreshed %d times, want %d", mb, got, want)
+		}
+	}
+	// Later ticks run after the tokens' hour.
+	later.Store(int64(2 * time.Hour))
 	// The hourly pause ends and the next tick meets the same episode.
 	f.exec(`UPDATE mailboxes SET paused_until = now() - interval '1 second' WHERE address = 'sdr02@acme.test'`)
 	f.due()

@@ -118,3 +118,14 @@ func ClearAuthRevokedPause(ctx context.Context, db DBTX, mailboxID int64) (bool,
 	}
 	return n > 0, nil
 }
+
+// MailboxOAuthTokenRefused forgets the cached access token accessSealed
+// (a mail server refused it); forgot is false when the row holds another
+// by now.
+func MailboxOAuthTokenRefused(ctx context.Context, db DBTX, mailboxID int64, accessSealed []byte) (forgot bool, err error) {
+	n, err := sqlcdb.New(db).MailboxOAuthTokenRefused(ctx, sqlcdb.MailboxOAuthTokenRefusedParams{MailboxID: mailboxID, AccessSealed: accessSealed})
+	if err != nil {
+		return false, fmt.Errorf("forget mailbox %d's refused access token: %w", mailboxID, err)
+	}
+	return n > 0, nil
+}

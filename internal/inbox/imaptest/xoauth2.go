@@ -46,9 +46,26 @@ func (x *xoauth2Session) Authenticate(mech string) (sasl.Server, error) {
 	return &xoauth2Server{x: x}, nil
 }
 
-type xoauth2Server struct{ x *xoauth2Session }
+type xoauth2Server struct {
+	x *xoauth2Session
+	// refused: the token was refused and the error challenge sent.
+	refused bool
+}
+
+// errorChallenge is Gmail's XOAUTH2 error challenge for a refused token
+// (developers.google.com/gmail/imap/xoauth2-protocol).
+const errorChallenge = `{"status":"401","schemes":"Bearer","scope":"https://mail.google.com/"}`
 
 func (a *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
+	if a.refused {
+		// The client's answer to the error challenge. Like Dovecot 2.3,
+		// refuse an empty one (sent as "=", valid only as an initial
+		// response) as a protocol error, not as the login's refusal.
+		if len(response) == 0 {
+			return nil, true, &imap.Error{Type: imap.StatusResponseTypeBad, Text: "Invalid base64 data in continued response"}
+		}
+		return nil, true, &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "Invalid credentials (Failure)"}
+	}
 	if response == nil {
 		return []byte{}, false, nil
 	}
@@ -66,7 +83,8 @@ func (a *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
 	password, known := a.x.server.password[user]
 	a.x.server.mu.Unlock()
 	if !known || !a.x.server.bearerFunc()(user, token) {
-		return nil, true, &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "Invalid credentials (XOAUTH2)"}
+		a.refused = true
+		return []byte(errorChallenge), false, nil
 	}
 	return nil, true, a.x.Session.Login(user, password)
 }

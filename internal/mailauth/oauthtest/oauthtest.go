@@ -119,6 +119,19 @@ func (s *Server) Revoke(user string) {
 	}
 }
 
+// RetireAccess makes user's access tokens inactive before their expiry,
+// as a password change or an admin's sign-out does; the grant stands, so
+// a refresh gets a working token.
+func (s *Server) RetireAccess(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, at := range s.access {
+		if strings.EqualFold(at.g.user, user) {
+			delete(s.access, tok)
+		}
+	}
+}
+
 // TokenRequests is how many refresh_token requests user's latest grant
 // has had.
 func (s *Server) TokenRequests(user string) int {

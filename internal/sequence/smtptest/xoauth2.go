@@ -11,9 +11,21 @@ import (
 // access token: "user=U^Aauth=Bearer T^A^A" as the initial response.
 const xoauth2 = "XOAUTH2"
 
-type xoauth2Server struct{ session *session }
+type xoauth2Server struct {
+	session *session
+	// refused: the token was refused and the error challenge sent.
+	refused bool
+}
+
+// errorChallenge is Gmail's XOAUTH2 error challenge for a refused token
+// (developers.google.com/gmail/imap/xoauth2-protocol): the client answers
+// it with an empty line and gets the 535.
+const errorChallenge = `{"status":"400","schemes":"Bearer","scope":"https://mail.google.com/"}`
 
 func (x *xoauth2Server) Next(response []byte) (challenge []byte, done bool, err error) {
+	if x.refused {
+		return nil, true, &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Username and Password not accepted (XOAUTH2)"}
+	}
 	if response == nil {
 		return []byte{}, false, nil // ask for the initial response
 	}
@@ -31,7 +43,8 @@ func (x *xoauth2Server) Next(response []byte) (challenge []byte, done bool, err 
 		return nil, true, err
 	}
 	if user == "" || token == "" || !x.session.server.opts.Bearer(user, token) {
-		return nil, true, &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Username and Password not accepted (XOAUTH2)"}
+		x.refused = true
+		return []byte(errorChallenge), false, nil
 	}
 	x.session.username = user
 	return nil, true, nil
