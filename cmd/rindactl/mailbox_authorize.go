@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/oauth2"
 
 	"github.com/rindactl/rindactl/internal/mailauth"
 	"github.com/rindactl/rindactl/internal/secrets"
@@ -21,8 +22,13 @@ type MailboxAuthorizeOptions struct {
 	Address   string
 	Workspace string
 	Timeout   time.Duration
-	// browse, when set, is given the URL to open (tests play the browser).
+	// Device runs the device authorization grant (RFC 8628) instead of
+	// the loopback redirect.
+	Device bool
+	// browse, when set, is given the URL to open (tests play the browser);
+	// with Device, the verification page and the user code.
 	browse func(url string)
+	enter  func(verificationURI, userCode string)
 }
 
 // newCmdMailboxAuthorize is `mailbox authorize`, a subcommand of the
@@ -46,9 +52,15 @@ token once per expiry for every host.
 Run it again when the mailbox is paused with mailbox_auth_revoked (the grant
 was revoked, expired or the password changed). Written to the audit log.
 On a machine without a browser, forward the port first
-(ssh -L PORT:127.0.0.1:PORT host) with the PORT the command prints.`,
+(ssh -L PORT:127.0.0.1:PORT host) with the PORT the command prints, or,
+for microsoft (and generic with a device_auth_url), use --device: the
+command prints a page and a code to type there on any device (RFC 8628)
+and waits for the sign-in. Google does not allow --device for mail.`,
 		Example: `  export RINDA_M365_CLIENT_ID=... RINDA_M365_CLIENT_SECRET=... RINDA_SECRET_KEY=...
-  rindactl mailbox authorize sdr01@acme.com`,
+  rindactl mailbox authorize sdr01@acme.com
+
+  # on a server without a browser (Microsoft 365)
+  rindactl mailbox authorize sdr01@acme.com --device`,
 		Args: exactArgs(1, "the mailbox's address"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Address = args[0]
@@ -57,7 +69,8 @@ On a machine without a browser, forward the port first
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Workspace, "workspace", "w", "", "the mailbox's workspace, when the address is in several")
-	fl.DurationVar(&opts.Timeout, "timeout", mailauth.ConsentTimeoutDefault, "how long to wait for the browser's redirect")
+	fl.DurationVar(&opts.Timeout, "timeout", mailauth.ConsentTimeoutDefault, "how long to wait for the browser's redirect (or, with --device, the sign-in)")
+	fl.BoolVar(&opts.Device, "device", false, "sign in with a code on any device (RFC 8628) instead of a browser on this machine; microsoft, or generic with a device_auth_url")
 	return cmd
 }
 
@@ -83,14 +96,7 @@ func mailboxAuthorizeRun(ctx context.Context, opts *MailboxAuthorizeOptions) err
 		return err
 	}
 	out := opts.f.IO.Out
-	consent := mailauth.Consent{Settings: *mb.OAuth2, LookupEnv: opts.f.LookupEnv, LoginHint: mb.Address, Timeout: opts.Timeout,
-		Show: func(authURL, redirect string) {
-			fmt.Fprintf(out, "Open this URL in a browser on this machine, signed in as %s, and consent:\n\n  %s\n\nWaiting up to %s for the redirect to %s ...\n", mb.Address, authURL, opts.Timeout, redirect)
-			if opts.browse != nil {
-				opts.browse(authURL)
-			}
-		}}
-	tok, err := consent.Run(ctx)
+	tok, err := consentRun(ctx, opts, mb)
 	var cerr *mailauth.ConfigError
 	switch {
 	case errors.As(err, &cerr):
@@ -109,6 +115,28 @@ func mailboxAuthorizeRun(ctx context.Context, opts *MailboxAuthorizeOptions) err
 	fmt.Fprintf(out, "mailbox %s authorized with %s: refresh token stored sealed (master key id %s); its ticks sign in with XOAUTH2 from now on\n",
 		mb.Address, mb.OAuth2.Provider, mk.ID())
 	return nil
+}
+
+// consentRun runs the loopback consent, or with --device the device grant,
+// printing what the person must do.
+func consentRun(ctx context.Context, opts *MailboxAuthorizeOptions, mb sequence.Mailbox) (*oauth2.Token, error) {
+	out := opts.f.IO.Out
+	if opts.Device {
+		return mailauth.DeviceConsent{Settings: *mb.OAuth2, LookupEnv: opts.f.LookupEnv, Timeout: opts.Timeout,
+			Show: func(page, code string) {
+				fmt.Fprintf(out, "On any device, open\n\n  %s\n\nsign in as %s and enter the code\n\n  %s\n\nWaiting up to %s for the sign-in ...\n", page, mb.Address, code, opts.Timeout)
+				if opts.enter != nil {
+					opts.enter(page, code)
+				}
+			}}.Run(ctx)
+	}
+	return mailauth.Consent{Settings: *mb.OAuth2, LookupEnv: opts.f.LookupEnv, LoginHint: mb.Address, Timeout: opts.Timeout,
+		Show: func(authURL, redirect string) {
+			fmt.Fprintf(out, "Open this URL in a browser on this machine, signed in as %s, and consent:\n\n  %s\n\nWaiting up to %s for the redirect to %s ...\n", mb.Address, authURL, opts.Timeout, redirect)
+			if opts.browse != nil {
+				opts.browse(authURL)
+			}
+		}}.Run(ctx)
 }
 
 // oauthMailbox finds the stored mailbox and checks it is an oauth2 one.

@@ -122,3 +122,91 @@ steps:
 		}
 	}
 }
+
+// `mailbox authorize --device` (RFC 8628) against the stand-in, the test
+// playing the person who types the printed code on another device: an
+// approval stores a grant a tick can use, a decline stores nothing and
+// says so, and a provider without a device endpoint (google; generic
+// without device_auth_url) is a usage error naming the fix.
+func TestMailboxAuthorizeDevice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.New(t)
+	idp := oauthtest.New(t)
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	env := map[string]string{"DATABASE_URL": db.URL, secrets.KeyEnv: base64.StdEncoding.EncodeToString(b), "CLIENT_ID": idp.ClientID}
+	auth := fmt.Sprintf("{method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, device_auth_url: %q, scopes: [mail]}",
+		idp.AuthURL(), idp.TokenURL(), idp.DeviceAuthURL())
+	campaign := fmt.Sprintf(`workspace: acme
+name: q4
+mailboxes:
+  - {address: ann@acme.test, smtp_url: "smtp://127.0.0.1:2525", auth: %s}
+  - {address: bob@acme.test, smtp_url: "smtp://127.0.0.1:2525", auth: %s}
+  - {address: cat@acme.test, smtp_url: "smtp://127.0.0.1:2525", auth: {method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, scopes: [mail]}}
+  - {address: dan@acme.test, smtp_url: "smtp://127.0.0.1:2525", auth: {method: oauth2, provider: google, client_id_env: CLIENT_ID}}
+steps:
+  - subject: "Hi {{.FirstName}}"
+    body: "Hello"
+`, auth, auth, idp.AuthURL(), idp.TokenURL())
+	file := filepath.Join(t.TempDir(), "campaign.yaml")
+	if err := os.WriteFile(file, []byte(campaign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, env, "import", "campaign", file); res.code != 0 {
+		t.Fatalf("import: %d %s", res.code, res.stderr)
+	}
+	authorize := func(address string, decide func(code string) bool) (string, error) {
+		ios, _, out, _ := cliio.Test()
+		f := newFactory(ios, func(k string) string { return env[k] })
+		f.DatabaseURL = db.URL
+		opts := &MailboxAuthorizeOptions{f: f, Address: address, Timeout: time.Minute, Device: true, enter: func(page, code string) {
+			if page == "" || !decide(code) {
+				t.Errorf("no device flow with the printed code %q (page %q)", code, page)
+			}
+		}}
+		err := mailboxAuthorizeRun(ctx, opts)
+		return out.String(), err
+	}
+
+	out, err := authorize("ann@acme.test", func(code string) bool { return idp.ApproveDevice(code, "ann@acme.test") })
+	if err != nil || !strings.Contains(out, "mailbox ann@acme.test authorized") || !strings.Contains(out, idp.URL+"/device") {
+		t.Fatalf("authorize --device: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "rt-") || strings.Contains(out, "at-") || strings.Contains(out, "dc-") {
+		t.Fatalf("the output carries a token or the device code:\n%s", out)
+	}
+	key, _, err := secrets.LoadMasterKey(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := db.Pool.QueryRow(ctx, `SELECT id FROM mailboxes WHERE address = 'ann@acme.test'`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	settings := mailauth.Settings{Provider: mailauth.ProviderGeneric, ClientIDEnv: "CLIENT_ID", AuthURL: idp.AuthURL(), TokenURL: idp.TokenURL(), Scopes: []string{"mail"}}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	if tok, err := mailauth.NewTokens(db.Pool, key, mailauth.Options{LookupEnv: lookup, Now: later}).AccessToken(ctx, id, "ann@acme.test", settings); err != nil || !idp.Valid("ann@acme.test", tok) {
+		t.Fatalf("a refresh with the grant from the device flow: %v", err)
+	}
+
+	// Declined at the provider: an error saying so, and no grant stored.
+	if out, err := authorize("bob@acme.test", idp.DenyDevice); err == nil || !strings.Contains(err.Error(), "declined") {
+		t.Fatalf("a declined sign-in: %v\n%s", err, out)
+	}
+	var grants int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM mailbox_oauth_tokens`).Scan(&grants); err != nil || grants != 1 {
+		t.Fatalf("%d grants stored (%v), want only ann's", grants, err)
+	}
+
+	for _, tc := range []struct{ address, want string }{
+		{"cat@acme.test", "device_auth_url"},
+		{"dan@acme.test", "Google does not allow device sign-in"},
+	} {
+		res := runCLI(t, env, "mailbox", "authorize", tc.address, "--device")
+		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("authorize %s --device: exit %d, %q; want 2 and %q", tc.address, res.code, res.stderr, tc.want)
+		}
+	}
+}

@@ -59,7 +59,13 @@ func (c Consent) Run(ctx context.Context) (*oauth2.Token, error) {
 	got := make(chan callback, 1)
 	srv := &http.Server{Handler: callbackHandler(state, got), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	// Shutdown, not Close: the browser's page is written after the code
+	// reached Run, and Close could cut it off (the browser saw EOF).
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
 
 	c.Show(cfg.AuthCodeURL(state, c.authOptions(verifier)...), redirect)
 	timer := time.NewTimer(c.Timeout)

@@ -2,6 +2,7 @@ package mailauth_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,5 +45,30 @@ func TestConsentChecksStateAndTimesOut(t *testing.T) {
 	c.Show = func(string, string) {}
 	if _, err := c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "no redirect from the provider within") {
 		t.Fatalf("no browser: %v, want the timeout's error", err)
+	}
+}
+
+// The device grant's endpoint: Microsoft's own by default (the tenant's
+// devicecode), the file's for generic, none for Google, whose device flow
+// does not allow mail scopes (DeviceConsent refuses it before any request).
+func TestDeviceEndpoints(t *testing.T) {
+	t.Parallel()
+	ms, _ := mailauth.Settings{Provider: mailauth.ProviderMicrosoft, Tenant: "acme.onmicrosoft.com"}.Endpoint()
+	if ms.DeviceAuthURL != "https://login.microsoftonline.com/acme.onmicrosoft.com/oauth2/v2.0/devicecode" {
+		t.Errorf("microsoft device endpoint %q", ms.DeviceAuthURL)
+	}
+	gen, _ := mailauth.Settings{Provider: mailauth.ProviderGeneric, DeviceAuthURL: "https://idp.example/device"}.Endpoint()
+	if gen.DeviceAuthURL != "https://idp.example/device" {
+		t.Errorf("generic device endpoint %q", gen.DeviceAuthURL)
+	}
+	_, err := mailauth.DeviceConsent{Settings: mailauth.Settings{Provider: mailauth.ProviderGoogle, ClientIDEnv: "X"},
+		LookupEnv: func(string) (string, bool) { return "id", true }, Show: func(string, string) { t.Error("google showed a code") }}.Run(context.Background())
+	var cerr *mailauth.ConfigError
+	if !errors.As(err, &cerr) {
+		t.Errorf("google --device: %v, want a configuration error", err)
+	}
+	if err := (mailauth.Settings{Provider: mailauth.ProviderGeneric, ClientIDEnv: "X", AuthURL: "https://idp.example/a", TokenURL: "https://idp.example/t",
+		DeviceAuthURL: "ftp://idp.example/d", Scopes: []string{"mail"}}).Validate("auth"); err == nil || !strings.Contains(err.Error(), "auth.device_auth_url") {
+		t.Errorf("an ftp device_auth_url: %v, want an error naming auth.device_auth_url", err)
 	}
 }

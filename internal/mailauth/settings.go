@@ -38,10 +38,14 @@ type Settings struct {
 	ClientSecretEnv string `json:"client_secret_env,omitempty"`
 	// AuthURL, TokenURL and RevokeURL override the provider's endpoints
 	// (required for generic; tests point them at a stand-in).
-	AuthURL   string   `json:"auth_url,omitempty"`
-	TokenURL  string   `json:"token_url,omitempty"`
-	RevokeURL string   `json:"revoke_url,omitempty"`
-	Scopes    []string `json:"scopes,omitempty"`
+	AuthURL   string `json:"auth_url,omitempty"`
+	TokenURL  string `json:"token_url,omitempty"`
+	RevokeURL string `json:"revoke_url,omitempty"`
+	// DeviceAuthURL is the RFC 8628 device authorization endpoint
+	// (`mailbox authorize --device`); Microsoft's is the default for
+	// microsoft.
+	DeviceAuthURL string   `json:"device_auth_url,omitempty"`
+	Scopes        []string `json:"scopes,omitempty"`
 }
 
 // GoogleScopes and MicrosoftScopes are what SMTP and IMAP need: Google's
@@ -51,6 +55,11 @@ var (
 	GoogleScopes    = []string{"https://mail.google.com/"}
 	MicrosoftScopes = []string{"https://outlook.office.com/SMTP.Send", "https://outlook.office.com/IMAP.AccessAsUser.All", "offline_access"}
 )
+
+// IsZero says no field is set.
+func (s Settings) IsZero() bool {
+	return s.Provider+s.Tenant+s.ClientIDEnv+s.ClientSecretEnv+s.AuthURL+s.TokenURL+s.RevokeURL+s.DeviceAuthURL == "" && len(s.Scopes) == 0
+}
 
 // Validate checks the settings; path is the field's path in the campaign
 // file (mailboxes[0].auth), which every error names with its fix.
@@ -88,9 +97,9 @@ func (s Settings) checkProvider(path string) error {
 }
 
 func (s Settings) checkEndpoints(path string) error {
-	for _, u := range []struct{ field, value string }{{"auth_url", s.AuthURL}, {"token_url", s.TokenURL}, {"revoke_url", s.RevokeURL}} {
+	for _, u := range []struct{ field, value string }{{"auth_url", s.AuthURL}, {"token_url", s.TokenURL}, {"revoke_url", s.RevokeURL}, {"device_auth_url", s.DeviceAuthURL}} {
 		if u.value == "" {
-			if s.Provider == ProviderGeneric && u.field != "revoke_url" {
+			if s.Provider == ProviderGeneric && (u.field == "auth_url" || u.field == "token_url") {
 				return fmt.Errorf("%s.%s: required with provider generic; give the provider's endpoint", path, u.field)
 			}
 			continue
@@ -158,7 +167,7 @@ func (s Settings) Endpoint() (ep oauth2.Endpoint, revokeURL string) {
 			tenant = MicrosoftTenantDefault
 		}
 		base := "https://login.microsoftonline.com/" + url.PathEscape(tenant) + "/oauth2/v2.0/"
-		ep = oauth2.Endpoint{AuthURL: base + "authorize", TokenURL: base + "token"}
+		ep = oauth2.Endpoint{AuthURL: base + "authorize", TokenURL: base + "token", DeviceAuthURL: base + "devicecode"}
 	}
 	ep.AuthStyle = oauth2.AuthStyleInParams
 	if s.AuthURL != "" {
@@ -169,6 +178,9 @@ func (s Settings) Endpoint() (ep oauth2.Endpoint, revokeURL string) {
 	}
 	if s.RevokeURL != "" {
 		revokeURL = s.RevokeURL
+	}
+	if s.DeviceAuthURL != "" {
+		ep.DeviceAuthURL = s.DeviceAuthURL
 	}
 	return ep, revokeURL
 }

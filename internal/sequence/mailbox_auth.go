@@ -24,10 +24,11 @@ type authFile struct {
 	AuthURL         string   `yaml:"auth_url"`
 	TokenURL        string   `yaml:"token_url"`
 	RevokeURL       string   `yaml:"revoke_url"`
+	DeviceAuthURL   string   `yaml:"device_auth_url"`
 	Scopes          []string `yaml:"scopes"`
 }
 
-var authFields = &fieldSet{keys: []string{"method", "provider", "tenant", "client_id_env", "client_secret_env", "auth_url", "token_url", "revoke_url", "scopes"}}
+var authFields = &fieldSet{keys: []string{"method", "provider", "tenant", "client_id_env", "client_secret_env", "auth_url", "token_url", "revoke_url", "device_auth_url", "scopes"}}
 
 // validate returns the mailbox's OAuth2 settings, nil for password auth.
 func (a *authFile) validate(path string) (*mailauth.Settings, error) {
@@ -35,14 +36,14 @@ func (a *authFile) validate(path string) (*mailauth.Settings, error) {
 		return nil, nil
 	}
 	s := mailauth.Settings{Provider: a.Provider, Tenant: a.Tenant, ClientIDEnv: a.ClientIDEnv, ClientSecretEnv: a.ClientSecretEnv,
-		AuthURL: a.AuthURL, TokenURL: a.TokenURL, RevokeURL: a.RevokeURL, Scopes: a.Scopes}
+		AuthURL: a.AuthURL, TokenURL: a.TokenURL, RevokeURL: a.RevokeURL, DeviceAuthURL: a.DeviceAuthURL, Scopes: a.Scopes}
 	switch a.Method {
 	case AuthOAuth2:
 	case "", AuthPassword:
 		if a.Method == "" && a.Provider != "" {
 			return nil, fmt.Errorf("%s.method: required; use oauth2 with a provider", path)
 		}
-		if s.Provider != "" || s.ClientIDEnv != "" || s.ClientSecretEnv != "" || s.Tenant != "" || s.AuthURL != "" || s.TokenURL != "" || s.RevokeURL != "" || len(s.Scopes) > 0 {
+		if !s.IsZero() {
 			return nil, fmt.Errorf("%s.method: the OAuth2 fields need method oauth2; set it, or remove them for password auth", path)
 		}
 		return nil, nil
@@ -60,7 +61,7 @@ func authFileOf(s *mailauth.Settings) *authFile {
 		return nil
 	}
 	return &authFile{Method: AuthOAuth2, Provider: s.Provider, Tenant: s.Tenant, ClientIDEnv: s.ClientIDEnv, ClientSecretEnv: s.ClientSecretEnv,
-		AuthURL: s.AuthURL, TokenURL: s.TokenURL, RevokeURL: s.RevokeURL, Scopes: s.Scopes}
+		AuthURL: s.AuthURL, TokenURL: s.TokenURL, RevokeURL: s.RevokeURL, DeviceAuthURL: s.DeviceAuthURL, Scopes: s.Scopes}
 }
 
 // authRecord is the JSON the store keeps for a mailbox's OAuth2 settings

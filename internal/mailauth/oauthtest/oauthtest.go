@@ -45,7 +45,8 @@ type Server struct {
 	codes   map[string]*authCode
 	refresh map[string]*grant // refresh token → its grant
 	access  map[string]*accessToken
-	grants  map[string]*grant // user → latest grant
+	grants  map[string]*grant      // user → latest grant
+	devices map[string]*deviceCode // device code → its flow (RFC 8628)
 }
 
 type authCode struct {
@@ -69,12 +70,14 @@ type accessToken struct {
 // it is closed with the test.
 func New(t testing.TB) *Server {
 	s := &Server{ClientID: "rindactl-test", User: "ann@acme.test", AccessTTL: time.Hour,
-		codes: map[string]*authCode{}, refresh: map[string]*grant{}, access: map[string]*accessToken{}, grants: map[string]*grant{}}
+		codes: map[string]*authCode{}, refresh: map[string]*grant{}, access: map[string]*accessToken{}, grants: map[string]*grant{},
+		devices: map[string]*deviceCode{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /revoke", s.revoke)
 	mux.HandleFunc("POST /introspect", s.introspect)
+	mux.HandleFunc("POST /devicecode", s.deviceAuth)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
@@ -86,6 +89,7 @@ func (s *Server) AuthURL() string       { return s.URL + "/authorize" }
 func (s *Server) TokenURL() string      { return s.URL + "/token" }
 func (s *Server) RevokeURL() string     { return s.URL + "/revoke" }
 func (s *Server) IntrospectURL() string { return s.URL + "/introspect" }
+func (s *Server) DeviceAuthURL() string { return s.URL + "/devicecode" }
 
 func randomToken(prefix string) string {
 	b := make([]byte, 18)
@@ -257,6 +261,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			delete(s.refresh, rt)
 			rt = randomToken("rt-")
 			s.refresh[rt] = g
+		}
+	case deviceGrantType:
+		var ok bool
+		if rt, g, ok = s.deviceGrant(w, r); !ok {
+			return
 		}
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "authorization_code or refresh_token")
