@@ -4,6 +4,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/rindactl/rindactl/internal/mailauth"
+	"github.com/rindactl/rindactl/internal/sequence"
 )
 
 // credential is what a mailbox signs in to IMAP with: a password (LOGIN),
@@ -13,9 +14,15 @@ type credential struct {
 	xoauth2 bool
 }
 
-func (c credential) login(client *imapclient.Client, user string) error {
-	if c.xoauth2 {
-		return client.Authenticate(mailauth.NewXOAUTH2Client(user, c.secret))
+// login signs in as ep's user. An access token goes with XOAUTH2 (Google,
+// Microsoft), or OAUTHBEARER (RFC 7628) where a server offers only that.
+func (c credential) login(client *imapclient.Client, ep sequence.IMAPEndpoint) error {
+	caps := client.Caps()
+	switch {
+	case !c.xoauth2:
+		return client.Login(ep.Username, c.secret).Wait()
+	case caps.Has("AUTH="+mailauth.OAUTHBEARER) && !caps.Has("AUTH="+mailauth.XOAUTH2):
+		return client.Authenticate(mailauth.NewOAuthBearerClient(ep.Username, c.secret, ep.Host, ep.Port))
 	}
-	return client.Login(user, c.secret).Wait()
+	return client.Authenticate(mailauth.NewXOAUTH2Client(ep.Username, c.secret))
 }

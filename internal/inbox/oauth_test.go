@@ -169,3 +169,28 @@ func TestInboxTickRefreshesATokenTheServerRefused(t *testing.T) {
 		t.Errorf("sdr01 refreshed %d times in a tick whose server refuses every token, want once", got)
 	}
 }
+
+// A server that offers OAUTHBEARER (RFC 7628) and not XOAUTH2 gets
+// OAUTHBEARER; a token it refuses ends in its NO (the error challenge
+// answered with ^A), not in a command left open until the deadline.
+func TestInboxTickSignsInWithOAUTHBEARERWhereOnlyThatIsOffered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, idp, key := oauthInboxFixture(t)
+	f.imap.SetBearerMechanisms("OAUTHBEARER")
+	f.deliver("gmail-reply.eml", 1)
+	lookup := func(k string) (string, bool) { return idp.ClientID, k == "CLIENT_ID" }
+	run := func() (*TickReport, error) {
+		return RunTick(ctx, f.tickPool, TickOptions{LookupEnv: lookup, Tokens: mailauth.NewTokens(f.tickPool, key, mailauth.Options{LookupEnv: lookup})})
+	}
+	rep, err := run()
+	if err != nil || rep.Mailboxes != 2 || rep.Outcomes[OutcomeReplied] != 1 {
+		t.Fatalf("report = %+v, error %v: want both mailboxes read over OAUTHBEARER and the reply found", rep, err)
+	}
+	// The server's NO in the error is what says the command was completed.
+	f.imap.SetBearer(func(string, string) bool { return false })
+	rep, err = run()
+	if err == nil || rep.Outcomes[OutcomeMailboxError] != 2 || !strings.Contains(err.Error(), "NO") {
+		t.Fatalf("report = %+v, error %v: want both mailboxes failed with the server's NO", rep, err)
+	}
+}

@@ -107,7 +107,7 @@ func (r *reader) open(ep sequence.IMAPEndpoint, cred credential, tlsConfig *tls.
 		r.wire = newMeteredConn(conn, defaultWireLimits)
 		r.c = imapclient.New(r.wire, nil)
 	}
-	if err := cred.login(r.c, ep.Username); err != nil {
+	if err := cred.login(r.c, ep); err != nil {
 		return fmt.Errorf("%w as %s: %w", errLogin, ep.Username, r.wired(err))
 	}
 	sel, err := r.c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()

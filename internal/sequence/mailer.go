@@ -15,6 +15,7 @@ import (
 	"github.com/wneessen/go-mail/smtp"
 
 	"github.com/rindactl/rindactl/internal/address"
+	"github.com/rindactl/rindactl/internal/mailauth"
 	"github.com/rindactl/rindactl/internal/redact"
 )
 
@@ -392,17 +393,18 @@ func (m *Mailer) clientOptions(ctx context.Context, mb Mailbox, tlsConfig *tls.C
 	}
 	// Hidden from every log line and stored text from here on.
 	redact.Register(password)
+	if mb.OAuth2 != nil {
+		// The access token goes with XOAUTH2, or OAUTHBEARER where a
+		// server offers only that.
+		return append(opts, mail.WithSMTPAuthCustom(mailauth.NewSMTPBearer(ep.Username, password, ep.Host, ep.Port))), password, nil
+	}
 	// Without TLS only loopback gets here (ParseSMTPURL upgrades the
 	// rest to TLSRequired); PLAIN is what local test servers speak.
 	auth := mail.SMTPAuthAutoDiscover
-	switch {
-	case mb.OAuth2 != nil:
-		// The access token is XOAUTH2's password.
-		auth, token = mail.SMTPAuthXOAUTH2, password
-	case ep.TLS == TLSOpportunistic:
+	if ep.TLS == TLSOpportunistic {
 		auth = mail.SMTPAuthPlain
 	}
-	return append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(ep.Username), mail.WithPassword(password)), token, nil
+	return append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(ep.Username), mail.WithPassword(password)), "", nil
 }
 
 func (c *mailboxConn) drop() {

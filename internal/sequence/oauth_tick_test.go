@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
+
 	"github.com/rindactl/rindactl/internal/mailauth"
 	"github.com/rindactl/rindactl/internal/mailauth/oauthtest"
 	"github.com/rindactl/rindactl/internal/secrets"
@@ -29,42 +31,7 @@ func TestOAuthMailboxesSendAndRevokedGrantPausesOnlyItsMailbox(t *testing.T) {
 	db := storetest.New(t)
 	idp := oauthtest.New(t)
 	srv := smtptest.New(t, smtptest.Options{Bearer: idp.Valid})
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	key, err := secrets.ParseMasterKey("test", base64.StdEncoding.EncodeToString(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var doc strings.Builder
-	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
-	for i := 1; i <= 3; i++ {
-		fmt.Fprintf(&doc, "  - address: sdr%02d@acme.test\n    smtp_url: %s\n    auth: {method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, scopes: [mail]}\n",
-			i, srv.URL(""), idp.AuthURL(), idp.TokenURL())
-	}
-	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello\"\n  - delay: 72h\n    body: \"Following up\"\n")
-	c, err := ParseCampaign(strings.NewReader(doc.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ImportCampaign(ctx, db.Pool, c); err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, pool: db.Pool}
-	for i := 1; i <= 3; i++ {
-		addr := fmt.Sprintf("sdr%02d@acme.test", i)
-		id := int64(f.count(`SELECT id FROM mailboxes WHERE address = $1`, addr))
-		if err := secrets.StoreMailboxGrant(ctx, db.Pool, key, id, addr, idp.Grant(addr, "mail"), "", time.Time{}, "test"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, company, email, timezone)
-		SELECT w.id, 'ext-' || g, 'First' || g, 'Co' || g, 'lead' || g || '@example.test', 'UTC'
-		FROM workspaces w, generate_series(1, 12) g WHERE w.name = 'acme'`)
-	if _, err := Enroll(ctx, db.Pool, EnrollRequest{Workspace: "acme", Campaign: "q4"}, time.Now().Add(-time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-
+	f, key := oauthSendFixture(t, db, idp, srv.URL(""))
 	// The tokens' clock: moved past the one-hour tokens to expire them.
 	var later atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
@@ -165,5 +132,86 @@ func TestOAuthMailboxesSendAndRevokedGrantPausesOnlyItsMailbox(t *testing.T) {
 	tick()
 	if got := len(srv.Messages()) - sent; got != n2 {
 		t.Fatalf("%d messages after the new grant, want sdr02's %d follow-ups", got, n2)
+	}
+}
+
+// oauthSendFixture imports campaign q4 with three oauth2 mailboxes sending
+// through smtpURL, stores each one's grant at idp and enrolls 12 leads due
+// now.
+func oauthSendFixture(t *testing.T, db *storetest.DB, idp *oauthtest.Server, smtpURL string) (*fixture, secrets.MasterKey) {
+	t.Helper()
+	ctx := context.Background()
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	key, err := secrets.ParseMasterKey("test", base64.StdEncoding.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var doc strings.Builder
+	doc.WriteString("workspace: acme\nname: q4\nmailboxes:\n")
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&doc, "  - address: sdr%02d@acme.test\n    smtp_url: %s\n    auth: {method: oauth2, provider: generic, client_id_env: CLIENT_ID, auth_url: %q, token_url: %q, scopes: [mail]}\n",
+			i, smtpURL, idp.AuthURL(), idp.TokenURL())
+	}
+	doc.WriteString("steps:\n  - subject: \"Hi {{.FirstName}}\"\n    body: \"Hello\"\n  - delay: 72h\n    body: \"Following up\"\n")
+	c, err := ParseCampaign(strings.NewReader(doc.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ImportCampaign(ctx, db.Pool, c); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, pool: db.Pool}
+	for i := 1; i <= 3; i++ {
+		addr := fmt.Sprintf("sdr%02d@acme.test", i)
+		id := int64(f.count(`SELECT id FROM mailboxes WHERE address = $1`, addr))
+		if err := secrets.StoreMailboxGrant(ctx, db.Pool, key, id, addr, idp.Grant(addr, "mail"), "", time.Time{}, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.exec(`INSERT INTO leads (workspace_id, external_id, first_name, company, email, timezone)
+		SELECT w.id, 'ext-' || g, 'First' || g, 'Co' || g, 'lead' || g || '@example.test', 'UTC'
+		FROM workspaces w, generate_series(1, 12) g WHERE w.name = 'acme'`)
+	if _, err := Enroll(ctx, db.Pool, EnrollRequest{Workspace: "acme", Campaign: "q4"}, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+
+	return f, key
+}
+
+// A server that offers OAUTHBEARER (RFC 7628) and not XOAUTH2 gets
+// OAUTHBEARER (go-mail has XOAUTH2 only), and a token it refuses before
+// its expiry is refreshed once, as with XOAUTH2.
+func TestOAuthMailboxesSendWithOAUTHBEARERWhereOnlyThatIsOffered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.New(t)
+	idp := oauthtest.New(t)
+	srv := smtptest.New(t, smtptest.Options{Bearer: idp.Valid, BearerMechanisms: []string{sasl.OAuthBearer}})
+	f, key := oauthSendFixture(t, db, idp, srv.URL(""))
+	lookup := func(k string) (string, bool) { return idp.ClientID, k == "CLIENT_ID" }
+	tickPool := db.TickPool(t)
+	tick := func() *TickReport {
+		t.Helper()
+		mailer := NewMailer(MailerOptions{Timeout: 10 * time.Second, LookupEnv: lookup, Tokens: mailauth.NewTokens(tickPool, key, mailauth.Options{LookupEnv: lookup})})
+		defer mailer.Close()
+		rep, err := RunTick(ctx, tickPool, TickOptions{Mailer: mailer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := tick(); rep.Outcomes[OutcomeSent] != 12 || len(srv.Messages()) != 12 {
+		t.Fatalf("first tick: %v, %d messages at the server, want 12 sent over OAUTHBEARER", rep.Outcomes, len(srv.Messages()))
+	}
+	idp.RetireAccess("sdr01@acme.test")
+	asked := idp.TokenRequests("sdr01@acme.test")
+	f.due()
+	if rep := tick(); len(srv.Messages()) != 24 || rep.Outcomes[OutcomeMailboxPaused] != 0 {
+		t.Fatalf("after sdr01's token was retired: %v, %d messages at the server, want the 12 follow-ups sent", rep.Outcomes, len(srv.Messages()))
+	}
+	if got := idp.TokenRequests("sdr01@acme.test") - asked; got != 1 {
+		t.Errorf("sdr01 refreshed %d times, want once", got)
 	}
 }

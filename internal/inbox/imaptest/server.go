@@ -29,6 +29,8 @@ type Server struct {
 	// password and bearer serve XOAUTH2 (SetBearer).
 	password map[string]string
 	bearer   func(user, token string) bool
+	// bearerMechs is what a bearer server offers; empty: XOAUTH2.
+	bearerMechs []string
 }
 
 // Start listens on a free loopback port, speaking TLS from the first byte

@@ -3,6 +3,7 @@ package imaptest
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/emersion/go-imap/v2"
@@ -18,6 +19,14 @@ func (s *Server) SetBearer(bearer func(user, token string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bearer = bearer
+}
+
+// SetBearerMechanisms is the SASL mechanisms a SetBearer server offers:
+// XOAUTH2 (the default), OAUTHBEARER, or both.
+func (s *Server) SetBearerMechanisms(mechs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bearerMechs = mechs
 }
 
 func (s *Server) bearerFunc() func(user, token string) bool {
@@ -37,13 +46,37 @@ var errNoPasswords = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.Res
 
 func (x *xoauth2Session) Login(string, string) error { return errNoPasswords }
 
-func (x *xoauth2Session) AuthenticateMechanisms() []string { return []string{"XOAUTH2"} }
+func (x *xoauth2Session) AuthenticateMechanisms() []string {
+	x.server.mu.Lock()
+	defer x.server.mu.Unlock()
+	if len(x.server.bearerMechs) == 0 {
+		return []string{"XOAUTH2"}
+	}
+	return slices.Clone(x.server.bearerMechs)
+}
 
 func (x *xoauth2Session) Authenticate(mech string) (sasl.Server, error) {
-	if mech != "XOAUTH2" {
+	if !slices.Contains(x.AuthenticateMechanisms(), mech) {
 		return nil, errors.New("unsupported mechanism")
 	}
+	if mech == sasl.OAuthBearer {
+		return sasl.NewOAuthBearerServer(x.oauthBearer), nil
+	}
 	return &xoauth2Server{x: x}, nil
+}
+
+// oauthBearer checks an OAUTHBEARER login as xoauth2Server does.
+func (x *xoauth2Session) oauthBearer(opts sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+	x.server.mu.Lock()
+	password, known := x.server.password[opts.Username]
+	x.server.mu.Unlock()
+	if !known || !x.server.bearerFunc()(opts.Username, opts.Token) {
+		return &sasl.OAuthBearerError{Status: "invalid_token", Schemes: "bearer"}
+	}
+	if err := x.Session.Login(opts.Username, password); err != nil {
+		return &sasl.OAuthBearerError{Status: "invalid_request", Schemes: "bearer"}
+	}
+	return nil
 }
 
 type xoauth2Server struct {

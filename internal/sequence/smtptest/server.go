@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,6 +95,9 @@ type Options struct {
 	// Bearer(user, token) says the access token is the user's (tests ask
 	// the OAuth stand-in); AUTH becomes mandatory and PLAIN is refused.
 	Bearer func(user, token string) bool
+	// BearerMechanisms is what a Bearer server offers: XOAUTH2 (the
+	// default), OAUTHBEARER, or both.
+	BearerMechanisms []string
 	// TLS, when set, speaks TLS from the first byte (smtps://), as a
 	// provider's submission port 465 does.
 	TLS *tls.Config
@@ -275,7 +279,10 @@ func (ss *session) reply(stage Stage, from, to string) error {
 }
 
 func (ss *session) AuthMechanisms() []string {
-	if ss.server.opts.Bearer != nil {
+	switch {
+	case ss.server.opts.Bearer != nil && len(ss.server.opts.BearerMechanisms) > 0:
+		return ss.server.opts.BearerMechanisms
+	case ss.server.opts.Bearer != nil:
 		return []string{xoauth2}
 	}
 	return []string{sasl.Plain}
@@ -283,8 +290,11 @@ func (ss *session) AuthMechanisms() []string {
 
 func (ss *session) Auth(mech string) (sasl.Server, error) {
 	if ss.server.opts.Bearer != nil {
-		if mech != xoauth2 {
+		switch {
+		case !slices.Contains(ss.AuthMechanisms(), mech):
 			return nil, smtp.ErrAuthUnknownMechanism
+		case mech == sasl.OAuthBearer:
+			return newOAuthBearerServer(ss), nil
 		}
 		return &xoauth2Server{session: ss}, nil
 	}

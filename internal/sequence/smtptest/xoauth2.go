@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 )
 
@@ -48,4 +49,27 @@ func (x *xoauth2Server) Next(response []byte) (challenge []byte, done bool, err 
 	}
 	x.session.username = user
 	return nil, true, nil
+}
+
+// oauthBearerServer is go-sasl's OAUTHBEARER server (RFC 7628) checking the
+// token as xoauth2Server does; its refusal, which go-smtp would send as a
+// 454, is the 535 5.7.8 servers answer.
+type oauthBearerServer struct{ sasl.Server }
+
+func newOAuthBearerServer(ss *session) sasl.Server {
+	return oauthBearerServer{sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+		if ss.reply(StageAuth, o.Username, "") != nil || !ss.server.opts.Bearer(o.Username, o.Token) {
+			return &sasl.OAuthBearerError{Status: "invalid_token", Schemes: "bearer"}
+		}
+		ss.username = o.Username
+		return nil
+	})}
+}
+
+func (s oauthBearerServer) Next(response []byte) ([]byte, bool, error) {
+	challenge, done, err := s.Server.Next(response)
+	if err != nil {
+		err = &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "Username and Password not accepted (OAUTHBEARER)"}
+	}
+	return challenge, done, err
 }
