@@ -202,14 +202,20 @@ func TestTickMisbehavingServers(t *testing.T) {
 			if good != onGood && rep.Outcomes[OutcomeReleased] == 0 {
 				t.Errorf("healthy mailbox sent %d, want all its %d (report %+v)", good, onGood, rep)
 			}
-			// Nothing delivered twice, even after more ticks; by then the
-			// healthy mailbox has sent all its rows.
+			// Nothing delivered twice, even after more ticks, each of which
+			// sends healthy rows until all are sent: on a loaded machine a
+			// tick sends fewer, never none.
 			f.mailer = NewMailer(MailerOptions{LookupEnv: func(string) (string, bool) { return "pw", true }, DataTimeout: 500 * time.Millisecond})
 			defer f.mailer.Close()
-			f.due()
-			rep2 := f.tick(TickOptions{MaxDuration: maxDuration})
-			if good += healthySent(rep2); good != onGood {
-				t.Errorf("healthy mailbox sent %d over two ticks, want all its %d (reports %+v, %+v)", good, onGood, rep, rep2)
+			for range onGood {
+				f.due()
+				more := f.tick(TickOptions{MaxDuration: maxDuration})
+				if good += healthySent(more); good >= onGood || healthySent(more) == 0 {
+					break
+				}
+			}
+			if good != onGood {
+				t.Errorf("healthy mailbox sent %d, want all its %d: a later tick sent none of them (first tick %+v)", good, onGood, rep)
 			}
 			var rawMsgs []smtptest.Message
 			if raw != nil {
