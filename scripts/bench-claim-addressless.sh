@@ -35,13 +35,19 @@ SELECT cm.campaign_id, l.id, l.workspace_id, cm.mailbox_id,
 FROM campaign_mailboxes cm, leads l;
 VACUUM ANALYZE;
 SQL
-	echo "PREPARE claim_with(int, interval, text, bigint[]) AS"
-	sed 's/;[[:space:]]*$//' "$claim"; echo ';'
-	echo "PREPARE claim_without(int, interval, text, bigint[]) AS"
-	grep -v '^          AND e.has_address$' "$claim" | sed 's/;[[:space:]]*$//'; echo ';'
+	# The claim names its parameters (@batch, ...; store.byName binds them
+	# for pgx); PREPARE numbers them.
+	types="int, interval, text, bigint[], bigint[], bigint[], boolean"
+	positional='s/@batch/$1/g; s/@lease/$2/g; s/@tick_id/$3/g; s/@locked/$4/g; s/@served/$5/g; s/@rooms/$6/g; s/@stopped_follow_ups/$7/g; s/;[[:space:]]*$//'
+	echo "PREPARE claim_with($types) AS"
+	sed "$positional" "$claim"; echo ';'
+	echo "PREPARE claim_without($types) AS"
+	grep -v '^          AND e.has_address$' "$claim" | sed "$positional"; echo ';'
+	# The scratch schema's one mailbox (id 1), served and locked, with room
+	# for the batch.
 	for _ in $(seq "$runs"); do
 		for q in claim_without claim_with; do
-			echo "BEGIN; EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, FORMAT JSON) EXECUTE $q(100, '1 minute', 'bench', '{}'); ROLLBACK;"
+			echo "BEGIN; EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, FORMAT JSON) EXECUTE $q(100, '1 minute', 'bench', '{1}', '{1}', '{100}', false); ROLLBACK;"
 		done
 	done
 } | psql "$url" -qXAt -v ON_ERROR_STOP=1 | grep -o '"Execution Time": [0-9.]*' | awk -v n="$addressless" '
