@@ -46,6 +46,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv(binaryEnv, bin)
+	// rindactl demo and bench hand over to rindabench beside it (the
+	// secrets test runs them): built into dir beside a fresh rindactl.
+	os.Setenv(testkit.BinaryEnv, bin)
+	if _, err := testkit.Rindabench(dir); err != nil {
+		os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "reliability: rindabench:", err)
+		os.Exit(1)
+	}
 	code := storetest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
