@@ -162,9 +162,17 @@ func TestAcceptanceCreditsLowOncePerEpisode(t *testing.T) {
 	if n := hook.count("credits_low"); n != 1 {
 		t.Fatalf("after the first low reading: %d credits_low messages, want 1 (all: %v)", n, hook.kinds)
 	}
+	// The gauge is the reading less the calls billed since it. A call the
+	// stand-in bills while the reading is on its way is counted twice (in
+	// the reading and as billed since), so under load the gauge may sit
+	// below the account by the calls in flight then — never above it.
 	fam := readMetricsFile(t, metrics)["rindactl_provider_credits_remaining"]
-	if fam == nil || len(fam.GetMetric()) != 1 || fam.GetMetric()[0].GetGauge().GetValue() != float64(set.Findymail.Credits(providertest.KeyDefault)) {
-		t.Fatalf("metrics: rindactl_provider_credits_remaining = %v, want findymail's %d", fam, set.Findymail.Credits(providertest.KeyDefault))
+	left := float64(set.Findymail.Credits(providertest.KeyDefault))
+	if fam == nil || len(fam.GetMetric()) != 1 {
+		t.Fatalf("metrics: rindactl_provider_credits_remaining = %v, want findymail's account", fam)
+	}
+	if got := fam.GetMetric()[0].GetGauge().GetValue(); got > left || got < left-20 {
+		t.Fatalf("metrics: rindactl_provider_credits_remaining = %v, want findymail's %v less at most the tick's 20 calls", got, left)
 	}
 	due()
 	tick("two") // still low: same episode, no message
