@@ -52,7 +52,7 @@ dot), every provider answer is in the ledger; a breach fails the run.`,
 	fl.StringSliceVar(&opts.Kinds, "kinds", []string{string(tickkind.Email), string(tickkind.Enrich)}, "tick kinds to measure: email, enrich")
 	fl.DurationVar(&opts.Window, "window", bench.WidthWindowDefault, "how long each width runs")
 	fl.IntVar(&opts.Mailboxes, "mailboxes", bench.WidthMailboxesDefault, "mailboxes the email backlog is spread over")
-	fl.IntVar(&opts.DailyCap, "daily-cap", 0, "each mailbox's daily_cap (0: none); a cap makes every claim lock the mailboxes it counts")
+	fl.IntVar(&opts.Cap.Daily, "daily-cap", 0, "each mailbox's daily_cap (0: none); a cap makes every claim lock the mailboxes it counts")
 	fl.DurationVar(&opts.SMTPDelay, "smtp-delay", bench.WidthSMTPDelayDefault, "time the SMTP server takes per message")
 	fl.DurationVar(&opts.ProviderLatency, "provider-latency", bench.WidthProviderLatencyDefault, "time the provider stand-in takes per call")
 	fl.IntVar(&opts.Steps, "steps", bench.WidthStepsDefault, "due email steps loaded for each width")
@@ -122,8 +122,8 @@ func (opts *BenchWidthOptions) check() error {
 		return usageError("invalid --window %s: use at least 1s", opts.Window)
 	case opts.Mailboxes < 1 || opts.Mailboxes > 10000:
 		return usageError("invalid --mailboxes %d: use 1 to 10000", opts.Mailboxes)
-	case opts.DailyCap < 0:
-		return usageError("invalid --daily-cap %d: use 0 (no cap) or more", opts.DailyCap)
+	case opts.Cap.Daily < 0:
+		return usageError("invalid --daily-cap %d: use 0 (no cap) or more", opts.Cap.Daily)
 	case opts.SMTPDelay < 0 || opts.ProviderLatency < 0:
 		return usageError("--smtp-delay and --provider-latency must not be negative")
 	case opts.Steps < 1 || opts.Leads < 1:

@@ -71,10 +71,11 @@ func TestLayering(t *testing.T) {
 
 // vocabulary are the leaf packages that the store and the domain share: the
 // domain words (statuses, tick kinds), the canonical spelling of an
-// address, the redaction of secrets and the invariant harness's fault
-// switches (off but in its broken builds); they import no project package.
+// address, a mailbox's sending cap, the redaction of secrets and the
+// invariant harness's fault switches (off but in its broken builds); they
+// import no project package.
 var vocabulary = []string{module + "internal/lead", module + "internal/enrollment", module + "internal/tickkind",
-	module + "internal/address", module + "internal/redact", module + "internal/faults"}
+	module + "internal/address", module + "internal/sendcap", module + "internal/redact", module + "internal/faults"}
 
 func isGuard(dep string) bool { return dep == module+"internal/guard" }
 

@@ -80,7 +80,7 @@ func mailboxListRun(ctx context.Context, opts *MailboxListOptions, format cliio.
 		}
 		rows := make([]mailboxRow, 0, len(found))
 		for _, m := range found {
-			r := mailboxRow{Workspace: m.Workspace, Address: m.Address, State: m.Status, DailyCap: m.DailyCap, CapToday: m.CapToday, Sent24h: m.Sent24h}
+			r := mailboxRow{Workspace: m.Workspace, Address: m.Address, State: m.Status, DailyCap: m.Cap.Daily, CapToday: m.CapToday, Sent24h: m.Sent24h}
 			if m.Status == "active" && m.PausedUntil != nil && m.PausedUntil.After(now) {
 				u := m.PausedUntil.UTC()
 				r.State, r.PausedUntil, r.PauseReason = "paused", &u, redact.String(m.PauseReason)

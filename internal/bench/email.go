@@ -11,6 +11,7 @@ import (
 	"github.com/wneessen/go-mail"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store/benchstore"
@@ -150,7 +151,7 @@ func mailboxAddress(i int) string { return fmt.Sprintf("sdr%02d@bench.example", 
 // loadDueSteps imports a one-step campaign through the real import and
 // enrollment code, loads the leads server-side, and makes every step due.
 func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConfig) (*sequence.Campaign, error) {
-	c, _, err := importCampaign(ctx, s, "bench", smtpURL, cfg.Mailboxes, 0)
+	c, _, err := importCampaign(ctx, s, "bench", smtpURL, cfg.Mailboxes, sendcap.Cap{})
 	if err != nil {
 		return nil, err
 	}
@@ -168,15 +169,15 @@ func loadDueSteps(ctx context.Context, s *scratch, smtpURL string, cfg EmailConf
 
 // importCampaign imports a one-step campaign named name in workspace
 // bench over mailboxes sdr01.. on the SMTP server at smtpURL, through the
-// real import (a second campaign reuses the mailboxes). dailyCap, when
+// real import (a second campaign reuses the mailboxes). limit.Daily, when
 // above 0, is each mailbox's daily_cap.
-func importCampaign(ctx context.Context, s *scratch, name, smtpURL string, mailboxes, dailyCap int) (*sequence.Campaign, int64, error) {
+func importCampaign(ctx context.Context, s *scratch, name, smtpURL string, mailboxes int, limit sendcap.Cap) (*sequence.Campaign, int64, error) {
 	var y strings.Builder
 	fmt.Fprintf(&y, "workspace: bench\nname: %s\nmailboxes:\n", name)
 	for i := 1; i <= mailboxes; i++ {
 		fmt.Fprintf(&y, "  - address: %s\n    smtp_url: %s\n", mailboxAddress(i), smtpURL)
-		if dailyCap > 0 {
-			fmt.Fprintf(&y, "    daily_cap: %d\n", dailyCap)
+		if limit.Daily > 0 {
+			fmt.Fprintf(&y, "    daily_cap: %d\n", limit.Daily)
 		}
 	}
 	fmt.Fprintf(&y, "steps:\n  - delay: 0s\n    subject: %q\n    body: %q\n", benchSubject, benchBody)

@@ -12,6 +12,7 @@ import (
 	"github.com/rindactl/rindactl/internal/enrich/provider/providerspec"
 	"github.com/rindactl/rindactl/internal/guard"
 	"github.com/rindactl/rindactl/internal/prune"
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/status"
@@ -232,7 +233,7 @@ type historySide struct {
 func newHistorySide(ctx context.Context, s *scratch, smtpURL string, mailboxes int) (*historySide, error) {
 	side := &historySide{s: s, smtpURL: smtpURL}
 	var err error
-	if _, side.campaign, err = importCampaign(ctx, s, "history", smtpURL, mailboxes, 0); err != nil {
+	if _, side.campaign, err = importCampaign(ctx, s, "history", smtpURL, mailboxes, sendcap.Cap{}); err != nil {
 		return nil, err
 	}
 	if side.workspace, err = store.WorkspaceID(ctx, s.Pool, "bench"); err != nil {
@@ -272,7 +273,7 @@ type sideFigures struct {
 func (side *historySide) measure(ctx context.Context, cfg HistoryConfig, round int, pm int) (sideFigures, error) {
 	var f sideFigures
 	tag := fmt.Sprintf("round%d", round)
-	_, campaign, err := importCampaign(ctx, side.s, tag, side.smtpURL, cfg.Mailboxes, 0)
+	_, campaign, err := importCampaign(ctx, side.s, tag, side.smtpURL, cfg.Mailboxes, sendcap.Cap{})
 	if err != nil {
 		return f, err
 	}

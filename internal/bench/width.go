@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/enrich/provider/providertest"
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
 	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/benchstore"
@@ -49,9 +50,9 @@ type WidthConfig struct {
 	// loaded for it (more than a window can drain, or the row says so).
 	Window    time.Duration
 	Mailboxes int
-	// DailyCap is each mailbox's daily_cap (0: none). A cap in force makes
-	// every claim lock the mailboxes it serves to count their room.
-	DailyCap        int
+	// Cap is each mailbox's (Daily 0: none). A cap in force makes every
+	// claim lock the mailboxes it serves to count their room.
+	Cap             sendcap.Cap
 	SMTPDelay       time.Duration
 	ProviderLatency time.Duration
 	Steps, Leads    int
@@ -202,7 +203,7 @@ func (w *widthBacklog) load(ctx context.Context, cfg WidthConfig) error {
 		if w.smtp, err = smtptest.Start(smtptest.Options{CountOnly: true, AcceptDelay: cfg.SMTPDelay}); err != nil {
 			return err
 		}
-		_, campaign, err := importCampaign(ctx, w.s, "width", w.smtp.URL(""), cfg.Mailboxes, cfg.DailyCap)
+		_, campaign, err := importCampaign(ctx, w.s, "width", w.smtp.URL(""), cfg.Mailboxes, cfg.Cap)
 		if err != nil {
 			return err
 		}

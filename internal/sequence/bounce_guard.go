@@ -63,11 +63,6 @@ func (f *bounceGuardFile) validate(path string) (BounceGuard, error) {
 	return g, nil
 }
 
-func (g BounceGuard) file() *bounceGuardFile {
-	n := g.StreakMax
-	return &bounceGuardFile{Rate: strconv.FormatFloat(g.RateMax*100, 'f', -1, 64) + "%", InARow: &n}
-}
-
 // bounceVerdict says whether a mailbox's bounces reach its limits, and why.
 func bounceVerdict(b store.MailboxBounces) (pause bool, reason string) {
 	rate := 0.0

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rindactl/rindactl/internal/mailauth"
+	"github.com/rindactl/rindactl/internal/sendcap"
 )
 
 // CampaignFileMaxBytesDefault bounds a campaign file: a campaign is a handful
@@ -66,12 +67,10 @@ type Mailbox struct {
 	// OAuth2, when set, signs the mailbox in with SASL XOAUTH2 and tokens
 	// from `rindactl mailbox authorize` instead of a password.
 	OAuth2 *mailauth.Settings
-	// DailyCap is the most messages this mailbox sends in a day; 0 = no cap.
-	DailyCap int
+	// Cap is its daily cap and warm-up ramp.
+	Cap sendcap.Cap
 	// IMAP is where `inbox tick` reads replies and bounces; nil: not read.
 	IMAP *IMAPEndpoint
-	// Ramp, when set, lowers the cap while the mailbox warms up.
-	Ramp *Ramp
 	// Gap spaces the mailbox's consecutive sends.
 	Gap Gap
 	// HELO is the name announced in EHLO/HELO for this mailbox; empty:
@@ -284,11 +283,11 @@ func (f mailboxFile) validate(path string) (Mailbox, error) {
 	if err := f.checkSending(path, ep.Username != "" && oauth == nil); err != nil {
 		return Mailbox{}, err
 	}
-	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, OAuth2: oauth, DailyCap: f.DailyCap, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
+	mb := Mailbox{Address: f.Address, Name: f.Name, SMTP: ep, PasswordEnv: f.PasswordEnv, OAuth2: oauth, Cap: sendcap.Cap{Daily: f.DailyCap}, HELO: f.HELO, TLSCA: f.TLSCA, VERP: f.VERP}
 	if mb.IMAP, err = f.imap(path, oauth != nil); err != nil {
 		return Mailbox{}, err
 	}
-	if mb.Ramp, err = f.Ramp.validate(path + ".ramp"); err != nil {
+	if mb.Cap.Ramp, err = f.Ramp.validate(path + ".ramp"); err != nil {
 		return Mailbox{}, err
 	}
 	if f.Gap != "" {
@@ -354,15 +353,20 @@ func (f stepFile) validate(path string, index int) (Step, error) {
 	if strings.TrimSpace(f.Body) == "" {
 		return Step{}, fmt.Errorf("%s.body: required", path)
 	}
+	return st, st.compile(path, index)
+}
+
+// compile parses the step's templates: the first step's subject (later
+// steps reply under it) and its body.
+func (st *Step) compile(path string, index int) error {
+	var err error
 	if index == 0 {
-		if st.subject, err = parseFieldTemplate(path+".subject", f.Subject); err != nil {
-			return Step{}, err
+		if st.subject, err = parseFieldTemplate(path+".subject", st.Subject); err != nil {
+			return err
 		}
 	}
-	if st.body, err = parseFieldTemplate(path+".body", f.Body); err != nil {
-		return Step{}, err
-	}
-	return st, nil
+	st.body, err = parseFieldTemplate(path+".body", st.Body)
+	return err
 }
 
 func isEnvName(s string) bool {

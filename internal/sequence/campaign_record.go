@@ -21,68 +21,80 @@ func (c *Campaign) Record() store.CampaignRecord {
 	for _, mb := range c.Mailboxes {
 		r := store.MailboxRecord{
 			Address: mb.Address, DisplayName: mb.Name, SMTPURL: mb.SMTP.String(),
-			PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max, VERP: mb.VERP,
+			PasswordEnv: mb.PasswordEnv, Cap: mb.Cap, GapMin: mb.Gap.Min, GapMax: mb.Gap.Max, VERP: mb.VERP,
 			HELO: mb.HELO, TLSCA: mb.TLSCA, Auth: authRecord(mb.OAuth2),
 		}
 		if mb.IMAP != nil {
 			r.IMAPURL = mb.IMAP.String()
-		}
-		if rp := mb.Ramp; rp != nil {
-			r.RampStart, r.RampStep, r.RampEvery, r.RampMax = rp.Start, rp.Step, rp.Every, rp.Max
 		}
 		rec.Mailboxes = append(rec.Mailboxes, r)
 	}
 	return rec
 }
 
-// campaignFromRecord rebuilds a stored campaign, validated and with its
-// templates compiled exactly as at import.
+// campaignFromRecord loads a stored campaign into its domain types. Import
+// validated every value, so nothing is checked again: only what the store
+// keeps as text (URLs, the window's zone and clocks, the OAuth2 settings'
+// JSON) is parsed, and the templates are compiled.
 func campaignFromRecord(rec store.CampaignRecord) (*Campaign, error) {
-	f := campaignFile{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL, FollowUpsFirst: &rec.FollowUpsFirst,
-		BounceGuard: BounceGuard{RateMax: rec.BounceRateMax, StreakMax: rec.BounceStreakMax}.file()}
-	if rec.WindowTimezone != "" {
-		f.Window = &windowFile{Timezone: rec.WindowTimezone, Days: rec.WindowDays, Start: rec.WindowStart, End: rec.WindowEnd}
-	}
-	for _, st := range rec.Steps {
-		f.Steps = append(f.Steps, stepFile{Delay: st.Delay.String(), Subject: st.Subject, Body: st.Body})
-	}
-	for _, mb := range rec.Mailboxes {
-		mf, err := mailboxFromRecordFile(mb)
-		if err != nil {
-			return nil, fmt.Errorf("stored campaign %s/%s: mailbox %s: %w (re-import it)", rec.Workspace, rec.Name, mb.Address, err)
-		}
-		f.Mailboxes = append(f.Mailboxes, mf)
-	}
-	c, err := f.validate(false)
-	if err != nil {
+	c := &Campaign{Workspace: rec.Workspace, Name: rec.Name, UnsubscribeURL: rec.UnsubscribeURL, FollowUpsFirst: rec.FollowUpsFirst,
+		BounceGuard: BounceGuard{RateMax: rec.BounceRateMax, StreakMax: rec.BounceStreakMax}}
+	fail := func(err error) (*Campaign, error) {
 		return nil, fmt.Errorf("stored campaign %s/%s: %w (re-import it)", rec.Workspace, rec.Name, err)
+	}
+	var err error
+	if c.UnsubscribeURL != "" {
+		if c.unsubscribe, err = parseFieldTemplate("unsubscribe_url", c.UnsubscribeURL); err != nil {
+			return fail(err)
+		}
+	}
+	if rec.WindowTimezone != "" {
+		if c.Window, err = NewWindow(rec.WindowTimezone, rec.WindowDays, rec.WindowStart, rec.WindowEnd); err != nil {
+			return fail(err)
+		}
+	}
+	for i, sr := range rec.Steps {
+		st := Step{Delay: sr.Delay, Subject: sr.Subject, Body: sr.Body}
+		if err := st.compile(fmt.Sprintf("steps[%d]", i), i); err != nil {
+			return fail(err)
+		}
+		c.Steps = append(c.Steps, st)
+	}
+	for _, mr := range rec.Mailboxes {
+		mb, err := MailboxFromRecord(mr)
+		if err != nil {
+			return fail(err)
+		}
+		c.Mailboxes = append(c.Mailboxes, mb)
 	}
 	return c, nil
 }
 
-func mailboxFromRecordFile(mb store.MailboxRecord) (mailboxFile, error) {
-	f := mailboxFile{Address: mb.Address, Name: mb.DisplayName, SMTPURL: mb.SMTPURL, PasswordEnv: mb.PasswordEnv, DailyCap: mb.DailyCap,
-		IMAPURL: mb.IMAPURL, Gap: Gap{Min: mb.GapMin, Max: mb.GapMax}.String(), VERP: mb.VERP,
-		HELO: mb.HELO, TLSCA: mb.TLSCA}
-	if mb.RampStart > 0 {
-		f.Ramp = (&Ramp{Start: mb.RampStart, Step: mb.RampStep, Every: mb.RampEvery, Max: mb.RampMax}).file()
-	}
-	var err error
-	f.Auth, err = authFromRecord(mb.Auth)
-	return f, err
-}
-
-// MailboxFromRecord validates a stored mailbox as import did, with its
-// VERP secret when VERP is on.
+// MailboxFromRecord loads a stored mailbox, with its VERP secret when VERP
+// is on. Its SMTP URL is stored as import settled it (an OAuth2 mailbox's
+// user and TLS included), so it is only parsed.
 func MailboxFromRecord(rec store.MailboxRecord) (Mailbox, error) {
-	f, err := mailboxFromRecordFile(rec)
-	if err != nil {
-		return Mailbox{}, fmt.Errorf("mailbox %s: %w", strings.ToLower(rec.Address), err)
-	}
-	mb, err := f.validate("mailbox " + strings.ToLower(rec.Address))
-	if err == nil && mb.VERP {
+	mb := Mailbox{ID: rec.ID, Address: rec.Address, Name: rec.DisplayName, PasswordEnv: rec.PasswordEnv, Cap: rec.Cap,
+		Gap: Gap{Min: rec.GapMin, Max: rec.GapMax}, HELO: rec.HELO, TLSCA: rec.TLSCA, VERP: rec.VERP}
+	if mb.VERP {
 		mb.VERPSecret = rec.VERPSecret
 	}
-	mb.ID = rec.ID
-	return mb, err
+	fail := func(field string, err error) (Mailbox, error) {
+		return Mailbox{}, fmt.Errorf("mailbox %s: %s: %w", strings.ToLower(rec.Address), field, err)
+	}
+	var err error
+	if mb.SMTP, err = ParseSMTPURL(rec.SMTPURL); err != nil {
+		return fail("smtp_url", err)
+	}
+	if rec.IMAPURL != "" {
+		imap, err := ParseIMAPURL(rec.IMAPURL, rec.Address)
+		if err != nil {
+			return fail("imap_url", err)
+		}
+		mb.IMAP = &imap
+	}
+	if mb.OAuth2, err = authFromRecord(rec.Auth); err != nil {
+		return fail("auth", err)
+	}
+	return mb, nil
 }

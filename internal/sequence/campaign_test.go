@@ -25,14 +25,14 @@ func TestParseCampaignExample(t *testing.T) {
 		t.Fatalf("mailboxes=%d steps=%d, want 2 and 3", len(c.Mailboxes), len(c.Steps))
 	}
 	mb := c.Mailboxes[0]
-	if mb.SMTP.TLS != TLSRequired || mb.SMTP.Port != 587 || mb.SMTP.Username != "sdr01" || mb.DailyCap != 400 {
+	if mb.SMTP.TLS != TLSRequired || mb.SMTP.Port != 587 || mb.SMTP.Username != "sdr01" || mb.Cap.Daily != 400 {
 		t.Errorf("mailbox 0 = %+v", mb)
 	}
 	if mb1 := c.Mailboxes[1]; mb1.SMTP.TLS != TLSImplicit || mb1.SMTP.Port != 465 ||
-		mb1.IMAP == nil || mb1.IMAP.Port != 993 || mb1.Ramp == nil || mb1.Ramp.Start != 20 || mb1.Gap.Max != 3*time.Minute {
+		mb1.IMAP == nil || mb1.IMAP.Port != 993 || mb1.Cap.Ramp == nil || mb1.Cap.Ramp.Start != 20 || mb1.Gap.Max != 3*time.Minute {
 		t.Errorf("mailbox 1 = %+v", mb1)
 	}
-	if !c.FollowUpsFirst || c.Mailboxes[0].Ramp != nil || c.Mailboxes[0].IMAP != nil {
+	if !c.FollowUpsFirst || c.Mailboxes[0].Cap.Ramp != nil || c.Mailboxes[0].IMAP != nil {
 		t.Errorf("follow_ups_first = %v, mailbox 0 = %+v", c.FollowUpsFirst, c.Mailboxes[0])
 	}
 	if c.Steps[1].Delay != 72*time.Hour {

@@ -56,14 +56,6 @@ func (a *authFile) validate(path string) (*mailauth.Settings, error) {
 	return &s, nil
 }
 
-func authFileOf(s *mailauth.Settings) *authFile {
-	if s == nil {
-		return nil
-	}
-	return &authFile{Method: AuthOAuth2, Provider: s.Provider, Tenant: s.Tenant, ClientIDEnv: s.ClientIDEnv, ClientSecretEnv: s.ClientSecretEnv,
-		AuthURL: s.AuthURL, TokenURL: s.TokenURL, RevokeURL: s.RevokeURL, DeviceAuthURL: s.DeviceAuthURL, Scopes: s.Scopes}
-}
-
 // authRecord is the JSON the store keeps for a mailbox's OAuth2 settings
 // (names of variables and endpoints only); nil for password auth.
 func authRecord(s *mailauth.Settings) []byte {
@@ -77,7 +69,8 @@ func authRecord(s *mailauth.Settings) []byte {
 	return b
 }
 
-func authFromRecord(b []byte) (*authFile, error) {
+// authFromRecord reads the stored OAuth2 settings; nil for password auth.
+func authFromRecord(b []byte) (*mailauth.Settings, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -85,7 +78,7 @@ func authFromRecord(b []byte) (*authFile, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("auth: stored settings are not JSON: %w", err)
 	}
-	return authFileOf(&s), nil
+	return &s, nil
 }
 
 // oauthEndpoint checks an oauth2 mailbox's SMTP settings: no password

@@ -6,17 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Ramp is a new mailbox's warm-up: its daily cap starts at Start and grows
-// by Step every Every up to Max. Growth waits a period after a bounce or a
-// pause (the store decides, see email_ramp_grow.sql).
-type Ramp struct {
-	Start int
-	Step  int
-	Every time.Duration
-	Max   int
-}
+	"github.com/rindactl/rindactl/internal/sendcap"
+)
 
 type rampFile struct {
 	Start int    `yaml:"start"`
@@ -27,11 +19,12 @@ type rampFile struct {
 
 var rampFields = &fieldSet{keys: []string{"start", "step", "every", "max"}}
 
-func (f *rampFile) validate(path string) (*Ramp, error) {
+// validate returns the file's warm-up ramp (sendcap.Ramp), nil without one.
+func (f *rampFile) validate(path string) (*sendcap.Ramp, error) {
 	if f == nil {
 		return nil, nil
 	}
-	r := &Ramp{Start: f.Start, Step: f.Step, Max: f.Max}
+	r := &sendcap.Ramp{Start: f.Start, Step: f.Step, Max: f.Max}
 	switch {
 	case f.Start < 1:
 		return nil, fmt.Errorf("%s.start: %d must be at least 1 (messages on the first day)", path, f.Start)
@@ -48,13 +41,6 @@ func (f *rampFile) validate(path string) (*Ramp, error) {
 	return r, nil
 }
 
-func (r *Ramp) file() *rampFile {
-	if r == nil {
-		return nil
-	}
-	return &rampFile{Start: r.Start, Step: r.Step, Every: formatDays(r.Every), Max: r.Max}
-}
-
 // parseDays reads "3d" as 72h, and anything else as a Go duration.
 func parseDays(s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
@@ -65,11 +51,4 @@ func parseDays(s string) (time.Duration, error) {
 		return time.Duration(days) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
-}
-
-func formatDays(d time.Duration) string {
-	if d%(24*time.Hour) == 0 {
-		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
-	}
-	return d.String()
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -155,8 +156,8 @@ func TestParseCampaignRampGapIMAP(t *testing.T) {
 		t.Fatal(err)
 	}
 	mb := c.Mailboxes[0]
-	if mb.Ramp == nil || *mb.Ramp != (Ramp{Start: 20, Step: 10, Every: 24 * time.Hour, Max: 200}) {
-		t.Errorf("ramp = %+v", mb.Ramp)
+	if mb.Cap.Ramp == nil || *mb.Cap.Ramp != (sendcap.Ramp{Start: 20, Step: 10, Every: 24 * time.Hour, Max: 200}) {
+		t.Errorf("ramp = %+v", mb.Cap.Ramp)
 	}
 	if mb.Gap != (Gap{Min: time.Minute, Max: 3 * time.Minute}) || c.FollowUpsFirst {
 		t.Errorf("gap = %+v, follow_ups_first = %v", mb.Gap, c.FollowUpsFirst)
@@ -169,7 +170,7 @@ func TestParseCampaignRampGapIMAP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := back.Mailboxes[0]; *got.Ramp != *mb.Ramp || got.Gap != mb.Gap || *got.IMAP != *mb.IMAP || back.FollowUpsFirst {
+	if got := back.Mailboxes[0]; *got.Cap.Ramp != *mb.Cap.Ramp || got.Gap != mb.Gap || *got.IMAP != *mb.IMAP || back.FollowUpsFirst {
 		t.Errorf("stored mailbox = %+v", got)
 	}
 

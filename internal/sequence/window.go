@@ -27,22 +27,33 @@ var weekdays = map[string]time.Weekday{
 }
 
 func (f *windowFile) validate(path string) (*Window, error) {
-	w := &Window{Timezone: f.Timezone}
-	switch f.Timezone {
+	return parseWindow(path, f.Timezone, f.Days, f.Start, f.End)
+}
+
+// NewWindow builds a window from its stored form, checked as in YAML.
+func NewWindow(timezone string, days []string, start, end string) (*Window, error) {
+	return parseWindow("window", timezone, days, start, end)
+}
+
+// parseWindow reads a window's zone, day names and HH:MM clocks; errors
+// name the field under path.
+func parseWindow(path, timezone string, days []string, start, end string) (*Window, error) {
+	w := &Window{Timezone: timezone}
+	switch timezone {
 	case "":
 		return nil, fmt.Errorf("%s.timezone: required (%q or an IANA zone such as Europe/Paris)", path, LeadTimezone)
 	case LeadTimezone:
 	default:
-		loc, err := time.LoadLocation(f.Timezone)
+		loc, err := time.LoadLocation(timezone)
 		if err != nil {
-			return nil, fmt.Errorf("%s.timezone: unknown zone %q (use %q or an IANA zone such as Europe/Paris)", path, f.Timezone, LeadTimezone)
+			return nil, fmt.Errorf("%s.timezone: unknown zone %q (use %q or an IANA zone such as Europe/Paris)", path, timezone, LeadTimezone)
 		}
 		w.loc = loc
 	}
-	if len(f.Days) == 0 {
+	if len(days) == 0 {
 		return nil, fmt.Errorf("%s.days: at least one day is required (mon..sun)", path)
 	}
-	for i, d := range f.Days {
+	for i, d := range days {
 		wd, ok := weekdays[strings.ToLower(d)]
 		if !ok {
 			return nil, fmt.Errorf("%s.days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", path, i, d)
@@ -50,21 +61,16 @@ func (f *windowFile) validate(path string) (*Window, error) {
 		w.Days[wd] = true
 	}
 	var err error
-	if w.Start, err = parseClock(f.Start); err != nil {
+	if w.Start, err = parseClock(start); err != nil {
 		return nil, fmt.Errorf("%s.start: %w", path, err)
 	}
-	if w.End, err = parseClock(f.End); err != nil {
+	if w.End, err = parseClock(end); err != nil {
 		return nil, fmt.Errorf("%s.end: %w", path, err)
 	}
 	if w.End <= w.Start {
-		return nil, fmt.Errorf("%s.end: %q is not after start %q (windows cannot cross midnight)", path, f.End, f.Start)
+		return nil, fmt.Errorf("%s.end: %q is not after start %q (windows cannot cross midnight)", path, end, start)
 	}
 	return w, nil
-}
-
-// NewWindow builds a window from its stored form, validated as in YAML.
-func NewWindow(timezone string, days []string, start, end string) (*Window, error) {
-	return (&windowFile{Timezone: timezone, Days: days, Start: start, End: end}).validate("window")
 }
 
 func parseClock(s string) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -137,7 +138,9 @@ func (m Mailbox) drainTicks(now time.Time, tick time.Duration) mailboxDrain {
 	if m.CapToday == 0 {
 		return uncappedDrain(backlog, now)
 	}
-	sim := capSim{backlog: backlog, taken: sortedSlots(m.taken), ramp: rampPlan{m.ramp, m.DailyCap, m.CapToday}, total: total, tick: tick,
+	ramp := m.ramp
+	ramp.capToday = m.CapToday
+	sim := capSim{backlog: backlog, taken: sortedSlots(m.taken), ramp: ramp, total: total, tick: tick,
 		follow: followUpQueue{ahead: slices.Clone(m.ahead), cascade: slices.Clone(m.cascade)}}
 	return sim.run(now)
 }
@@ -274,46 +277,43 @@ func drainLimit(capBound, fromRamp bool) string {
 }
 
 // rampPlan is a mailbox's cap in force over time: its daily cap, lowered by
-// a warm-up ramp that grows one level at each period (assuming no bounce or
-// pause holds it back).
+// a warm-up ramp that grows one level at dueAt and every period after
+// (assuming no bounce or pause holds it back). Without a ramp it is
+// capToday, the cap in force now.
 type rampPlan struct {
-	ramp     store.OpsRamp
-	dailyCap int
+	cap      sendcap.Cap
+	level    int
+	dueAt    *time.Time
 	capToday int
 }
 
 // capAt is the cap in force at t, and whether the ramp (not the daily cap)
 // sets it.
 func (r rampPlan) capAt(t time.Time) (limit int, fromRamp bool) {
-	if r.ramp.Start == 0 {
+	rp := r.cap.Ramp
+	if rp == nil {
 		return r.capToday, false
 	}
-	level := r.ramp.Level
-	if r.ramp.DueAt != nil && r.ramp.Every > 0 && !r.ramp.DueAt.After(t) {
-		level += int(t.Sub(*r.ramp.DueAt)/r.ramp.Every) + 1
+	level := r.level
+	if r.dueAt != nil && rp.Every > 0 && !r.dueAt.After(t) {
+		level += int(t.Sub(*r.dueAt)/rp.Every) + 1
 	}
-	limit = min(r.ramp.Start+r.ramp.Step*level, r.ramp.Max)
-	if r.dailyCap > 0 && r.dailyCap <= limit {
-		return r.dailyCap, false
-	}
-	return limit, true
+	return r.cap.At(level)
 }
 
 // nextGrowth is the ramp's first growth after t that raises the cap, or
 // the zero time when it no longer grows.
 func (r rampPlan) nextGrowth(t time.Time) time.Time {
-	if r.ramp.Start == 0 || r.ramp.Step == 0 || r.ramp.DueAt == nil || r.ramp.Every <= 0 {
+	rp := r.cap.Ramp
+	if rp == nil || rp.Step == 0 || r.dueAt == nil || rp.Every <= 0 {
 		return time.Time{}
 	}
-	if _, fromRamp := r.capAt(t); !fromRamp {
+	if limit, fromRamp := r.capAt(t); !fromRamp || limit >= rp.Max {
 		return time.Time{}
 	}
-	if limit, _ := r.capAt(t); limit >= r.ramp.Max {
-		return time.Time{}
-	}
-	due := *r.ramp.DueAt
+	due := *r.dueAt
 	if !due.After(t) {
-		due = due.Add(r.ramp.Every * (t.Sub(due)/r.ramp.Every + 1))
+		due = due.Add(rp.Every * (t.Sub(due)/rp.Every + 1))
 	}
 	return due
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/store"
 )
 
@@ -26,13 +27,13 @@ func TestMailboxDrain(t *testing.T) {
 			// printed "drain: about -". 3 a day: 3+3+3+3+3, then 2 on day 6.
 			name: "ramp only, flat", took: 5 * day, sendable: 3, limit: "ramp",
 			m: Mailbox{CapToday: 3, backlog: []drainSlot{{now, 17}},
-				ramp: store.OpsRamp{Start: 3, Max: 3, Every: day, DueAt: &tomorrow}},
+				ramp: rampPlan{cap: sendcap.Cap{Ramp: &sendcap.Ramp{Start: 3, Max: 3, Every: day}}, dueAt: &tomorrow}},
 		},
 		{
 			// Growing by one a day: 3, 4, 5, then 5 of 6.
 			name: "ramp only, growing", took: 3 * day, sendable: 3, limit: "ramp",
 			m: Mailbox{CapToday: 3, backlog: []drainSlot{{now, 17}},
-				ramp: store.OpsRamp{Start: 3, Step: 1, Max: 10, Every: day, DueAt: &tomorrow}},
+				ramp: rampPlan{cap: sendcap.Cap{Ramp: &sendcap.Ramp{Start: 3, Step: 1, Max: 10, Every: day}}, dueAt: &tomorrow}},
 		},
 		{
 			// Rows backing off 5 minutes printed "about 1s": they go in 5 minutes.
@@ -52,7 +53,7 @@ func TestMailboxDrain(t *testing.T) {
 		{
 			name: "ramp above the daily cap", took: day, sendable: 5, limit: "daily_cap",
 			m: Mailbox{CapToday: 5, DailyCap: 5, backlog: []drainSlot{{now, 10}},
-				ramp: store.OpsRamp{Start: 20, Step: 10, Max: 200, Every: day, DueAt: &tomorrow}},
+				ramp: rampPlan{cap: sendcap.Cap{Daily: 5, Ramp: &sendcap.Ramp{Start: 20, Step: 10, Max: 200, Every: day}}, dueAt: &tomorrow}},
 		},
 		{
 			name: "sent at once", took: 0, sendable: 7, limit: "daily_cap",
@@ -74,7 +75,7 @@ func TestEstimateDrain(t *testing.T) {
 	tomorrow := now.Add(24 * time.Hour)
 	samples := []store.OpsTickSample{{StartedAt: now, Claimed: 3}, {StartedAt: now.Add(-time.Minute), Claimed: 3}}
 	rampOnly := Mailbox{Overdue: 17, CapToday: 3, backlog: []drainSlot{{now, 17}},
-		ramp: store.OpsRamp{Start: 3, Max: 3, Every: 24 * time.Hour, DueAt: &tomorrow}}
+		ramp: rampPlan{cap: sendcap.Cap{Ramp: &sendcap.Ramp{Start: 3, Max: 3, Every: 24 * time.Hour}}, dueAt: &tomorrow}}
 	d := estimateDrain([]Mailbox{rampOnly}, samples, now)
 	if d.EstimatedSeconds == nil || *d.EstimatedSeconds != 5*24*3600 || d.LimitedBy != "ramp" {
 		t.Errorf("ramp-only drain = %+v, want 5 days limited by the ramp", d)

@@ -117,7 +117,7 @@ type Mailbox struct {
 	// taken slots of the cap by when they free, and the warm-up ramp.
 	backlog []drainSlot
 	taken   []drainSlot
-	ramp    store.OpsRamp
+	ramp    rampPlan
 	// The follow-ups that take its room first (follow_ups_first): due
 	// later by the schedule, and those its overdue rows bring once sent.
 	ahead, cascade []followUps
@@ -415,9 +415,10 @@ func mailboxesFrom(mailboxes []store.OpsMailbox, slots []store.OpsSlot) []Mailbo
 	out := make([]Mailbox, 0, len(mailboxes))
 	index := make(map[int64]int, len(mailboxes))
 	for i, m := range mailboxes {
-		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.DailyCap,
+		mb := Mailbox{Workspace: m.Workspace, Address: m.Address, Status: m.Status, Sent24h: m.Sent24h, DailyCap: m.Cap.Daily,
 			CapToday: m.CapToday, RampNextAt: utc(m.RampNextAt), Remaining: -1, PausedUntil: utc(m.PausedUntil), PauseReason: redact.String(m.PauseReason),
-			Bounces: m.RecentBounces, BounceSends: m.RecentSends, ramp: m.Ramp}
+			Bounces: m.RecentBounces, BounceSends: m.RecentSends,
+			ramp: rampPlan{cap: m.Cap, level: m.RampLevel, dueAt: m.RampDueAt}}
 		if m.RecentSends > 0 {
 			mb.BounceRate = float64(m.RecentBounces) / float64(m.RecentSends)
 		}

@@ -413,9 +413,9 @@ func mailboxHolds(e store.OpsEnrollment, now time.Time) []Hold {
 		}
 		holds = append(holds, Hold{Code: "mailbox_paused", Until: utc(e.MailboxPausedUntil), Detail: detail})
 	}
-	if e.MailboxID != nil && e.MailboxDailyCap > 0 && e.MailboxSent24h >= int64(e.MailboxDailyCap) {
+	if e.MailboxID != nil && e.MailboxCapToday > 0 && e.MailboxSent24h >= int64(e.MailboxCapToday) {
 		holds = append(holds, Hold{Code: "daily_cap_reached", Detail: fmt.Sprintf(
-			"mailbox %s sent %d of its daily cap of %d in the last 24 hours", e.MailboxAddress, e.MailboxSent24h, e.MailboxDailyCap)})
+			"mailbox %s sent %d of its daily cap of %d in the last 24 hours", e.MailboxAddress, e.MailboxSent24h, e.MailboxCapToday)})
 	}
 	if e.MailboxGapUntil != nil && e.MailboxGapUntil.After(now) {
 		holds = append(holds, Hold{Code: "gap", Until: utc(e.MailboxGapUntil), Detail: fmt.Sprintf(

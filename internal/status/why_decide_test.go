@@ -115,12 +115,12 @@ func TestEnrollmentHolds(t *testing.T) {
 		{"lease hides the schedule", live(func(e *store.OpsEnrollment) { e.LockedUntil = &later; e.NextSendAt = later }), "lease"},
 		{"not due only when active", live(func(e *store.OpsEnrollment) { e.Status = "failed"; e.NextSendAt = later }), "failed"},
 		{"no address, suppressed", live(func(e *store.OpsEnrollment) { e.LeadEmail = ""; e.Suppressed = "bounced" }), "no_email,suppressed"},
-		{"no mailbox skips the cap", live(func(e *store.OpsEnrollment) { e.MailboxID = nil; e.MailboxDailyCap = 1; e.MailboxSent24h = 5 }), "no_mailbox"},
+		{"no mailbox skips the cap", live(func(e *store.OpsEnrollment) { e.MailboxID = nil; e.MailboxCapToday = 1; e.MailboxSent24h = 5 }), "no_mailbox"},
 		{"disabled wins over paused", live(func(e *store.OpsEnrollment) { e.MailboxStatus = "disabled"; e.MailboxPausedUntil = &later }), "mailbox_disabled"},
 		{"paused", live(func(e *store.OpsEnrollment) { e.MailboxPausedUntil = &later }), "mailbox_paused"},
 		{"pause over", live(func(e *store.OpsEnrollment) { e.MailboxPausedUntil = &earlier }), ""},
-		{"cap reached, gap", live(func(e *store.OpsEnrollment) { e.MailboxDailyCap = 5; e.MailboxSent24h = 5; e.MailboxGapUntil = &later }), "daily_cap_reached,gap"},
-		{"cap not reached", live(func(e *store.OpsEnrollment) { e.MailboxDailyCap = 5; e.MailboxSent24h = 4 }), ""},
+		{"cap reached, gap", live(func(e *store.OpsEnrollment) { e.MailboxCapToday = 5; e.MailboxSent24h = 5; e.MailboxGapUntil = &later }), "daily_cap_reached,gap"},
+		{"cap not reached", live(func(e *store.OpsEnrollment) { e.MailboxCapToday = 5; e.MailboxSent24h = 4 }), ""},
 		// 10:00 UTC on a Wednesday is 05:00 in New York.
 		{"outside the window", live(func(e *store.OpsEnrollment) {
 			e.WindowTimezone, e.WindowDays, e.WindowStart, e.WindowEnd = "America/New_York", []string{"wed"}, "09:00", "17:00"

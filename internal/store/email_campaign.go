@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 )
 
@@ -48,15 +49,14 @@ type MailboxRecord struct {
 	DisplayName string
 	SMTPURL     string
 	PasswordEnv string
-	DailyCap    int
-	IMAPURL     string // empty: the inbox is not read
-	// Warm-up ramp (RampStart 0: none) and human gap between sends.
-	RampStart, RampStep, RampMax int
-	RampEvery                    time.Duration
-	GapMin, GapMax               time.Duration
-	Status                       string
-	PausedUntil                  *time.Time
-	// CapToday is the cap in force: DailyCap lowered by the ramp; 0 = none.
+	// Cap is the daily cap and warm-up ramp (stored as ramp_start 0: none).
+	Cap     sendcap.Cap
+	IMAPURL string // empty: the inbox is not read
+	// GapMin and GapMax space its consecutive sends.
+	GapMin, GapMax time.Duration
+	Status         string
+	PausedUntil    *time.Time
+	// CapToday is the cap in force: Cap.Daily lowered by the ramp; 0 = none.
 	CapToday int
 	// VERP: each message gets its own return path, authenticated with
 	// VERPSecret (made by the database, read only, never logged).
@@ -132,12 +132,15 @@ func UpsertCampaign(ctx context.Context, tx pgx.Tx, rec CampaignRecord) (int64, 
 
 	mailboxIDs := make([]int64, 0, len(rec.Mailboxes))
 	for _, mb := range rec.Mailboxes {
-		mbID, err := q.EmailMailboxUpsert(ctx, sqlcdb.EmailMailboxUpsertParams{
+		p := sqlcdb.EmailMailboxUpsertParams{
 			WorkspaceID: wsID, Address: mb.Address, DisplayName: mb.DisplayName, SmtpUrl: mb.SMTPURL, PasswordEnv: mb.PasswordEnv,
-			DailyCap: int32(mb.DailyCap), ImapUrl: mb.IMAPURL, RampStart: int32(mb.RampStart), RampStep: int32(mb.RampStep),
-			RampEvery: mb.RampEvery, RampMax: int32(mb.RampMax), GapMin: mb.GapMin, GapMax: mb.GapMax, Verp: mb.VERP,
+			DailyCap: int32(mb.Cap.Daily), ImapUrl: mb.IMAPURL, GapMin: mb.GapMin, GapMax: mb.GapMax, Verp: mb.VERP,
 			Helo: mb.HELO, TlsCa: mb.TLSCA, Auth: mb.Auth,
-		})
+		}
+		if r := mb.Cap.Ramp; r != nil {
+			p.RampStart, p.RampStep, p.RampEvery, p.RampMax = int32(r.Start), int32(r.Step), r.Every, int32(r.Max)
+		}
+		mbID, err := q.EmailMailboxUpsert(ctx, p)
 		if err != nil {
 			return 0, false, fmt.Errorf("mailbox %s: %w", mb.Address, err)
 		}
@@ -206,14 +209,23 @@ func LoadCampaign(ctx context.Context, db DBTX, id int64) (CampaignRecord, error
 	return rec, err
 }
 
+// rampCap is a stored mailbox's cap; ramp_start 0 is no ramp.
+func rampCap(daily, start, step, maxCap int, every time.Duration) sendcap.Cap {
+	c := sendcap.Cap{Daily: daily}
+	if start > 0 {
+		c.Ramp = &sendcap.Ramp{Start: start, Step: step, Every: every, Max: maxCap}
+	}
+	return c
+}
+
 // Mailboxes reads mailboxes by id.
 func Mailboxes(ctx context.Context, db DBTX, ids []int64) ([]MailboxRecord, error) {
 	rows, err := sqlcdb.New(db).EmailMailboxesGet(ctx, ids)
 	return convertRows(rows, err, "mailboxes", func(r sqlcdb.EmailMailboxesGetRow) MailboxRecord {
 		mb := MailboxRecord{
 			ID: r.ID, Address: r.Address, DisplayName: r.DisplayName, SMTPURL: r.SmtpUrl, PasswordEnv: r.PasswordEnv,
-			DailyCap: int(r.DailyCap), Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
-			RampStart: int(r.RampStart), RampStep: int(r.RampStep), RampEvery: r.RampEvery, RampMax: int(r.RampMax),
+			Cap:    rampCap(int(r.DailyCap), int(r.RampStart), int(r.RampStep), int(r.RampMax), r.RampEvery),
+			Status: r.Status, PausedUntil: r.PausedUntil, IMAPURL: r.ImapUrl,
 			GapMin: r.GapMin, GapMax: r.GapMax, VERP: r.Verp, VERPSecret: r.VerpSecret,
 			HELO: r.Helo, TLSCA: r.TlsCa, Auth: r.Auth,
 		}

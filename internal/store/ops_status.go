@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rindactl/rindactl/internal/lead"
+	"github.com/rindactl/rindactl/internal/sendcap"
 	"github.com/rindactl/rindactl/internal/store/sqlcdb"
 	"github.com/rindactl/rindactl/internal/tickkind"
 )
@@ -243,11 +244,15 @@ func OpsCampaigns(ctx context.Context, db DBTX, workspaceID, campaignID *int64) 
 
 // OpsMailbox is a mailbox with its sends in the last 24 hours.
 type OpsMailbox struct {
-	ID          int64
-	Workspace   string
-	Address     string
-	Status      string
-	DailyCap    int
+	ID        int64
+	Workspace string
+	Address   string
+	Status    string
+	// Cap is its daily cap and warm-up ramp; RampLevel the levels the ramp
+	// grew, and it grows one more at RampDueAt (nil: no ramp).
+	Cap         sendcap.Cap
+	RampLevel   int
+	RampDueAt   *time.Time
 	PausedUntil *time.Time
 	PauseReason string
 	// CapToday is the cap in force (0 = none); RampNextAt the ramp's next
@@ -258,19 +263,9 @@ type OpsMailbox struct {
 	// claim counts them: sends of the rolling 24 hours that did not fail,
 	// and rows claimed but not yet sending.
 	Sent24h int64
-	Ramp    OpsRamp
 	// RecentSends are its last sends that reached a server (at most the
 	// bounce window), RecentBounces the hard bounces among them.
 	RecentSends, RecentBounces int64
-}
-
-// OpsRamp is a mailbox's warm-up ramp as stored (Start 0: none): its cap is
-// Start + Step × Level, at most Max, and Level grows by one at DueAt and
-// every Every after.
-type OpsRamp struct {
-	Start, Step, Max, Level int
-	Every                   time.Duration
-	DueAt                   *time.Time
 }
 
 // OpsScope filters a listing by workspace and by the campaigns a row
@@ -285,11 +280,10 @@ func OpsMailboxes(ctx context.Context, db DBTX, now time.Time, bounceWindow int,
 	rows, err := sqlcdb.New(db).OpsMailboxes(ctx, sqlcdb.OpsMailboxesParams{Now: now, BounceWindow: int32(bounceWindow), WorkspaceID: scope.WorkspaceID, CampaignID: scope.CampaignID})
 	return convertRows(rows, err, "mailboxes", func(r sqlcdb.OpsMailboxesRow) OpsMailbox {
 		return OpsMailbox{
-			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status, DailyCap: int(r.DailyCap),
+			ID: r.ID, Workspace: r.Workspace, Address: r.Address, Status: r.Status,
+			Cap: rampCap(int(r.DailyCap), int(r.RampStart), int(r.RampStep), int(r.RampMax), r.RampEvery), RampLevel: int(r.RampLevel), RampDueAt: r.RampDueAt,
 			PausedUntil: r.PausedUntil, PauseReason: r.PauseReason, CapToday: int(r.CapToday), RampNextAt: r.RampNextAt,
 			Sent24h: r.Sent24h, RecentSends: r.RecentSends, RecentBounces: r.RecentBounces,
-			Ramp: OpsRamp{Start: int(r.RampStart), Step: int(r.RampStep), Max: int(r.RampMax), Level: int(r.RampLevel),
-				Every: r.RampEvery, DueAt: r.RampDueAt},
 		}
 	})
 }

@@ -111,7 +111,7 @@ type OpsEnrollment struct {
 	MailboxID          *int64
 	MailboxAddress     string
 	MailboxStatus      string
-	MailboxDailyCap    int // the cap in force today
+	MailboxCapToday    int // the cap in force today (0: none)
 	MailboxPausedUntil *time.Time
 	MailboxPauseReason string
 	// MailboxGapUntil is when a mailbox with a human gap may send again.
@@ -147,7 +147,7 @@ func OpsFindEnrollment(ctx context.Context, db DBTX, id int64, now time.Time) (e
 		LeadID: r.LeadID, LeadExternalID: r.LeadExternalID, LeadEmail: r.LeadEmail, LeadTimezone: r.LeadTimezone,
 
 		MailboxID: r.MailboxID, MailboxAddress: r.MailboxAddress, MailboxStatus: r.MailboxStatus,
-		MailboxDailyCap: int(r.MailboxCapToday), MailboxPausedUntil: r.MailboxPausedUntil,
+		MailboxCapToday: int(r.MailboxCapToday), MailboxPausedUntil: r.MailboxPausedUntil,
 		MailboxPauseReason: r.MailboxPauseReason, MailboxGapUntil: r.MailboxGapUntil, MailboxSent24h: r.MailboxSent24h,
 
 		Suppressed: r.Suppressed,
