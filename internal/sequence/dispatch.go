@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/rindactl/rindactl/internal/enrollment"
 	"github.com/rindactl/rindactl/internal/faults"
 	"github.com/rindactl/rindactl/internal/store"
-	"github.com/rindactl/rindactl/internal/tick"
 )
 
 // The claim/dispatch side of the email tick: a claimed batch is read
@@ -21,43 +18,43 @@ import (
 // dispatch starts sending one claimed batch: one job per mailbox (its
 // messages go in order over one connection), started after the same
 // mailbox's previous job (its lane), at most Concurrency mailboxes sending
-// at once. A failure calls stop.
-func (t *emailTick) dispatch(ctx context.Context, stop func(), g *errgroup.Group, s *tick.Batcher[outcome], rec *sendingRecorder, book *laneBook, seq int, rows []store.ClaimedEnrollment, deadline time.Time) error {
+// at once. A failure stops the run.
+func (t *emailTick) dispatch(p *pipeline, seq int, rows []store.ClaimedEnrollment) error {
 	began := time.Now()
-	err := t.load(ctx, rows)
+	err := t.load(p.ctx, rows)
 	t.clock.since(phaseClaim, began)
 	if err != nil {
 		// Loading failed before any row was worked: hand them all back.
-		return errors.Join(err, t.releaseAll(ctx, rows))
+		return errors.Join(err, t.releaseAll(p.ctx, rows))
 	}
 	plan := planBatch(rows, t.campaign, t.opts.Now())
 	for _, o := range plan.settled {
-		s.Add(o)
+		p.settler.Add(o)
 	}
 	for _, id := range plan.order {
 		mbs, queue := t.mailboxes[id], plan.queues[id]
-		prev, done := book.start(id, seq)
-		g.Go(func() error {
+		prev, done := p.book.start(id, seq)
+		p.jobs.Go(func() error {
 			defer done()
 			if prev != nil {
 				<-prev
 			}
-			book.waitSlot(true)
+			p.book.waitSlot(true)
 			select {
 			case t.slots <- struct{}{}:
 				defer func() { <-t.slots }()
-			case <-ctx.Done():
+			case <-p.ctx.Done():
 				// Stopping: the drain only releases its rows; it needs no slot.
 			}
-			book.waitSlot(false)
+			p.book.waitSlot(false)
 			began := time.Now()
-			err := t.drain(ctx, s, rec, mbs, queue, deadline)
+			err := t.drain(p, mbs, queue)
 			t.clock.since(phaseWorkers, began)
-			if !book.queued(id) {
-				handOff(s, mbs)
+			if !p.book.queued(id) {
+				handOff(p.settler, mbs)
 			}
 			if err != nil {
-				stop()
+				p.stop()
 			}
 			return err
 		})
@@ -84,10 +81,8 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 			t.campaigns[r.CampaignID] = c
 			t.campaignsMu.Unlock()
 		}
-		t.campaignsMu.RLock()
-		_, haveKey := t.unsubKeys[r.WorkspaceID]
-		t.campaignsMu.RUnlock()
-		if !haveKey {
+		// The claim loop is unsubKeys' only writer: its own read needs no lock.
+		if _, haveKey := t.unsubKeys[r.WorkspaceID]; !haveKey {
 			key, err := store.UnsubscribeKey(ctx, t.pool, r.WorkspaceID)
 			if err != nil {
 				return err

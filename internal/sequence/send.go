@@ -112,8 +112,9 @@ func afterFailure(de *DeliveryError) failureMove {
 
 // drain sends one mailbox's queue in order. A mailbox-level failure stops
 // the queue: the mailbox gets one attempt per tick, the rest is released.
-func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
-	switch turnOf(mbs, ctx.Err() != nil || !t.opts.Now().Before(deadline)) {
+func (t *emailTick) drain(p *pipeline, mbs *mailboxState, queue []store.ClaimedEnrollment) error {
+	ctx, s := p.ctx, p.settler
+	switch turnOf(mbs, ctx.Err() != nil || !t.opts.Now().Before(p.deadline)) {
 	case turnUnusable:
 		return t.pauseMailbox(ctx, mbs, unusableMailbox(mbs, queue[0].MailboxID), queue, nil)
 	case turnPaused:
@@ -124,7 +125,7 @@ func (t *emailTick) drain(ctx context.Context, s *tick.Batcher[outcome], rec *se
 		t.release(s, queue, dueAsBefore, "", nil)
 		return nil
 	}
-	return t.send(ctx, s, rec, mbs, queue, deadline)
+	return t.send(p, mbs, queue)
 }
 
 // unusableMailbox is the failure that pauses a mailbox the tick cannot use.
@@ -141,7 +142,8 @@ func unusableMailbox(mbs *mailboxState, id int64) *DeliveryError {
 // messages before (sendingRecorder), so the database round trip and the
 // rendering overlap SMTP. The mailbox then has at most two rows 'sending'
 // at any moment: the message on the wire and the one prepared behind it.
-func (t *emailTick) send(ctx context.Context, s *tick.Batcher[outcome], rec *sendingRecorder, mbs *mailboxState, queue []store.ClaimedEnrollment, deadline time.Time) error {
+func (t *emailTick) send(p *pipeline, mbs *mailboxState, queue []store.ClaimedEnrollment) error {
+	ctx, s, rec, deadline := p.ctx, p.settler, p.recorder, p.deadline
 	// No SMTP phase outlives the tick's deadline plus the grace. A signal
 	// gives the message on the wire the same grace, then its connection is
 	// closed: SIGTERM is honoured within about a second, whatever the

@@ -219,23 +219,35 @@ type outcome struct {
 	written chan struct{}
 }
 
+// pipeline is what one run's batches share: the run's context (cancelled
+// by stop: a failed job, a failed claim loop or the settle writer's error
+// ends the run), its jobs, the two writers, the lanes and the deadline.
+type pipeline struct {
+	ctx      context.Context
+	stop     func()
+	jobs     errgroup.Group
+	settler  *tick.Batcher[outcome]
+	recorder *sendingRecorder
+	book     *laneBook
+	deadline time.Time
+}
+
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 	// A failed mailbox job stops the whole tick, as SIGTERM does.
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	recorder := newSendingRecorder(wctx, t.pool, t)
-	defer recorder.close()
-	settler := tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)
-	book := newLaneBook()
-	var g errgroup.Group
+	p := &pipeline{ctx: wctx, stop: stop, book: newLaneBook(), deadline: deadline,
+		recorder: newSendingRecorder(wctx, t.pool, t),
+		settler:  tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)}
+	defer p.recorder.close()
 
 	var loopErr error
 	for seq, retries := 0, 0; ; {
-		if wctx.Err() != nil || settler.Err() != nil || !t.opts.Now().Before(deadline) {
+		if wctx.Err() != nil || p.settler.Err() != nil || !t.opts.Now().Before(deadline) {
 			break
 		}
-		mark := book.mark()
-		claim, inTime, err := t.claim(ctx, book, seq, deadline)
+		mark := p.book.mark()
+		claim, inTime, err := t.claim(ctx, p.book, seq, deadline)
 		if !inTime {
 			loopErr = err
 			break
@@ -243,11 +255,11 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 		rows := claim.Rows
 		if len(rows) > 0 {
 			seq, retries = seq+1, 0
-			if err := t.dispatch(wctx, stop, &g, settler, recorder, book, seq, rows, deadline); err != nil {
+			if err := t.dispatch(p, seq, rows); err != nil {
 				loopErr = err
 				break
 			}
-		} else if book.idle() {
+		} else if p.book.idle() {
 			// Nothing due, nothing sending; unless another tick's claim
 			// held some mailboxes this time: they may have rows for us.
 			if !claim.Contended || retries == claimRetriesMax || tick.Sleep(wctx, claimRetryWait) != nil {
@@ -256,17 +268,17 @@ func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
 			retries++
 			continue
 		}
-		if !book.waitReady(wctx, deadline, seq, mark, len(rows) == t.opts.Batch) {
+		if !p.book.waitReady(wctx, deadline, seq, mark, len(rows) == t.opts.Batch) {
 			break
 		}
 	}
-	if loopErr != nil || settler.Err() != nil {
+	if loopErr != nil || p.settler.Err() != nil {
 		stop()
 	}
-	werr := g.Wait()
+	werr := p.jobs.Wait()
 	// Every job has ended: outcomes a job left for the one behind it that
 	// it saw queued are all carried or handed off by then; nothing pends.
-	return errors.Join(loopErr, werr, settler.Close())
+	return errors.Join(loopErr, werr, p.settler.Close())
 }
 
 // A claim that found nothing because other ticks' claims held mailboxes
