@@ -239,7 +239,13 @@ func isHexDigit(c byte) bool { _, ok := unhex(c); return ok }
 // space is "_" in a header's encoded word).
 func decodeQuotedPrintable(s string) *view {
 	if !anyAt(s, '=', func(i int) bool { _, ok := hexPair(s, i+1); return ok || softBreak(s[i:]) > 0 }) {
-		return nil
+		// An encoded word whose text needed no =XX still spells each
+		// space '_': read the text itself with '_' as ' ', as the
+		// percent reader reads '+'.
+		if strings.IndexByte(s, '_') < 0 {
+			return nil
+		}
+		return &view{text: s, fold: underscoreIsSpace}
 	}
 	w := newViewBuilder(len(s))
 	escapes := 0
@@ -264,12 +270,14 @@ func decodeQuotedPrintable(s string) *view {
 	if escapes == 0 {
 		return nil
 	}
-	return w.view(func(c byte) byte {
-		if c == '_' {
-			return ' '
-		}
-		return c
-	})
+	return w.view(underscoreIsSpace)
+}
+
+func underscoreIsSpace(c byte) byte {
+	if c == '_' {
+		return ' '
+	}
+	return c
 }
 
 // softBreak is the length of the soft line break s starts with, 0 when
