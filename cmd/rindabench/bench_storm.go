@@ -11,6 +11,7 @@ import (
 	"github.com/rindactl/rindactl/internal/bench"
 	"github.com/rindactl/rindactl/internal/cliio"
 	"github.com/rindactl/rindactl/internal/sequence"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 )
 
 // BenchStormOptions holds the flags of `rindabench bench storm`.
@@ -220,9 +221,17 @@ func benchIncidentRun(ctx context.Context, opts *BenchIncidentOptions) error {
 			i+1, p.AloneSendsPerSec, p.StormSendsPerSec, p.StormCallsPerSec, p.Ratio)
 		fmt.Fprintf(out, "  ms per send alone:  %s\n", timingLine(p.AloneTiming))
 		fmt.Fprintf(out, "  beside the storm:   %s\n", timingLine(p.StormTiming))
+		fmt.Fprintf(out, "  cluster added alone:  %s\n", clusterLine(p.AloneClusterAdded))
+		fmt.Fprintf(out, "  beside the storm:     %s\n", clusterLine(p.StormClusterAdded))
 	}
 	fmt.Fprintf(out, "ratio:   median %.2f, min %.2f, max %.2f\n", res.Summary.Median, res.Summary.Min, res.Summary.Max)
 	return nil
+}
+
+// clusterLine prints what a run added to the counters every run shares.
+func clusterLine(c benchstore.ClusterStats) string {
+	return fmt.Sprintf("%d checkpoints, %.1f MB WAL, catalog %+.1f MB and %+d dead tuples, %d autovacuum/analyze runs",
+		c.Checkpoints, float64(c.WALBytes)/1e6, float64(c.CatalogBytes)/1e6, c.CatalogDeadTuples, c.AutovacuumRuns)
 }
 
 // timingLine prints where a message's time went (sequence.TickTiming, per

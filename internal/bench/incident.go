@@ -18,6 +18,8 @@ import (
 
 	"github.com/rindactl/rindactl/internal/sequence"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
+	"github.com/rindactl/rindactl/internal/store/benchstore"
 	"github.com/rindactl/rindactl/internal/tick"
 )
 
@@ -64,6 +66,11 @@ type IncidentPair struct {
 	// Where each message's time went, alone and beside the storm.
 	AloneTiming sequence.TickTiming `json:"alone_timing_ms_per_send"`
 	StormTiming sequence.TickTiming `json:"storm_timing_ms_per_send"`
+	// What each run added to the counters shared by every run (each run
+	// has its own scratch schema): what a storm could leave behind to
+	// slow the runs after it.
+	AloneClusterAdded benchstore.ClusterStats `json:"alone_cluster_added"`
+	StormClusterAdded benchstore.ClusterStats `json:"storm_cluster_added"`
 }
 
 // IncidentResult is `rindactl bench incident --output json`.
@@ -72,6 +79,8 @@ type IncidentResult struct {
 	Mailboxes   int            `json:"mailboxes"`
 	SMTPDelayMS float64        `json:"smtp_delay_ms"`
 	Pairs       []IncidentPair `json:"pairs"`
+	// The shared counters before the first run.
+	ClusterAtStart benchstore.ClusterStats `json:"cluster_at_start"`
 	// Summary: the median, min and max of the pairs' ratios.
 	Summary PairSummary `json:"summary"`
 }
@@ -93,11 +102,31 @@ func Incident(ctx context.Context, cfg IncidentConfig) (res IncidentResult, err 
 	}
 	res = IncidentResult{Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, SMTPDelayMS: float64(cfg.SMTPDelay) / float64(time.Millisecond)}
 	ecfg := EmailConfig{URL: cfg.URL, Steps: cfg.Steps, Mailboxes: cfg.Mailboxes, SMTPDelay: cfg.SMTPDelay}
+	admin, err := store.Open(ctx, store.Config{URL: cfg.URL, MaxConns: 1})
+	if err != nil {
+		return res, err
+	}
+	defer admin.Close()
+	if res.ClusterAtStart, err = benchstore.BenchClusterStats(ctx, admin); err != nil {
+		return res, err
+	}
+	last := res.ClusterAtStart
+	// added is what the run just ended added to the shared counters.
+	added := func() (benchstore.ClusterStats, error) {
+		now, err := benchstore.BenchClusterStats(ctx, admin)
+		d := now.Since(last)
+		last = now
+		return d, err
+	}
 	var alone, storm []float64
 	for i := range cfg.Pairs {
+		var p IncidentPair
 		a, at, _, err := emailBeside(ctx, ecfg, nil)
 		if err != nil {
 			return res, fmt.Errorf("pair %d, email alone: %w", i+1, err)
+		}
+		if p.AloneClusterAdded, err = added(); err != nil {
+			return res, err
 		}
 		s, stt, st, err := emailBeside(ctx, ecfg, func(schema string) (func() (StormResult, error), error) {
 			return startStorm(ctx, cfg, schema)
@@ -105,8 +134,12 @@ func Incident(ctx context.Context, cfg IncidentConfig) (res IncidentResult, err 
 		if err != nil {
 			return res, fmt.Errorf("pair %d, email beside the storm: %w", i+1, err)
 		}
-		res.Pairs = append(res.Pairs, IncidentPair{AloneSendsPerSec: a, StormSendsPerSec: s, Ratio: s / a, StormCallsPerSec: st.CallsPerSec,
-			AloneTiming: at.PerSend(cfg.Steps), StormTiming: stt.PerSend(cfg.Steps)})
+		if p.StormClusterAdded, err = added(); err != nil {
+			return res, err
+		}
+		p.AloneSendsPerSec, p.StormSendsPerSec, p.Ratio, p.StormCallsPerSec = a, s, s/a, st.CallsPerSec
+		p.AloneTiming, p.StormTiming = at.PerSend(cfg.Steps), stt.PerSend(cfg.Steps)
+		res.Pairs = append(res.Pairs, p)
 		alone, storm = append(alone, a), append(storm, s)
 	}
 	res.Summary, err = SummarizePairs(storm, alone)

@@ -99,6 +99,13 @@ func TestIncidentPairsEmailAloneAndBesideTheStorm(t *testing.T) {
 	if p.AloneSendsPerSec <= 0 || p.StormSendsPerSec <= 0 || p.StormCallsPerSec <= 0 || p.Ratio != res.Summary.Median {
 		t.Fatalf("pair %+v: want both rates, the storm's calls and their ratio", p)
 	}
+	t.Logf("cluster at start %+v; alone added %+v; storm added %+v", res.ClusterAtStart, p.AloneClusterAdded, p.StormClusterAdded)
+	// The shared counters are read: the catalog is never empty, and each
+	// run writes WAL (its schema's tables, its sends).
+	if res.ClusterAtStart.CatalogBytes <= 0 || p.AloneClusterAdded.WALBytes <= 0 || p.StormClusterAdded.WALBytes <= 0 {
+		t.Fatalf("cluster counters at start %+v, alone %+v, storm %+v: want the catalog's size and each run's WAL",
+			res.ClusterAtStart, p.AloneClusterAdded, p.StormClusterAdded)
+	}
 	if n := schemas(t, db); n != 0 {
 		t.Fatalf("%d scratch schemas left behind", n)
 	}

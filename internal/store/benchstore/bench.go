@@ -158,3 +158,35 @@ func BenchSeedStormLeads(ctx context.Context, db store.DBTX, n int) error {
 func BenchLeadsLeft(ctx context.Context, db store.DBTX) (int64, error) {
 	return benchdb.New(db).BenchLeadsLeft(ctx)
 }
+
+// ClusterStats are the counters a run could leave higher for the runs
+// after it, outside its own scratch schema (BenchClusterStats).
+type ClusterStats struct {
+	Checkpoints       int64 `json:"checkpoints"`
+	WALBytes          int64 `json:"wal_bytes"`
+	CatalogBytes      int64 `json:"catalog_bytes"`
+	CatalogDeadTuples int64 `json:"catalog_dead_tuples"`
+	AutovacuumRuns    int64 `json:"autovacuum_runs"`
+}
+
+// Since is what was added from before to s (negative where it fell:
+// autovacuum removes dead tuples).
+func (s ClusterStats) Since(before ClusterStats) ClusterStats {
+	return ClusterStats{
+		Checkpoints:       s.Checkpoints - before.Checkpoints,
+		WALBytes:          s.WALBytes - before.WALBytes,
+		CatalogBytes:      s.CatalogBytes - before.CatalogBytes,
+		CatalogDeadTuples: s.CatalogDeadTuples - before.CatalogDeadTuples,
+		AutovacuumRuns:    s.AutovacuumRuns - before.AutovacuumRuns,
+	}
+}
+
+// BenchClusterStats reads the counters now.
+func BenchClusterStats(ctx context.Context, db store.DBTX) (ClusterStats, error) {
+	r, err := benchdb.New(db).BenchClusterStats(ctx)
+	if err != nil {
+		return ClusterStats{}, fmt.Errorf("reading the cluster's counters: %w", err)
+	}
+	return ClusterStats{Checkpoints: r.Checkpoints, WALBytes: r.WalBytes, CatalogBytes: r.CatalogBytes,
+		CatalogDeadTuples: r.CatalogDeadTuples, AutovacuumRuns: r.AutovacuumRuns}, nil
+}
