@@ -66,8 +66,14 @@ func (t *emailTick) dispatch(p *pipeline, seq int, rows []store.ClaimedEnrollmen
 // batch needs, once per tick.
 func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) error {
 	var missing []int64
+	l, grown := t.loaded.Load(), false
+	grow := func() {
+		if !grown {
+			l, grown = l.clone(), true
+		}
+	}
 	for _, r := range rows {
-		if t.campaign(r.CampaignID) == nil {
+		if l.campaigns[r.CampaignID] == nil {
 			rec, err := store.LoadCampaign(ctx, t.pool, r.CampaignID)
 			if err != nil {
 				return err
@@ -77,24 +83,24 @@ func (t *emailTick) load(ctx context.Context, rows []store.ClaimedEnrollment) er
 				return err
 			}
 			c.SetUnsubscribeBase(t.opts.UnsubscribeBaseURL)
-			t.campaignsMu.Lock()
-			t.campaigns[r.CampaignID] = c
-			t.campaignsMu.Unlock()
+			grow()
+			l.campaigns[r.CampaignID] = c
 		}
-		// The claim loop is unsubKeys' only writer: its own read needs no lock.
-		if _, haveKey := t.unsubKeys[r.WorkspaceID]; !haveKey {
+		if _, haveKey := l.unsubKeys[r.WorkspaceID]; !haveKey {
 			key, err := store.UnsubscribeKey(ctx, t.pool, r.WorkspaceID)
 			if err != nil {
 				return err
 			}
-			t.campaignsMu.Lock()
-			t.unsubKeys[r.WorkspaceID] = key
-			t.campaignsMu.Unlock()
+			grow()
+			l.unsubKeys[r.WorkspaceID] = key
 		}
 		if _, ok := t.mailboxes[r.MailboxID]; !ok {
 			t.mailboxes[r.MailboxID] = nil
 			missing = append(missing, r.MailboxID)
 		}
+	}
+	if grown {
+		t.loaded.Store(l)
 	}
 	if len(missing) == 0 {
 		return nil

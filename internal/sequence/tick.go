@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -98,11 +100,10 @@ func RunTick(ctx context.Context, pool *pgxpool.Pool, opts TickOptions) (*TickRe
 		pool: pool, opts: opts,
 		report:      &TickReport{TickID: opts.TickID, Outcomes: map[string]int{}, ByMailbox: map[string]int{}},
 		bounceHalts: map[int64]time.Time{},
-		campaigns:   map[int64]*Campaign{},
-		unsubKeys:   map[int64][]byte{},
 		mailboxes:   map[int64]*mailboxState{},
 		slots:       make(chan struct{}, opts.Concurrency),
 	}
+	t.loaded.Store(&loaded{campaigns: map[int64]*Campaign{}, unsubKeys: map[int64][]byte{}})
 	ran, err := tick.Run(ctx, pool, tick.Spec{Kind: tickkind.Email, ID: opts.TickID, ClaimsFor: opts.MaxDuration}, func(ctx context.Context, _ time.Time) tick.Outcome {
 		// Warm-up ramps grow before the claim reads today's caps.
 		_, err := store.GrowRamps(ctx, pool)
@@ -155,13 +156,9 @@ type emailTick struct {
 	// tick, until when.
 	bounceHalts map[int64]time.Time
 
-	// Loaded once per tick by the claim loop. Mailbox goroutines read
-	// campaigns while the loop loads the next batch's, hence the lock;
-	// mailboxes is only touched by the loop.
-	campaignsMu sync.RWMutex
-	campaigns   map[int64]*Campaign
-	// unsubKeys are the workspaces' unsubscribe token keys, by workspace id.
-	unsubKeys map[int64][]byte
+	// Loaded once per tick by the claim loop (load): the campaigns and
+	// unsubscribe keys lanes read, and the mailboxes only the loop touches.
+	loaded    atomic.Pointer[loaded]
 	mailboxes map[int64]*mailboxState
 
 	// slots bounds how many mailboxes send at once.
@@ -170,18 +167,28 @@ type emailTick struct {
 	clock tickClock
 }
 
+// loaded is what the claim loop has loaded for the tick's batches. Lanes
+// read it while the loop loads the next batch's, so a published one is
+// never changed: the loop publishes a grown copy instead (once per new
+// campaign or workspace in a tick), and no lock is taken.
+type loaded struct {
+	campaigns map[int64]*Campaign
+	// unsubKeys are the workspaces' unsubscribe token keys, by workspace id.
+	unsubKeys map[int64][]byte
+}
+
+func (l *loaded) clone() *loaded {
+	return &loaded{campaigns: maps.Clone(l.campaigns), unsubKeys: maps.Clone(l.unsubKeys)}
+}
+
 func (t *emailTick) campaign(id int64) *Campaign {
-	t.campaignsMu.RLock()
-	defer t.campaignsMu.RUnlock()
-	return t.campaigns[id]
+	return t.loaded.Load().campaigns[id]
 }
 
 // unsubscribeToken is the enrollment's unsubscribe token, under its
 // workspace's key (loaded with the batch).
 func (t *emailTick) unsubscribeToken(r store.ClaimedEnrollment) string {
-	t.campaignsMu.RLock()
-	defer t.campaignsMu.RUnlock()
-	return unsubscribe.Sign(t.unsubKeys[r.WorkspaceID], r.ID)
+	return unsubscribe.Sign(t.loaded.Load().unsubKeys[r.WorkspaceID], r.ID)
 }
 
 type mailboxState struct {
