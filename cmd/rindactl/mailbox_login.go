@@ -33,7 +33,9 @@ func newCmdMailboxTest(f *Factory) *cobra.Command {
 EHLO, AUTH, QUIT, no MAIL FROM: nothing is sent) and, when it has an
 imap_url, IMAP (connect, TLS, LOGIN or XOAUTH2, EXAMINE INBOX, LOGOUT:
 nothing is read or marked). A password mailbox reads its password_env
-from this environment; an oauth2 mailbox uses its stored grant.
+from this environment; an oauth2 mailbox uses its stored grant (a cached
+access token the server refuses is refreshed once and tried again, as the
+ticks do).
 
 Each failure names its stage: password (the variable is not set), oauth,
 DNS, TCP, TLS (with the server certificate's subject and issuer, or the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/rindactl/rindactl/internal/mailauth/oauthtest"
 	"github.com/rindactl/rindactl/internal/secrets"
 	"github.com/rindactl/rindactl/internal/sequence/smtptest"
+	"github.com/rindactl/rindactl/internal/store"
 	"github.com/rindactl/rindactl/internal/store/storetest"
 )
 
@@ -213,5 +215,64 @@ func TestOAuthMailboxesSendWithOAUTHBEARERWhereOnlyThatIsOffered(t *testing.T) {
 	}
 	if got := idp.TokenRequests("sdr01@acme.test") - asked; got != 1 {
 		t.Errorf("sdr01 refreshed %d times, want once", got)
+	}
+}
+
+// `mailbox test` and `doctor --mailboxes` probe as the ticks send: a
+// cached access token the server refuses before its expiry is refreshed
+// once and the login tried again, so a token retired early (its grant
+// standing) probes ok, and a revoked grant fails as revoked, not as the
+// server's refusal of a token the next tick would not use.
+func TestProbeRefreshesARefusedCachedToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.New(t)
+	idp := oauthtest.New(t)
+	srv := smtptest.New(t, smtptest.Options{Bearer: idp.Valid})
+	f, key := oauthSendFixture(t, db, idp, srv.URL(""))
+	lookup := func(k string) (string, bool) { return idp.ClientID, k == "CLIENT_ID" }
+	tokens := mailauth.NewTokens(db.Pool, key, mailauth.Options{LookupEnv: lookup})
+	mailer := NewMailer(MailerOptions{Timeout: 10 * time.Second, LookupEnv: lookup, Tokens: tokens})
+	defer mailer.Close()
+	mailbox := func(addr string) Mailbox {
+		t.Helper()
+		recs, err := store.Mailboxes(ctx, db.Pool, []int64{int64(f.count(`SELECT id FROM mailboxes WHERE address = $1`, addr))})
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%s: %v", addr, err)
+		}
+		mb, err := MailboxFromRecord(recs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mb
+	}
+	probe := func(addr string) error {
+		pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		return mailer.Probe(pctx, mailbox(addr))
+	}
+	// The first probes cache each mailbox's token.
+	for _, addr := range []string{"sdr01@acme.test", "sdr02@acme.test"} {
+		if err := probe(addr); err != nil {
+			t.Fatalf("%s: %v", addr, err)
+		}
+	}
+	idp.RetireAccess("sdr01@acme.test")
+	idp.Revoke("sdr02@acme.test")
+	asked := idp.TokenRequests("sdr01@acme.test")
+	if err := probe("sdr01@acme.test"); err != nil {
+		t.Fatalf("sdr01, its cached token retired early, its grant standing: %v, want the probe to refresh and log in", err)
+	}
+	if n := idp.TokenRequests("sdr01@acme.test") - asked; n != 1 {
+		t.Fatalf("sdr01 refreshed %d times, want 1", n)
+	}
+	err := probe("sdr02@acme.test")
+	var le *LoginError
+	if !errors.As(err, &le) || le.Stage != LoginStageOAuth || !strings.Contains(err.Error(), "invalid_grant") ||
+		!strings.Contains(err.Error(), "rindactl mailbox authorize sdr02@acme.test") {
+		t.Fatalf("sdr02, its grant revoked: %v, want the oauth stage naming invalid_grant and the authorize command", err)
+	}
+	if len(srv.Messages()) != 0 {
+		t.Fatalf("the probes sent %d messages", len(srv.Messages()))
 	}
 }
