@@ -235,9 +235,9 @@ func (t *emailTick) deliver(ctx, sendCtx context.Context, s *tick.Batcher[outcom
 		// message past its limit per tick, however fast the server
 		// refuses (issue 39: four ticks claiming one mailbox together
 		// sent 19-53 of 100 into a limit of 3).
-		o.written = make(chan struct{})
+		written := o.awaitWritten()
 		t.settleLater(s, o)
-		<-o.written
+		<-written
 	} else {
 		mbs.pending = append(mbs.pending, o)
 	}

@@ -110,14 +110,20 @@ func handOff(s *tick.Batcher[outcome], mbs *mailboxState) {
 	if mbs == nil || len(mbs.pending) == 0 {
 		return
 	}
-	written := make(chan struct{})
-	last := len(mbs.pending) - 1
 	// The writer keeps arrival order: the last one written, all are.
-	mbs.pending[last].written = written
+	written := mbs.pending[len(mbs.pending)-1].awaitWritten()
 	for _, o := range mbs.pending {
 		s.Add(o)
 	}
 	mbs.pending, mbs.handedOff = nil, written
+}
+
+// awaitWritten returns the channel settle closes once o is written and
+// the bounce guard has judged it: the one way a lane waits for an outcome
+// to be durable (a hard bounce's verdict, a hand-off to the next job).
+func (o *outcome) awaitWritten() <-chan struct{} {
+	o.written = make(chan struct{})
+	return o.written
 }
 
 // settleLater hands a mailbox worker's outcome to the settle writer.

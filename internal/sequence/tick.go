@@ -207,7 +207,7 @@ type mailboxState struct {
 	// handedOff is closed once the outcomes handOff gave the settle
 	// writer are written (or failed): the mailbox's next job waits for it
 	// before its first 'sending' row, so the crash bound holds across jobs.
-	handedOff chan struct{}
+	handedOff <-chan struct{}
 }
 
 // outcome is a group of rows to settle and the report counts it stands
