@@ -53,9 +53,6 @@ func (t *emailTick) dispatch(p *pipeline, seq int, rows []store.ClaimedEnrollmen
 			if !p.book.queued(id) {
 				handOff(p.settler, mbs)
 			}
-			if err != nil {
-				p.stop()
-			}
 			return err
 		})
 	}

@@ -227,12 +227,12 @@ type outcome struct {
 }
 
 // pipeline is what one run's batches share: the run's context (cancelled
-// by stop: a failed job, a failed claim loop or the settle writer's error
-// ends the run), its jobs, the two writers, the lanes and the deadline.
+// by the first failed job, a failed claim loop or the settle writer's
+// error: each ends the run), its jobs, the two writers, the lanes and the
+// deadline.
 type pipeline struct {
 	ctx      context.Context
-	stop     func()
-	jobs     errgroup.Group
+	jobs     *errgroup.Group
 	settler  *tick.Batcher[outcome]
 	recorder *sendingRecorder
 	book     *laneBook
@@ -240,10 +240,14 @@ type pipeline struct {
 }
 
 func (t *emailTick) run(ctx context.Context, deadline time.Time) error {
-	// A failed mailbox job stops the whole tick, as SIGTERM does.
-	wctx, stop := context.WithCancel(ctx)
+	// A failed mailbox job stops the whole tick, as SIGTERM does (the
+	// group cancels wctx); so does a failed claim loop or settle writer
+	// (stop). The writers detach from it (context.WithoutCancel): they
+	// still record what was finished, after Wait cancels wctx too.
+	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	p := &pipeline{ctx: wctx, stop: stop, book: newLaneBook(), deadline: deadline,
+	jobs, wctx := errgroup.WithContext(cctx)
+	p := &pipeline{ctx: wctx, jobs: jobs, book: newLaneBook(), deadline: deadline,
 		recorder: newSendingRecorder(wctx, t.pool, t),
 		settler:  tick.NewBatcher(wctx, tick.BatchSizeDefault, tick.BatchEveryDefault, t.settle)}
 	defer p.recorder.close()
