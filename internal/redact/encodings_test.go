@@ -68,6 +68,25 @@ func TestStringHidesUnderscoreOnlyEncodedWord(t *testing.T) {
 	}
 }
 
+// The text before a form may end in an escape character that takes the
+// form's first characters into an escape of its own ("100%" before
+// "ab%2Fcd" reads "%ab"): the form is still found.
+func TestStringHidesAFormAnEscapeSwallowed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ secret, text string }{
+		{"ab/cd ef", "done 100%ab%2Fcd%20ef!"},
+		{"00!!xyz", "q=%00%21%21xyz"},
+		{"00!!xyz", "q=%000%21%21xyz"}, // "%0" before: the escape takes one character
+		{"4Fun=key", "Subject: x=4Fun=3Dkey"},
+		{"#65;ab<cd", "<p>&#65;ab&lt;cd</p>"},
+	} {
+		got := redact.String(c.text, c.secret)
+		if !strings.Contains(got, redact.Marker) || strings.Contains(got, "xyz") || strings.Contains(got, "key") || strings.Contains(got, "cd") {
+			t.Errorf("String(%q) = %q: the secret %q is not hidden", c.text, got, c.secret)
+		}
+	}
+}
+
 // Registered secrets are found in every encoding too, without being named
 // at the call.
 func TestRegisteredSecretInEveryEncoding(t *testing.T) {

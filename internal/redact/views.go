@@ -67,7 +67,7 @@ func (v *view) compose(inner *view) *view {
 
 // find returns the original spans of every form (overlapping ones
 // included) and of every base64 run decoding to a secret, in v.
-func (v *view) find(forms []form, secrets []string) []span {
+func (v *view) find(text string, forms []form, secrets []string) []span {
 	spans := base64Blobs(v.text, secrets)
 	for i := range spans {
 		spans[i] = v.original(spans[i].from, spans[i].to)
@@ -76,6 +76,7 @@ func (v *view) find(forms []form, secrets []string) []span {
 	if v.fold != nil {
 		folded = mapBytes(v.text, v.fold)
 	}
+	spans = append(spans, v.swallowed(text, folded, secrets)...)
 	for _, f := range forms {
 		hay, needle := v.text, f.s
 		if !f.base64 && v.fold != nil {
@@ -97,6 +98,44 @@ func (v *view) find(forms []form, secrets []string) []span {
 	return spans
 }
 
+// swallowed finds a secret whose first characters the text before it
+// turned into an escape: in "%" + "00%21%21" ("00!!" percent-encoded) a
+// reader takes "%00" for one escape, and the form starting inside it is
+// never read whole. For each escape of v, the original characters after
+// its escape character, followed by what v decoded after it, are read
+// as well (folded like the view). text is the original v maps into.
+func (v *view) swallowed(text, folded string, secrets []string) []span {
+	if v.from == nil {
+		return nil
+	}
+	fold := func(s string) string { return s }
+	if v.fold != nil {
+		fold = func(s string) string { return mapBytes(s, v.fold) }
+	}
+	secs := make([]string, len(secrets))
+	for i, sec := range secrets {
+		secs[i] = fold(sec)
+	}
+	var spans []span
+	for p := 0; p < len(v.text); {
+		a, b := int(v.from[p]), int(v.to[p])
+		q := p + 1 // the escape's decoded bytes are [p, q)
+		for q < len(v.text) && int(v.from[q]) == a {
+			q++
+		}
+		for k := a + 1; k < b; k++ {
+			lit := fold(text[k:b])
+			for _, sec := range secs {
+				if len(sec) > len(lit) && strings.HasPrefix(sec, lit) && strings.HasPrefix(folded[q:], sec[len(lit):]) {
+					spans = append(spans, span{k, v.original(q, q+len(sec)-len(lit)).to})
+				}
+			}
+		}
+		p = q
+	}
+	return spans
+}
+
 func mapBytes(s string, f func(byte) byte) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -110,7 +149,7 @@ func mapBytes(s string, f func(byte) byte) string {
 func hide(text string, forms []form, secrets []string) string {
 	var spans []span
 	for _, v := range views(text) {
-		spans = append(spans, v.find(forms, secrets)...)
+		spans = append(spans, v.find(text, forms, secrets)...)
 	}
 	if len(spans) == 0 {
 		return text
