@@ -35,7 +35,7 @@ func (v *view) original(a, b int) span {
 // a percent escape encoded twice).
 func views(text string) []*view {
 	out := []*view{{text: text}}
-	for _, decode := range decoders {
+	for i, decode := range decoders {
 		v := decode(text)
 		if v == nil {
 			continue
@@ -44,8 +44,11 @@ func views(text string) []*view {
 		if v.from == nil {
 			continue // the text itself, folded: its encodings are read above
 		}
-		for _, inner := range decoders {
-			if w := inner(v.text); w != nil {
+		for j, inner := range decoders {
+			w := inner(v.text)
+			// The same encoding's folded reading of v's text is v itself
+			// (each decoder folds its own escapes' text the same way).
+			if w != nil && !(j == i && w.from == nil) {
 				out = append(out, v.compose(w))
 			}
 		}
